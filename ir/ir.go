@@ -1,0 +1,178 @@
+package ir
+
+import (
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// APIVersion is the apiVersion every Blueprint in this IR version declares.
+const APIVersion = "inrun.dev/v1alpha1"
+
+// Pos is a position in a Blueprint source file. Line and Col are 1-based; a
+// zero Line means the position is unknown.
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+// String renders the position as file:line:col, the form editors jump to.
+func (p Pos) String() string {
+	switch {
+	case p.Line == 0:
+		return p.File
+	case p.File == "":
+		return fmt.Sprintf("%d:%d", p.Line, p.Col)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// IsValid reports whether the position names a line.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+// Blueprint is a compiled Blueprint: the CRD it reconciles and what each of
+// its custom resources becomes.
+type Blueprint struct {
+	// Name is metadata.name of the Blueprint.
+	Name string
+	// File is the path the Blueprint was read from, as given.
+	File string
+
+	// Resource is the custom resource kind the Blueprint reconciles.
+	Resource Resource
+
+	// Children are the templates, onCreate and onReconcile alike, in an order
+	// where every child comes after the children its expressions reference.
+	Children []*Child
+
+	// Status is emit.status: a map Value whose fields are written under the
+	// custom resource's .status next to the runtime's own conditions.
+	Status *Value
+
+	// Reconcile is the remote reconciler and the arguments it is sent; nil
+	// when the Blueprint has no reconcile section.
+	Reconcile *Reconcile
+
+	// Serve, Migrate and Lifecycle are reserved for the gateway, schema
+	// migration and the pattern registry. The compiler keeps their source so
+	// that later stages can fill them without a new IR version.
+	Serve     *Section
+	Migrate   *Section
+	Lifecycle *Section
+}
+
+// Child returns the child with the given id, or nil.
+func (b *Blueprint) Child(id string) *Child {
+	for _, c := range b.Children {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// Resource describes the custom resource kind a Blueprint reconciles.
+type Resource struct {
+	schema.GroupVersionKind
+	// Plural is the resource name used in URLs and RBAC, e.g. "websites".
+	Plural string
+	// Namespaced is false for cluster-scoped custom resources.
+	Namespaced bool
+	// StatusSubresource reports whether the CRD version enables /status.
+	StatusSubresource bool
+
+	// CRDFile is the path of the CRD manifest relative to the Blueprint's
+	// directory; empty when the CRD is referenced by group/version/kind only.
+	CRDFile string
+	// CRD is the parsed manifest when CRDFile is set.
+	CRD *apiextensionsv1.CustomResourceDefinition
+	// Schema is the OpenAPI schema of the reconciled version. Nil when the
+	// CRD is only referenced by group/version/kind: expressions on self are
+	// then checked dynamically.
+	Schema *apiextensionsv1.JSONSchemaProps
+}
+
+// GroupVersionResource returns the resource's GVR.
+func (r Resource) GroupVersionResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Plural}
+}
+
+// Phase says when a child is applied.
+type Phase string
+
+const (
+	// OnCreate children are created once, when the custom resource first
+	// appears, and never overwritten afterwards (a generated Secret, say).
+	OnCreate Phase = "onCreate"
+	// OnReconcile children are applied on every reconcile.
+	OnReconcile Phase = "onReconcile"
+)
+
+// Child is one template of a Blueprint: an object the custom resource owns.
+type Child struct {
+	// ID names the child; other expressions refer to its live object by it.
+	ID    string
+	Phase Phase
+	Pos   Pos
+
+	// GVK of the template, and how its API is addressed.
+	schema.GroupVersionKind
+	Plural     string
+	Namespaced bool
+	// BuiltIn is true for kinds served by every Kubernetes API server; false
+	// for the Blueprint's own CRD.
+	BuiltIn bool
+
+	// IncludeWhen, when set, is a boolean expression: false means the child
+	// is not wanted, and an existing one is pruned.
+	IncludeWhen *Expr
+	// ReadyWhen, when set, is a boolean expression over the live child that
+	// overrides the runtime's built-in readiness rule for its kind.
+	ReadyWhen *Expr
+
+	// Template is the object to apply, a map Value.
+	Template *Value
+
+	// DependsOn lists, sorted, the ids of the children this one's
+	// expressions reference. The child is rendered only once they exist.
+	DependsOn []string
+}
+
+// Reconcile is the reconcile section: a remote reconciler and its arguments.
+type Reconcile struct {
+	Pos Pos
+	// Args is reconcile.args: a map Value evaluated per reconcile and sent to
+	// the reconciler.
+	Args *Value
+	// Remote is the HTTP reconciler to call; nil when none is configured.
+	Remote *Remote
+}
+
+// Remote addresses an HTTP reconciler.
+type Remote struct {
+	Pos Pos
+	// URL is an absolute http(s) URL, or empty when Service is set.
+	URL string
+	// Service is an in-cluster Service reference, or nil when URL is set.
+	Service *ServiceRef
+	// Timeout bounds one call; zero means the runtime's default.
+	Timeout time.Duration
+}
+
+// ServiceRef names a Service that serves a remote reconciler.
+type ServiceRef struct {
+	Namespace string
+	Name      string
+	Port      int32
+	Path      string
+}
+
+// Section is a Blueprint section whose semantics a later stage owns. The
+// compiler checks it is a map and keeps its decoded value.
+type Section struct {
+	Pos Pos
+	Raw map[string]any
+}
