@@ -133,8 +133,12 @@ type Child struct {
 	// overrides the runtime's built-in readiness rule for its kind.
 	ReadyWhen *Expr
 
-	// Template is the object to apply, a map Value.
+	// Template is the object to apply, a map Value. For an External child
+	// it holds only apiVersion, kind and metadata.name/namespace.
 	Template *Value
+	// External is true for an externalRef: an existing object the custom
+	// resource reads but never writes, owns or prunes.
+	External bool
 
 	// DependsOn lists, sorted, the ids of the children this one's
 	// expressions reference. The child is rendered only once they exist.
