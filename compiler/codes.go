@@ -1,0 +1,54 @@
+package compiler
+
+import "fmt"
+
+// Code identifies a class of diagnostic. Codes are stable: new ones are only
+// ever appended, so that tests, docs and users can rely on them.
+type Code int
+
+const (
+	_ Code = iota
+
+	// InvalidYAML: the file is not YAML, or not a single YAML document.
+	InvalidYAML
+	// UnknownField: a field the Blueprint language does not define.
+	UnknownField
+	// WrongType: a field holds the wrong kind of YAML value.
+	WrongType
+	// MissingField: a required field is absent or empty.
+	MissingField
+	// InvalidValue: a field has a value outside what is allowed.
+	InvalidValue
+
+	// DuplicateID: two children share an id.
+	DuplicateID
+	// InvalidID: an id is not a lower-camel-case identifier, or is reserved.
+	InvalidID
+	// UnknownReference: an expression names a child or variable that does
+	// not exist.
+	UnknownReference
+	// Cycle: children reference each other in a cycle.
+	Cycle
+	// UnknownKind: a template's kind is neither built in nor the CRD.
+	UnknownKind
+	// MissingCRDFile: crd.file names a file that cannot be read.
+	MissingCRDFile
+	// InvalidCRD: the CRD manifest is not a usable CustomResourceDefinition.
+	InvalidCRD
+
+	// ExprSyntax: an expression does not parse, or ${ is not closed.
+	ExprSyntax
+	// ExprType: an expression does not type-check.
+	ExprType
+	// ExprResultType: an expression's type does not fit where it is used.
+	ExprResultType
+
+	// TemplateUnknownField: a template sets a field its kind does not have.
+	TemplateUnknownField
+	// TemplateWrongType: a template literal has the wrong type for its field.
+	TemplateWrongType
+)
+
+// String renders the code as it appears in messages: E followed by four
+// digits.
+func (c Code) String() string { return fmt.Sprintf("E%04d", int(c)) }

@@ -1,0 +1,201 @@
+package compiler
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/inrun/inrun/ir"
+)
+
+// pos returns the position of a YAML node in file.
+func (c *compilation) pos(n *yaml.Node) ir.Pos {
+	if n == nil {
+		return ir.Pos{File: c.file}
+	}
+	return ir.Pos{File: c.file, Line: n.Line, Col: n.Column}
+}
+
+// value converts a YAML node into an ir.Value, splitting strings into
+// literal text and ${...} expressions.
+func (c *compilation) value(n *yaml.Node) *ir.Value {
+	n = resolveAlias(n)
+	v := &ir.Value{Pos: c.pos(n)}
+	switch n.Kind {
+	case yaml.MappingNode:
+		v.Kind = ir.Map
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode {
+				c.errs.add(c.pos(k), WrongType, "", "map keys must be strings")
+				continue
+			}
+			if k.Value == "<<" {
+				c.errs.add(c.pos(k), InvalidValue, "write the fields out", "YAML merge keys are not supported")
+				continue
+			}
+			v.Fields = append(v.Fields, ir.Field{Key: k.Value, KeyPos: c.pos(k), Value: c.value(val)})
+		}
+	case yaml.SequenceNode:
+		v.Kind = ir.List
+		for _, it := range n.Content {
+			v.Items = append(v.Items, c.value(it))
+		}
+	case yaml.ScalarNode:
+		c.scalar(n, v)
+	default:
+		v.Kind = ir.Null
+	}
+	return v
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func (c *compilation) scalar(n *yaml.Node, v *ir.Value) {
+	switch n.ShortTag() {
+	case "!!null":
+		v.Kind = ir.Null
+		return
+	case "!!bool":
+		if b, err := strconv.ParseBool(strings.ToLower(n.Value)); err == nil {
+			v.Kind, v.Literal = ir.Literal, b
+			return
+		}
+	case "!!int":
+		if i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64); err == nil {
+			v.Kind, v.Literal = ir.Literal, i
+			return
+		}
+	case "!!float":
+		if f, err := strconv.ParseFloat(n.Value, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			v.Kind, v.Literal = ir.Literal, f
+			return
+		}
+	}
+	c.text(n, v)
+}
+
+// text splits a string scalar into literal text and expressions.
+func (c *compilation) text(n *yaml.Node, v *ir.Value) {
+	start := c.pos(n)
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		start.Col++
+	}
+	parts, err := scanTemplate(n.Value)
+	if err != nil {
+		p := start
+		p.Col += err.offset
+		c.errs.add(p, ExprSyntax, err.hint, "%s", err.msg)
+		v.Kind, v.Literal = ir.Literal, n.Value
+		return
+	}
+	for i := range parts {
+		if x := parts[i].Expr; x != nil {
+			x.Pos = start
+			x.Pos.Col += parts[i].offset
+			if strings.Contains(n.Value[:parts[i].offset], "\n") || n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+				// Block and multi-line scalars do not map offsets to
+				// columns; point at the scalar instead.
+				x.Pos = c.pos(n)
+			}
+		}
+	}
+	switch {
+	case len(parts) == 0:
+		v.Kind, v.Literal = ir.Literal, ""
+	case len(parts) == 1 && parts[0].Expr == nil:
+		v.Kind, v.Literal = ir.Literal, parts[0].Text
+	case len(parts) == 1:
+		v.Kind, v.Expr = ir.Expression, parts[0].Expr
+	default:
+		v.Kind = ir.Interpolation
+		for _, p := range parts {
+			v.Parts = append(v.Parts, p.Part)
+		}
+	}
+}
+
+// scannedPart is an ir.Part with the byte offset of its expression's source.
+type scannedPart struct {
+	ir.Part
+	offset int
+}
+
+type scanError struct {
+	offset int
+	msg    string
+	hint   string
+}
+
+// scanTemplate splits s into text and ${...} expressions. It counts braces
+// and skips CEL string literals, so map literals and "}" inside strings do
+// not end an expression early. $${ is a literal ${.
+func scanTemplate(s string) ([]scannedPart, *scanError) {
+	var parts []scannedPart
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			parts = append(parts, scannedPart{Part: ir.Part{Text: text.String()}})
+			text.Reset()
+		}
+	}
+	for i := 0; i < len(s); {
+		if strings.HasPrefix(s[i:], "$${") {
+			text.WriteString("${")
+			i += 3
+			continue
+		}
+		if !strings.HasPrefix(s[i:], "${") {
+			text.WriteByte(s[i])
+			i++
+			continue
+		}
+		start := i + 2
+		end, ok := exprEnd(s, start)
+		if !ok {
+			return nil, &scanError{offset: i, msg: "unterminated ${ expression", hint: "close it with }"}
+		}
+		src := strings.TrimSpace(s[start:end])
+		if src == "" {
+			return nil, &scanError{offset: i, msg: "empty ${} expression", hint: "write a CEL expression inside, or $${ for a literal ${"}
+		}
+		flush()
+		lead := len(s[start:end]) - len(strings.TrimLeft(s[start:end], " \t\n"))
+		parts = append(parts, scannedPart{Part: ir.Part{Expr: &ir.Expr{Source: src}}, offset: start + lead})
+		i = end + 1
+	}
+	flush()
+	return parts, nil
+}
+
+// exprEnd returns the index of the } that closes an expression starting at
+// start.
+func exprEnd(s string, start int) (int, bool) {
+	depth := 0
+	for i := start; i < len(s); i++ {
+		switch ch := s[i]; ch {
+		case '\'', '"':
+			// Skip a CEL string literal, honouring backslash escapes.
+			for i++; i < len(s) && s[i] != ch; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+		case '{':
+			depth++
+		case '}':
+			if depth == 0 {
+				return i, true
+			}
+			depth--
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,207 @@
+package expr
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/ext"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/inrun/inrun/ir"
+)
+
+// Self is the variable that holds the custom resource being reconciled.
+const Self = "self"
+
+// VarType says how one variable is typed and how its value is presented to
+// CEL.
+type VarType struct {
+	// Native is the k8s.io/api struct type of a built-in kind.
+	Native reflect.Type
+	// Schema is the structural schema of a custom resource kind.
+	Schema *structuralschema.Structural
+	// Dynamic is true when no schema is known; the variable is dyn.
+	Dynamic bool
+}
+
+// Env is the CEL environment of one Blueprint.
+type Env struct {
+	cel  *cel.Env
+	vars map[string]VarType
+}
+
+// NewEnv builds the environment for bp from its Resource and Children; it
+// reads nothing else, so the compiler can call it before the rest of the IR
+// is complete.
+func NewEnv(bp *ir.Blueprint) (*Env, error) {
+	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).NewExpressionsEnv()
+
+	vars := map[string]VarType{}
+	var selfSchema *structuralschema.Structural
+	if bp.Resource.Schema != nil {
+		s, err := ResourceSchema(bp.Resource.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("schema of %s: %w", bp.Resource.Kind, err)
+		}
+		selfSchema = s
+		vars[Self] = VarType{Schema: s}
+	} else {
+		vars[Self] = VarType{Dynamic: true}
+	}
+
+	var natives []any
+	seenNative := map[reflect.Type]bool{}
+	for _, c := range bp.Children {
+		switch {
+		case c.BuiltIn:
+			t, ok := NativeType(c.GroupVersionKind)
+			if !ok {
+				vars[c.ID] = VarType{Dynamic: true}
+				continue
+			}
+			vars[c.ID] = VarType{Native: t}
+			if !seenNative[t] {
+				seenNative[t] = true
+				natives = append(natives, t)
+			}
+		case c.GroupVersionKind == bp.Resource.GroupVersionKind && selfSchema != nil:
+			vars[c.ID] = VarType{Schema: selfSchema}
+		default:
+			vars[c.ID] = VarType{Dynamic: true}
+		}
+	}
+
+	// Declared types: one DeclType per structural schema, named after the
+	// variable so that messages say which object a field is missing from.
+	var decls []*apiservercel.DeclType
+	declOf := map[string]*apiservercel.DeclType{}
+	for _, name := range sortedKeys(vars) {
+		vt := vars[name]
+		if vt.Schema == nil {
+			continue
+		}
+		d := model.SchemaDeclType(vt.Schema, false)
+		if d == nil {
+			return nil, fmt.Errorf("schema of %s cannot be typed for CEL", name)
+		}
+		d = d.MaybeAssignTypeName("inrun." + name)
+		decls = append(decls, d)
+		declOf[name] = d
+	}
+	env := base
+	if len(decls) > 0 {
+		provider := apiservercel.NewDeclTypeProvider(decls...)
+		// Blueprints read self.metadata.namespace, not __namespace__.
+		provider.SetRecognizeKeywordAsFieldName(true)
+		opts, err := provider.EnvOptions(base.CELTypeProvider())
+		if err != nil {
+			return nil, err
+		}
+		if env, err = env.Extend(opts...); err != nil {
+			return nil, err
+		}
+	}
+	var opts []cel.EnvOption
+	if len(natives) > 0 {
+		natives = append(natives, ext.ParseStructTag("json"))
+		opts = append(opts, ext.NativeTypes(natives...))
+	}
+	for _, name := range sortedKeys(vars) {
+		vt := vars[name]
+		switch {
+		case vt.Native != nil:
+			opts = append(opts, cel.Variable(name, cel.ObjectType(nativeTypeName(vt.Native))))
+		case vt.Schema != nil:
+			opts = append(opts, cel.Variable(name, declOf[name].CelType()))
+		default:
+			opts = append(opts, cel.Variable(name, cel.DynType))
+		}
+	}
+	env, err := env.Extend(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{cel: env, vars: vars}, nil
+}
+
+// CEL returns the underlying cel-go environment.
+func (e *Env) CEL() *cel.Env { return e.cel }
+
+// Var returns how the named variable is typed.
+func (e *Env) Var(name string) (VarType, bool) {
+	vt, ok := e.vars[name]
+	return vt, ok
+}
+
+// Compile parses and type-checks src.
+func (e *Env) Compile(src string) (*cel.Ast, *cel.Issues) {
+	return e.cel.Compile(src)
+}
+
+// NativeType returns the k8s.io/api struct type of a built-in kind.
+func NativeType(gvk schema.GroupVersionKind) (reflect.Type, bool) {
+	t, ok := clientgoscheme.Scheme.AllKnownTypes()[gvk]
+	return t, ok
+}
+
+// nativeTypeName is the name cel-go's native type provider gives a struct.
+func nativeTypeName(t reflect.Type) string {
+	return t.String()
+}
+
+// ResourceSchema turns a custom resource version's OpenAPI schema into the
+// structural schema of a whole object: the schema as written plus apiVersion,
+// kind and the metadata fields a Blueprint may read.
+func ResourceSchema(props *apiextensionsv1.JSONSchemaProps) (*structuralschema.Structural, error) {
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(props, internal, nil); err != nil {
+		return nil, err
+	}
+	s, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil, err
+	}
+	if s.Properties == nil {
+		s.Properties = map[string]structuralschema.Structural{}
+	}
+	str := structuralschema.Structural{Generic: structuralschema.Generic{Type: "string"}}
+	strMap := structuralschema.Structural{
+		Generic:              structuralschema.Generic{Type: "object"},
+		AdditionalProperties: &structuralschema.StructuralOrBool{Structural: &str, Bool: true},
+	}
+	s.Properties["apiVersion"] = str
+	s.Properties["kind"] = str
+	s.Properties["metadata"] = structuralschema.Structural{
+		Generic: structuralschema.Generic{Type: "object"},
+		Properties: map[string]structuralschema.Structural{
+			"name":              str,
+			"generateName":      str,
+			"namespace":         str,
+			"uid":               str,
+			"resourceVersion":   str,
+			"creationTimestamp": str,
+			"generation":        {Generic: structuralschema.Generic{Type: "integer"}},
+			"labels":            strMap,
+			"annotations":       strMap,
+		},
+	}
+	return s, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

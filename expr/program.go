@@ -1,0 +1,334 @@
+package expr
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/cel/common"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+
+	"github.com/inrun/inrun/ir"
+)
+
+// Programs holds the compiled program of every expression of one Blueprint.
+// It is safe for concurrent use: programs are built once, by Compile.
+type Programs struct {
+	env   *Env
+	progs map[*ir.Expr]cel.Program
+}
+
+// Compile compiles every expression in bp once. bp must have passed the
+// compiler, so an error here is a bug, not a user mistake.
+func Compile(bp *ir.Blueprint) (*Programs, error) {
+	env, err := NewEnv(bp)
+	if err != nil {
+		return nil, err
+	}
+	p := &Programs{env: env, progs: map[*ir.Expr]cel.Program{}}
+	for _, x := range AllExprs(bp) {
+		ast, iss := env.Compile(x.Source)
+		if iss.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", x.Pos, iss.Err())
+		}
+		prg, err := env.CEL().Program(ast, cel.EvalOptions(cel.OptOptimize))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", x.Pos, err)
+		}
+		p.progs[x] = prg
+	}
+	return p, nil
+}
+
+// AllExprs returns every expression of bp, in Blueprint order.
+func AllExprs(bp *ir.Blueprint) []*ir.Expr {
+	var out []*ir.Expr
+	for _, c := range bp.Children {
+		if c.IncludeWhen != nil {
+			out = append(out, c.IncludeWhen)
+		}
+		if c.ReadyWhen != nil {
+			out = append(out, c.ReadyWhen)
+		}
+		out = append(out, c.Template.Exprs()...)
+	}
+	out = append(out, bp.Status.Exprs()...)
+	if bp.Reconcile != nil {
+		out = append(out, bp.Reconcile.Args.Exprs()...)
+	}
+	return out
+}
+
+// Env returns the environment the programs were compiled in.
+func (p *Programs) Env() *Env { return p.env }
+
+// Vars are the values of an evaluation's variables. Build them with NewVars;
+// each object is converted for CEL once, however many expressions read it.
+type Vars struct {
+	env    *Env
+	values map[string]any
+}
+
+// NewVars presents self and the live children, by id, to CEL. A child
+// missing from children is absent: an expression that reads it fails.
+func (p *Programs) NewVars(self *unstructured.Unstructured, children map[string]*unstructured.Unstructured) (*Vars, error) {
+	v := &Vars{env: p.env, values: map[string]any{}}
+	if err := v.Set(Self, self); err != nil {
+		return nil, err
+	}
+	for id, obj := range children {
+		if err := v.Set(id, obj); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// Set presents obj as the variable name, replacing any earlier value.
+func (v *Vars) Set(name string, obj *unstructured.Unstructured) error {
+	if obj == nil {
+		delete(v.values, name)
+		return nil
+	}
+	vt, ok := v.env.vars[name]
+	if !ok {
+		return fmt.Errorf("no variable %q", name)
+	}
+	switch {
+	case vt.Native != nil:
+		typed := reflect.New(vt.Native)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed.Interface()); err != nil {
+			return fmt.Errorf("%s: reading %s %s: %w", name, obj.GetKind(), obj.GetName(), err)
+		}
+		v.values[name] = typed.Interface()
+	case vt.Schema != nil:
+		v.values[name] = common.UnstructuredToVal(obj.Object, &model.Structural{Structural: vt.Schema})
+	default:
+		v.values[name] = obj.Object
+	}
+	return nil
+}
+
+// Has reports whether the variable has a value.
+func (v *Vars) Has(name string) bool {
+	_, ok := v.values[name]
+	return ok
+}
+
+// Eval evaluates x and returns its result as a JSON-compatible Go value:
+// nil, bool, int64, float64, string, []any or map[string]any.
+func (p *Programs) Eval(x *ir.Expr, vars *Vars) (any, error) {
+	prg, ok := p.progs[x]
+	if !ok {
+		return nil, fmt.Errorf("%s: expression %q was not compiled", x.Pos, x.Source)
+	}
+	out, _, err := prg.Eval(vars.values)
+	if err != nil {
+		return nil, &EvalError{Expr: x, Err: err}
+	}
+	v, err := ToJSON(out)
+	if err != nil {
+		return nil, &EvalError{Expr: x, Err: err}
+	}
+	return v, nil
+}
+
+// EvalBool evaluates a boolean expression such as includeWhen.
+func (p *Programs) EvalBool(x *ir.Expr, vars *Vars) (bool, error) {
+	v, err := p.Eval(x, vars)
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, &EvalError{Expr: x, Err: fmt.Errorf("want a bool, got %T", v)}
+	}
+	return b, nil
+}
+
+// Render evaluates a template Value into a JSON-compatible Go value.
+func (p *Programs) Render(v *ir.Value, vars *Vars) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch v.Kind {
+	case ir.Null:
+		return nil, nil
+	case ir.Literal:
+		return v.Literal, nil
+	case ir.Expression:
+		return p.Eval(v.Expr, vars)
+	case ir.Interpolation:
+		var b strings.Builder
+		for _, part := range v.Parts {
+			if part.Expr == nil {
+				b.WriteString(part.Text)
+				continue
+			}
+			out, err := p.Eval(part.Expr, vars)
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString(FormatString(out))
+		}
+		return b.String(), nil
+	case ir.Map:
+		m := make(map[string]any, len(v.Fields))
+		for _, f := range v.Fields {
+			out, err := p.Render(f.Value, vars)
+			if err != nil {
+				return nil, err
+			}
+			m[f.Key] = out
+		}
+		return m, nil
+	case ir.List:
+		l := make([]any, 0, len(v.Items))
+		for _, it := range v.Items {
+			out, err := p.Render(it, vars)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, out)
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("%s: unknown value kind %v", v.Pos, v.Kind)
+}
+
+// EvalError is an expression that failed at run time, with its position.
+type EvalError struct {
+	Expr *ir.Expr
+	Err  error
+}
+
+func (e *EvalError) Error() string {
+	return fmt.Sprintf("%s: ${%s}: %v", e.Expr.Pos, e.Expr.Source, e.Err)
+}
+
+func (e *EvalError) Unwrap() error { return e.Err }
+
+// FormatString formats an expression result inside interpolated text:
+// strings as they are, null as nothing, numbers and bools as CEL prints them,
+// lists and maps as JSON.
+func FormatString(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	case bool:
+		return strconv.FormatBool(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case float64:
+		return strconv.FormatFloat(t, 'g', -1, 64)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// ToJSON converts a CEL value into a JSON-compatible Go value.
+func ToJSON(v ref.Val) (any, error) {
+	switch t := v.(type) {
+	case types.Null:
+		return nil, nil
+	case types.Bool:
+		return bool(t), nil
+	case types.Int:
+		return int64(t), nil
+	case types.Uint:
+		return int64(t), nil
+	case types.Double:
+		return float64(t), nil
+	case types.String:
+		return string(t), nil
+	case types.Bytes:
+		return []byte(t), nil
+	case types.Duration:
+		return t.Duration.String(), nil
+	case types.Timestamp:
+		return t.Time.UTC().Format("2006-01-02T15:04:05Z"), nil
+	case *types.Err:
+		return nil, t
+	}
+	if v.Type() == types.OptionalType {
+		if opt, ok := v.(*types.Optional); ok {
+			if !opt.HasValue() {
+				return nil, nil
+			}
+			return ToJSON(opt.GetValue())
+		}
+	}
+	if m, ok := v.(traits.Mapper); ok {
+		out := map[string]any{}
+		it := m.Iterator()
+		for it.HasNext() == types.True {
+			k := it.Next()
+			ks, ok := k.(types.String)
+			if !ok {
+				return nil, fmt.Errorf("map key %v is not a string", k)
+			}
+			ev, err := ToJSON(m.Get(k))
+			if err != nil {
+				return nil, err
+			}
+			out[string(ks)] = ev
+		}
+		return out, nil
+	}
+	if l, ok := v.(traits.Lister); ok {
+		out := []any{}
+		it := l.Iterator()
+		for it.HasNext() == types.True {
+			ev, err := ToJSON(it.Next())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ev)
+		}
+		return out, nil
+	}
+	// Native Go values (built-in kinds' structs, quantities, times) take
+	// their JSON form, the one the API server would store.
+	raw, err := json.Marshal(v.Value())
+	if err != nil {
+		return nil, fmt.Errorf("cannot convert %s to JSON: %w", v.Type().TypeName(), err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	return normalizeNumbers(out), nil
+}
+
+// normalizeNumbers turns whole float64s from encoding/json into int64, as
+// Kubernetes' unstructured decoding does.
+func normalizeNumbers(v any) any {
+	switch t := v.(type) {
+	case float64:
+		if t == float64(int64(t)) {
+			return int64(t)
+		}
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalizeNumbers(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = normalizeNumbers(e)
+		}
+	}
+	return v
+}
