@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -11,10 +12,10 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/cel/common"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 
 	"github.com/inrun/inrun/ir"
 )
@@ -255,7 +256,7 @@ func ToJSON(v ref.Val) (any, error) {
 	case types.String:
 		return string(t), nil
 	case types.Bytes:
-		return []byte(t), nil
+		return base64.StdEncoding.EncodeToString(t), nil
 	case types.Duration:
 		return t.Duration.String(), nil
 	case types.Timestamp:
