@@ -1,0 +1,391 @@
+package packs
+
+import (
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	crvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// exampleFiles are the files every example must have: the layout the READMEs
+// and `inrun init` describe.
+var exampleFiles = []string{
+	"README.md",
+	"blueprint.yaml",
+	"manifests/crd.yaml",
+	"manifests/cr.yaml",
+	"test/simulate.yaml",
+	"test/e2e.yaml",
+}
+
+func TestList(t *testing.T) {
+	list := List()
+	if len(list) < 2 {
+		t.Fatalf("List() = %v; want at least the website and declarative packs", list)
+	}
+	if list[0].Name != Default {
+		t.Errorf("List()[0] = %q; want the default pack %q first", list[0].Name, Default)
+	}
+	for i, p := range list {
+		if p.Description == "" || strings.Contains(p.Description, "\n") {
+			t.Errorf("pack %s: description %q; want one non-empty line", p.Name, p.Description)
+		}
+		if i > 1 && list[i-1].Name > p.Name {
+			t.Errorf("List() not sorted after the default: %q before %q", list[i-1].Name, p.Name)
+		}
+	}
+	// List hands out a copy: callers cannot reorder the package's own list.
+	list[0].Name = "changed"
+	if List()[0].Name != Default {
+		t.Error("List() returned the package's own slice")
+	}
+}
+
+func TestExamples(t *testing.T) {
+	if got := Examples(Default); !slices.Equal(got, []string{"."}) {
+		t.Errorf("Examples(%q) = %v; want [.]", Default, got)
+	}
+	want := []string{"01-hello-website", "02-service-account", "03-live-status", "04-copy-across-namespaces"}
+	if got := Examples("declarative"); !slices.Equal(got, want) {
+		t.Errorf("Examples(declarative) = %v; want %v", got, want)
+	}
+	if got := Examples("no-such-pack"); got != nil {
+		t.Errorf("Examples(no-such-pack) = %v; want nil", got)
+	}
+}
+
+func TestCopy(t *testing.T) {
+	t.Run("creates a missing directory", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "my-operator", "nested")
+		if err := Copy(Default, dir, CopyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range append([]string{"README.md"}, exampleFiles...) {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("after Copy: %v", err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, manifestFile)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Copy wrote %s; it is pack metadata, not project content", manifestFile)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "blueprint.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := content.ReadFile(Default + "/blueprint.yaml")
+		if string(got) != string(want) {
+			t.Error("blueprint.yaml differs from the embedded one")
+		}
+	})
+
+	t.Run("writes into an empty directory", func(t *testing.T) {
+		if err := Copy("declarative", t.TempDir(), CopyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("refuses a non-empty directory", func(t *testing.T) {
+		dir := t.TempDir()
+		mine := filepath.Join(dir, "blueprint.yaml")
+		if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := Copy(Default, dir, CopyOptions{})
+		if !errors.Is(err, ErrNotEmpty) {
+			t.Fatalf("Copy into a non-empty dir: err = %v; want ErrNotEmpty", err)
+		}
+		if !strings.Contains(err.Error(), "--force") || !strings.Contains(err.Error(), "empty directory") {
+			t.Errorf("error %q should say to pass --force or choose an empty directory", err)
+		}
+		if b, _ := os.ReadFile(mine); string(b) != "mine" {
+			t.Error("a refused Copy changed an existing file")
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("a refused Copy wrote files: %d entries", len(entries))
+		}
+
+		if err := Copy(Default, dir, CopyOptions{Force: true}); err != nil {
+			t.Fatalf("Copy with Force: %v", err)
+		}
+		if b, _ := os.ReadFile(mine); string(b) == "mine" {
+			t.Error("Copy with Force did not replace blueprint.yaml")
+		}
+	})
+
+	t.Run("refuses a file", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := Copy(Default, file, CopyOptions{Force: true}); err == nil {
+			t.Error("Copy into a regular file succeeded")
+		}
+	})
+
+	t.Run("names the known packs for an unknown one", func(t *testing.T) {
+		err := Copy("nope", t.TempDir(), CopyOptions{})
+		if err == nil {
+			t.Fatal("Copy(nope) succeeded")
+		}
+		for _, p := range List() {
+			if !strings.Contains(err.Error(), p.Name) {
+				t.Errorf("error %q does not name the pack %s", err, p.Name)
+			}
+		}
+	})
+}
+
+// TestPackContent checks every example of every pack, as a user receives it
+// from Copy: the files are there, the CRD is one an API server accepts, and
+// the Blueprint, CR and test files agree with each other. The compiler and
+// simulator have their own tests that run these examples; this one catches
+// a broken pack before they do, with a message about the pack.
+func TestPackContent(t *testing.T) {
+	for _, p := range List() {
+		dir := t.TempDir()
+		if err := Copy(p.Name, dir, CopyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
+			t.Errorf("pack %s: %v", p.Name, err)
+		}
+		examples := Examples(p.Name)
+		if len(examples) == 0 {
+			t.Errorf("pack %s has no example", p.Name)
+		}
+		for _, ex := range examples {
+			t.Run(path.Join(p.Name, ex), func(t *testing.T) {
+				checkExample(t, filepath.Join(dir, filepath.FromSlash(ex)))
+			})
+		}
+	}
+}
+
+func checkExample(t *testing.T, dir string) {
+	for _, f := range exampleFiles {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("missing %s", f)
+		}
+	}
+
+	var bp blueprint
+	readYAML(t, filepath.Join(dir, "blueprint.yaml"), &bp)
+	if bp.APIVersion != "inrun.dev/v1alpha1" || bp.Kind != "Blueprint" {
+		t.Errorf("blueprint.yaml: apiVersion/kind = %s/%s; want inrun.dev/v1alpha1/Blueprint", bp.APIVersion, bp.Kind)
+	}
+	if bp.CRD.File != "manifests/crd.yaml" {
+		t.Errorf("blueprint.yaml: crd.file = %q; want manifests/crd.yaml", bp.CRD.File)
+	}
+	ids := map[string]bool{}
+	for _, c := range append(slices.Clone(bp.OnCreate), bp.OnReconcile...) {
+		if !lowerCamel.MatchString(c.ID) || c.ID == "self" {
+			t.Errorf("blueprint.yaml: child id %q is not a lower-camel-case identifier", c.ID)
+		}
+		if ids[c.ID] {
+			t.Errorf("blueprint.yaml: child id %q is used twice", c.ID)
+		}
+		ids[c.ID] = true
+	}
+
+	crd, s, props := loadCRD(t, filepath.Join(dir, "manifests", "crd.yaml"))
+	gv := crd.Spec.Group + "/" + crd.Spec.Versions[0].Name
+	checkCR := func(where string, obj map[string]any) {
+		t.Helper()
+		if obj["apiVersion"] != gv || obj["kind"] != crd.Spec.Names.Kind {
+			t.Errorf("%s: apiVersion/kind = %v/%v; want %s/%s", where, obj["apiVersion"], obj["kind"], gv, crd.Spec.Names.Kind)
+		}
+		validateCR(t, where, obj, s, props)
+	}
+	var cr map[string]any
+	readYAML(t, filepath.Join(dir, "manifests", "cr.yaml"), &cr)
+	checkCR("manifests/cr.yaml", cr)
+
+	var sim struct {
+		Cases []struct {
+			Name   string         `json:"name"`
+			CR     string         `json:"cr"`
+			Object map[string]any `json:"object"`
+			Expect struct {
+				Children []struct {
+					ID string `json:"id"`
+				} `json:"children"`
+				Absent []string `json:"absent"`
+			} `json:"expect"`
+			Observe []struct {
+				Child string `json:"child"`
+			} `json:"observe"`
+		} `json:"cases"`
+	}
+	readYAML(t, filepath.Join(dir, "test", "simulate.yaml"), &sim)
+	if len(sim.Cases) == 0 {
+		t.Error("test/simulate.yaml has no case")
+	}
+	names := map[string]bool{}
+	for _, c := range sim.Cases {
+		where := "test/simulate.yaml: case " + c.Name
+		if c.Name == "" || names[c.Name] {
+			t.Errorf("%s: names must be present and unique", where)
+		}
+		names[c.Name] = true
+		checkCR(where, caseCR(t, dir, where, c.CR, c.Object))
+		refs := slices.Clone(c.Expect.Absent)
+		for _, ch := range c.Expect.Children {
+			refs = append(refs, ch.ID)
+		}
+		for _, o := range c.Observe {
+			refs = append(refs, o.Child)
+		}
+		for _, id := range refs {
+			if !ids[id] {
+				t.Errorf("%s: child %q is not an id in blueprint.yaml", where, id)
+			}
+		}
+	}
+
+	var e2e struct {
+		Cases []struct {
+			Name   string         `json:"name"`
+			CR     string         `json:"cr"`
+			Object map[string]any `json:"object"`
+			Steps  []struct {
+				Delete bool `json:"delete"`
+			} `json:"steps"`
+		} `json:"cases"`
+	}
+	readYAML(t, filepath.Join(dir, "test", "e2e.yaml"), &e2e)
+	if len(e2e.Cases) == 0 {
+		t.Error("test/e2e.yaml has no case")
+	}
+	for _, c := range e2e.Cases {
+		where := "test/e2e.yaml: case " + c.Name
+		checkCR(where, caseCR(t, dir, where, c.CR, c.Object))
+		// Every example shows that deleting the CR cleans up after it.
+		if n := len(c.Steps); n == 0 || !c.Steps[n-1].Delete {
+			t.Errorf("%s: the last step should delete the CR and expect its children absent", where)
+		}
+	}
+}
+
+// blueprint is the part of a Blueprint this test checks; the compiler owns the
+// full format.
+type blueprint struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	CRD        struct {
+		File string `json:"file"`
+	} `json:"crd"`
+	OnCreate    []child `json:"onCreate"`
+	OnReconcile []child `json:"onReconcile"`
+}
+
+type child struct {
+	ID string `json:"id"`
+}
+
+var lowerCamel = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+
+// caseCR returns a test case's CR: the file it names, relative to test/, or
+// its inline object.
+func caseCR(t *testing.T, dir, where, file string, inline map[string]any) map[string]any {
+	t.Helper()
+	if (file == "") == (inline == nil) {
+		t.Errorf("%s: give exactly one of cr and object", where)
+		return inline
+	}
+	if inline != nil {
+		return inline
+	}
+	var obj map[string]any
+	readYAML(t, filepath.Join(dir, "test", filepath.FromSlash(file)), &obj)
+	return obj
+}
+
+// loadCRD parses a CRD strictly and checks what Inrun relies on: one served
+// version, the status subresource, and a structural schema (the API server's
+// own check, which the compiler's CEL types are built from). It returns the
+// CRD and the schema of its one version, structural and as written.
+func loadCRD(t *testing.T, file string) (*apiextensionsv1.CustomResourceDefinition, *schema.Structural, *apiextensions.JSONSchemaProps) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1 apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(data, &v1); err != nil {
+		t.Fatalf("manifests/crd.yaml: %v", err)
+	}
+	if v1.APIVersion != "apiextensions.k8s.io/v1" || v1.Kind != "CustomResourceDefinition" {
+		t.Fatalf("manifests/crd.yaml: apiVersion/kind = %s/%s", v1.APIVersion, v1.Kind)
+	}
+	if len(v1.Spec.Versions) != 1 {
+		t.Fatalf("manifests/crd.yaml: %d versions; the examples keep to one", len(v1.Spec.Versions))
+	}
+	if want := v1.Spec.Names.Plural + "." + v1.Spec.Group; v1.Name != want {
+		t.Errorf("manifests/crd.yaml: metadata.name = %q; want %q", v1.Name, want)
+	}
+	if ver := v1.Spec.Versions[0]; !ver.Served || !ver.Storage || ver.Schema == nil {
+		t.Fatalf("manifests/crd.yaml: version %s must be served, stored and have a schema", ver.Name)
+	}
+	props := new(apiextensions.JSONSchemaProps)
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1.Spec.Versions[0].Schema.OpenAPIV3Schema, props, nil); err != nil {
+		t.Fatalf("manifests/crd.yaml: %v", err)
+	}
+	s, err := schema.NewStructural(props)
+	if err != nil {
+		t.Fatalf("manifests/crd.yaml: %v", err)
+	}
+	if errs := schema.ValidateStructural(field.NewPath("openAPIV3Schema"), s); len(errs) > 0 {
+		t.Fatalf("manifests/crd.yaml: the schema is not structural: %v", errs.ToAggregate())
+	}
+	// Inrun writes status through the status subresource.
+	if sub := v1.Spec.Versions[0].Subresources; sub == nil || sub.Status == nil {
+		t.Errorf("manifests/crd.yaml: the status subresource is not enabled")
+	}
+	return &v1, s, props
+}
+
+// validateCR defaults obj and checks it against the CRD's schema, as the API
+// server does on create.
+func validateCR(t *testing.T, where string, obj map[string]any, s *schema.Structural, props *apiextensions.JSONSchemaProps) {
+	t.Helper()
+	obj = runtime.DeepCopyJSON(obj)
+	defaulting.Default(obj, s)
+	v, _, err := crvalidation.NewSchemaValidator(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := crvalidation.ValidateCustomResource(field.NewPath(""), obj, v); len(errs) > 0 {
+		t.Errorf("%s: the CR does not validate against its CRD: %v", where, errs.ToAggregate())
+	}
+}
+
+// readYAML decodes a YAML file the way the API server decodes a request body:
+// case-sensitive keys, and integers kept as int64 rather than float64.
+func readYAML(t *testing.T, file string, into any) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON(data)
+	if err == nil {
+		err = kjson.UnmarshalCaseSensitivePreserveInts(j, into)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+}
