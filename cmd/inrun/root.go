@@ -2,11 +2,13 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 )
+
+// errReported marks a failure the command has already described on its
+// output, such as failing simulate cases; main only sets the exit code.
+var errReported = errors.New("failure reported")
 
 // exitError carries a specific process exit code through cobra.
 type exitError struct {
@@ -29,10 +31,10 @@ func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "inrun",
 		Short: "Declare an operator once as a Blueprint; Inrun runs it",
-		Long: `Inrun is an intent runner for Kubernetes. A Blueprint (blueprint.yaml) names a CRD
-and says what each custom resource becomes. Inrun compiles it, checks it offline,
-and runs the reconcile machinery: informers, queues, server-side apply, prune,
-status, events and RBAC.
+		Long: `Inrun is an intent runner for Kubernetes. A Blueprint (blueprint.yaml) names a
+CRD and says what each custom resource becomes. Inrun compiles it, checks
+it offline, and runs the reconcile machinery: informers, queues,
+server-side apply, prune, status, events and RBAC.
 
 Start with:
   inrun init my-operator && cd my-operator
@@ -40,18 +42,12 @@ Start with:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetErr(os.Stderr)
 	root.AddCommand(
 		newInitCommand(),
+		newCheckCommand(),
 		newSimulateCommand(),
 		newRenderCommand(),
 		newRBACCommand(),
-		newCheckCommand(),
 	)
 	return root
-}
-
-// printErr prints err the way every inrun command does: one diagnostic per line.
-func printErr(cmd *cobra.Command, err error) {
-	fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
 }

@@ -1,0 +1,174 @@
+// Package match is the partial matching that simulate.yaml and e2e.yaml
+// expectations use: only the fields an expectation names are compared.
+package match
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Partial reports whether have matches want: maps when every key of want
+// matches, lists when they have the same length and every item matches,
+// scalars when equal (numbers by value, so 2 matches 2.0).
+func Partial(have, want any) bool {
+	return len(Mismatches(have, want)) == 0
+}
+
+// Mismatches lists, as path: expected ..., got ..., every place where have
+// does not match want.
+func Mismatches(have, want any) []string {
+	var out []string
+	walk("", have, want, &out)
+	sort.Strings(out)
+	return out
+}
+
+func walk(path string, have, want any, out *[]string) {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			*out = append(*out, fmt.Sprintf("%s: expected a map, got %s", show(path), describe(have)))
+			return
+		}
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok {
+				*out = append(*out, fmt.Sprintf("%s: missing, expected %s", show(join(path, k)), describe(wv)))
+				continue
+			}
+			walk(join(path, k), hv, wv, out)
+		}
+	case []any:
+		h, ok := have.([]any)
+		if !ok {
+			*out = append(*out, fmt.Sprintf("%s: expected a list, got %s", show(path), describe(have)))
+			return
+		}
+		if len(h) != len(w) {
+			*out = append(*out, fmt.Sprintf("%s: expected %d items, got %d", show(path), len(w), len(h)))
+			return
+		}
+		for i := range w {
+			walk(fmt.Sprintf("%s[%d]", path, i), h[i], w[i], out)
+		}
+	default:
+		if !scalarEqual(have, want) {
+			*out = append(*out, fmt.Sprintf("%s: expected %s, got %s", show(path), describe(want), describe(have)))
+		}
+	}
+}
+
+// Project returns the part of have that want names, for a readable diff.
+func Project(have, want any) any {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return have
+		}
+		out := map[string]any{}
+		for k, wv := range w {
+			if hv, ok := h[k]; ok {
+				out[k] = Project(hv, wv)
+			}
+		}
+		return out
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return have
+		}
+		out := make([]any, len(h))
+		for i := range h {
+			out[i] = Project(h[i], w[i])
+		}
+		return out
+	}
+	return have
+}
+
+// Diff renders want against the matching part of have, - expected, + got.
+func Diff(have, want any) string {
+	return cmp.Diff(normalize(want), normalize(Project(have, want)))
+}
+
+// normalize makes numbers comparable across int64 and float64.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = normalize(e)
+		}
+		return out
+	}
+	if f, ok := number(v); ok {
+		return f
+	}
+	return v
+}
+
+func scalarEqual(a, b any) bool {
+	if fa, ok := number(a); ok {
+		fb, ok := number(b)
+		return ok && fa == fb
+	}
+	return a == b
+}
+
+func number(v any) (float64, bool) {
+	switch t := v.(type) {
+	case int:
+		return float64(t), true
+	case int32:
+		return float64(t), true
+	case int64:
+		return float64(t), true
+	case float64:
+		return t, true
+	}
+	return 0, false
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func show(path string) string {
+	if path == "" {
+		return "(root)"
+	}
+	return path
+}
+
+func describe(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return fmt.Sprintf("%q", t)
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return "a map with " + strings.Join(keys, ", ")
+	case []any:
+		return fmt.Sprintf("a list of %d", len(t))
+	}
+	return fmt.Sprint(v)
+}

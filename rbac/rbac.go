@@ -1,0 +1,139 @@
+package rbac
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrbac "sigs.k8s.io/controller-tools/pkg/rbac"
+
+	"github.com/inrun/inrun/ir"
+)
+
+// The verbs the runtime uses, by what it does with an object.
+var (
+	// ReadVerbs serve informers and externalRef reads.
+	ReadVerbs = []string{"get", "list", "watch"}
+	// ChildVerbs are ReadVerbs plus create (onCreate), patch (server-side
+	// apply) and delete (prune and cleanup).
+	ChildVerbs = []string{"create", "delete", "get", "list", "patch", "watch"}
+	// ResourceVerbs are what the runtime does to the custom resource itself:
+	// read it and patch its finalizers.
+	ResourceVerbs = []string{"get", "list", "patch", "update", "watch"}
+	// StatusVerbs write status with server-side apply.
+	StatusVerbs = []string{"get", "patch", "update"}
+	// EventVerbs record Events.
+	EventVerbs = []string{"create", "patch"}
+	// LeaseVerbs run leader election.
+	LeaseVerbs = []string{"create", "delete", "get", "list", "patch", "update", "watch"}
+)
+
+// Rules returns the rules bp needs, merged per group and resource, sorted.
+func Rules(bp *ir.Blueprint) []ctrbac.Rule {
+	set := map[[2]string]map[string]bool{}
+	add := func(group, resource string, verbs []string) {
+		k := [2]string{group, resource}
+		if set[k] == nil {
+			set[k] = map[string]bool{}
+		}
+		for _, v := range verbs {
+			set[k][v] = true
+		}
+	}
+	r := bp.Resource
+	add(r.Group, r.Plural, ResourceVerbs)
+	add(r.Group, r.Plural+"/status", StatusVerbs)
+	// Owner references with blockOwnerDeletion need update on finalizers.
+	add(r.Group, r.Plural+"/finalizers", []string{"update"})
+	for _, c := range bp.Children {
+		if c.External {
+			add(c.Group, c.Plural, ReadVerbs)
+		} else {
+			add(c.Group, c.Plural, ChildVerbs)
+		}
+	}
+	add("", "events", EventVerbs)
+	add("events.k8s.io", "events", EventVerbs)
+	add("coordination.k8s.io", "leases", LeaseVerbs)
+
+	keys := make([][2]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	rules := make([]ctrbac.Rule, 0, len(keys))
+	for _, k := range keys {
+		verbs := make([]string, 0, len(set[k]))
+		for v := range set[k] {
+			verbs = append(verbs, v)
+		}
+		sort.Strings(verbs)
+		rules = append(rules, ctrbac.Rule{Groups: []string{k[0]}, Resources: []string{k[1]}, Verbs: verbs})
+	}
+	return rules
+}
+
+// PolicyRules converts rules to the RBAC API's form.
+func PolicyRules(rules []ctrbac.Rule) []rbacv1.PolicyRule {
+	out := make([]rbacv1.PolicyRule, len(rules))
+	for i := range rules {
+		out[i] = rules[i].ToRule()
+	}
+	return out
+}
+
+// RoleName is the name of the role a Blueprint's runtime is bound to.
+func RoleName(bp *ir.Blueprint) string { return "inrun-" + bp.Name }
+
+// ClusterRole returns the ClusterRole bp needs.
+func ClusterRole(bp *ir.Blueprint) *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: RoleName(bp), Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun", "inrun.dev/blueprint": bp.Name}},
+		Rules:      PolicyRules(Rules(bp)),
+	}
+}
+
+// Role returns a namespaced Role for a runtime that watches one namespace.
+// It fails when bp needs something a Role cannot grant: a cluster-scoped
+// custom resource or child.
+func Role(bp *ir.Blueprint, namespace string) (*rbacv1.Role, error) {
+	var cluster []string
+	if !bp.Resource.Namespaced {
+		cluster = append(cluster, bp.Resource.Kind)
+	}
+	for _, c := range bp.Children {
+		if !c.Namespaced {
+			cluster = append(cluster, c.Kind+" ("+c.ID+")")
+		}
+	}
+	if len(cluster) > 0 {
+		return nil, fmt.Errorf("a Role cannot grant cluster-scoped kinds: %s; use the ClusterRole (drop --namespace)", strings.Join(cluster, ", "))
+	}
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: RoleName(bp), Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun", "inrun.dev/blueprint": bp.Name}},
+		Rules:      PolicyRules(Rules(bp)),
+	}, nil
+}
+
+// Marker renders a rule as the +kubebuilder:rbac marker controller-gen reads.
+func Marker(r ctrbac.Rule) string {
+	group := strings.Join(r.Groups, ";")
+	return fmt.Sprintf("+kubebuilder:rbac:groups=%s,resources=%s,verbs=%s",
+		quoteEmpty(group), strings.Join(r.Resources, ";"), strings.Join(r.Verbs, ";"))
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}

@@ -1,0 +1,88 @@
+package reconciler
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// upToDate reports whether live already holds everything desired says,
+// including the applied hash, so that applying it would change nothing.
+func upToDate(desired, live *unstructured.Unstructured) bool {
+	return contains(live.Object, desired.Object)
+}
+
+// contains reports whether have holds want: every key of a map, every item
+// of a list of the same length, scalars equal (numbers by value).
+func contains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return len(w) == 0 && have == nil
+		}
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok {
+				if wv == nil || isEmpty(wv) {
+					continue
+				}
+				return false
+			}
+			if !contains(hv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok {
+			return len(w) == 0 && have == nil
+		}
+		if len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return have == nil || isEmpty(have)
+	}
+	if wn, ok := number(want); ok {
+		hn, ok := number(have)
+		return ok && hn == wn
+	}
+	return have == want
+}
+
+// isEmpty is true for the values the API server drops: empty maps and lists.
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+func number(v any) (float64, bool) {
+	switch t := v.(type) {
+	case int64:
+		return float64(t), true
+	case int:
+		return float64(t), true
+	case int32:
+		return float64(t), true
+	case float64:
+		return t, true
+	}
+	return 0, false
+}
+
+// equalJSON reports whether two JSON-like values are equal, numbers by
+// value.
+func equalJSON(a, b any) bool {
+	return contains(a, b) && contains(b, a)
+}

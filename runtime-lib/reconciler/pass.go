@@ -1,0 +1,427 @@
+package reconciler
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/ir"
+)
+
+// pass is the state of one Sync of one custom resource.
+type pass struct {
+	*Reconciler
+	cr  *unstructured.Unstructured
+	rep *Report
+
+	// observed are the objects labelled as this custom resource's
+	// children, by child id.
+	observed map[string][]*unstructured.Unstructured
+	// live is the object each child id stands for in expressions.
+	live map[string]*unstructured.Unstructured
+	vars *expr.Vars
+
+	// wanted is the identity each rendered child has this pass.
+	wanted map[string]objectKey
+	// keep marks children whose objects must not be pruned this pass,
+	// because they failed or wait for something.
+	keep map[string]bool
+	// excluded marks children whose includeWhen is false.
+	excluded map[string]bool
+	// notReady lists children that exist but are not ready yet.
+	notReady []string
+	// failed marks children whose render or write failed.
+	failed map[string]bool
+	// transient is an API failure worth a retry with backoff.
+	transient error
+}
+
+// objectKey identifies an object across kinds and namespaces.
+type objectKey struct {
+	gvk       schema.GroupVersionKind
+	namespace string
+	name      string
+}
+
+func keyOf(u *unstructured.Unstructured) objectKey {
+	return objectKey{gvk: u.GroupVersionKind(), namespace: u.GetNamespace(), name: u.GetName()}
+}
+
+func (k objectKey) String() string {
+	if k.namespace == "" {
+		return k.gvk.Kind + " " + k.name
+	}
+	return k.gvk.Kind + " " + k.namespace + "/" + k.name
+}
+
+// observe lists this custom resource's children by their inventory labels.
+func (p *pass) observe(ctx context.Context) error {
+	p.observed = map[string][]*unstructured.Unstructured{}
+	p.live = map[string]*unstructured.Unstructured{}
+	p.wanted = map[string]objectKey{}
+	p.keep = map[string]bool{}
+	p.excluded = map[string]bool{}
+	p.failed = map[string]bool{}
+
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, c := range p.bp.Children {
+		if c.External || seen[c.GroupVersionKind] {
+			continue
+		}
+		seen[c.GroupVersionKind] = true
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(c.GroupVersionKind.GroupVersion().WithKind(c.Kind + "List"))
+		err := p.opts.Client.List(ctx, list, client.MatchingLabels{
+			LabelBlueprint: p.bp.Name,
+			LabelOwnerUID:  string(p.cr.GetUID()),
+		})
+		if err != nil {
+			return fmt.Errorf("listing %s children: %w", c.Kind, explain(err, "list", c))
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			id := obj.GetLabels()[LabelChild]
+			p.observed[id] = append(p.observed[id], obj)
+		}
+	}
+	for id, objs := range p.observed {
+		sort.Slice(objs, func(i, j int) bool { return keyOf(objs[i]).String() < keyOf(objs[j]).String() })
+		p.live[id] = objs[0]
+	}
+	vars, err := p.opts.Programs.NewVars(p.cr, nil)
+	if err != nil {
+		return err
+	}
+	p.vars = vars
+	for id, obj := range p.live {
+		if p.bp.Child(id) != nil {
+			if err := p.vars.Set(id, obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// children renders and writes every child in dependency order.
+func (p *pass) children(ctx context.Context) {
+	for _, c := range p.bp.Children {
+		if missing := p.missing(c); len(missing) > 0 {
+			p.rep.Pending[c.ID] = "waiting for " + strings.Join(missing, ", ")
+			p.keep[c.ID] = true
+			continue
+		}
+		if c.IncludeWhen != nil {
+			include, err := p.opts.Programs.EvalBool(c.IncludeWhen, p.vars)
+			if err != nil {
+				p.childError(ctx, c, err)
+				continue
+			}
+			if !include {
+				p.excluded[c.ID] = true
+				p.setLive(c.ID, nil)
+				continue
+			}
+		}
+		if c.External {
+			p.readExternal(ctx, c)
+			continue
+		}
+		desired, err := p.render(c)
+		if err != nil {
+			p.childError(ctx, c, err)
+			continue
+		}
+		key := keyOf(desired)
+		p.wanted[c.ID] = key
+		var current *unstructured.Unstructured
+		for _, obj := range p.observed[c.ID] {
+			if keyOf(obj) == key {
+				current = obj
+			}
+		}
+		if !p.canOwn(desired) && !controllerutil.ContainsFinalizer(p.cr, Finalizer) {
+			if err := p.addFinalizer(ctx); err != nil {
+				p.apiError(ctx, c, err, "patch")
+				continue
+			}
+		}
+		switch {
+		case c.Phase == ir.OnCreate && current != nil:
+			p.setLive(c.ID, current)
+		case c.Phase == ir.OnCreate:
+			p.create(ctx, c, desired)
+		case current != nil && upToDate(desired, current):
+			p.setLive(c.ID, current)
+		default:
+			p.apply(ctx, c, desired)
+		}
+		if live := p.live[c.ID]; live != nil && !p.failed[c.ID] {
+			ready, err := p.ready(c, live)
+			if err != nil {
+				p.childError(ctx, c, err)
+			} else if !ready {
+				p.notReady = append(p.notReady, c.ID)
+			}
+		}
+	}
+}
+
+// missing returns the children c reads that have no live object.
+func (p *pass) missing(c *ir.Child) []string {
+	var out []string
+	for _, d := range c.DependsOn {
+		if p.live[d] == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (p *pass) setLive(id string, obj *unstructured.Unstructured) {
+	if obj == nil {
+		delete(p.live, id)
+	} else {
+		p.live[id] = obj
+	}
+	// The object came from the API server or the Blueprint's own render;
+	// a conversion failure here means a bug, and Set reports it.
+	if err := p.vars.Set(id, obj); err != nil {
+		p.rep.Errors = append(p.rep.Errors, err)
+	}
+}
+
+// render evaluates c's template into the object to apply, with the
+// inventory labels, owner reference and applied hash.
+func (p *pass) render(c *ir.Child) (*unstructured.Unstructured, error) {
+	out, err := p.opts.Programs.Render(c.Template, p.vars)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := out.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: template of %q did not render to an object", c.Pos, c.ID)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetName() == "" {
+		return nil, fmt.Errorf("%s: child %q rendered an empty metadata.name", c.Pos, c.ID)
+	}
+	switch {
+	case !c.Namespaced && u.GetNamespace() != "":
+		return nil, fmt.Errorf("%s: child %q is a cluster-scoped %s and cannot have metadata.namespace", c.Pos, c.ID, c.Kind)
+	case c.Namespaced && u.GetNamespace() == "":
+		if p.cr.GetNamespace() == "" {
+			return nil, fmt.Errorf("%s: child %q needs metadata.namespace: the %s is cluster-scoped", c.Pos, c.ID, p.bp.Resource.Kind)
+		}
+		u.SetNamespace(p.cr.GetNamespace())
+	}
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelManagedBy] = ManagedBy
+	labels[LabelBlueprint] = p.bp.Name
+	labels[LabelOwnerUID] = string(p.cr.GetUID())
+	labels[LabelChild] = c.ID
+	u.SetLabels(labels)
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationOwner] = ownerRef(p.cr)
+	u.SetAnnotations(annotations)
+	if p.canOwn(u) {
+		t := true
+		u.SetOwnerReferences([]metav1.OwnerReference{{
+			APIVersion:         p.cr.GetAPIVersion(),
+			Kind:               p.cr.GetKind(),
+			Name:               p.cr.GetName(),
+			UID:                p.cr.GetUID(),
+			Controller:         &t,
+			BlockOwnerDeletion: &t,
+		}})
+	}
+	// The hash covers everything applied, so that removing a field from
+	// the template is a change even though the remaining fields match.
+	annotations[AnnotationAppliedHash] = hashObject(u.Object)
+	u.SetAnnotations(annotations)
+	return u, nil
+}
+
+// canOwn reports whether garbage collection can delete obj with the custom
+// resource: owner references cannot cross namespaces.
+func (p *pass) canOwn(obj *unstructured.Unstructured) bool {
+	return p.cr.GetNamespace() == "" || obj.GetNamespace() == p.cr.GetNamespace()
+}
+
+// ownedByGC reports whether a live child carries this custom resource's
+// owner reference, so that garbage collection deletes it.
+func (p *pass) ownedByGC(obj *unstructured.Unstructured) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.UID == p.cr.GetUID() {
+			return true
+		}
+	}
+	return false
+}
+
+func hashObject(obj map[string]any) string {
+	raw, _ := json.Marshal(obj)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8])
+}
+
+func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) {
+	obj := desired.DeepCopy()
+	err := p.opts.Client.Create(ctx, obj, client.FieldOwner(p.opts.FieldOwner))
+	if apierrors.IsAlreadyExists(err) {
+		err = fmt.Errorf("%s already exists and was not created for this %s; Inrun does not take over objects it did not create", keyOf(desired), p.bp.Resource.Kind)
+		p.childError(ctx, c, err)
+		return
+	}
+	if err != nil {
+		p.apiError(ctx, c, err, "create")
+		return
+	}
+	p.rep.Writes++
+	p.rep.Created = append(p.rep.Created, keyOf(obj).String())
+	p.opts.Recorder.Eventf(p.cr, "Normal", "Created", "Created %s", keyOf(obj))
+	logr.FromContextOrDiscard(ctx).V(1).Info("created child", "child", c.ID, "object", keyOf(obj).String())
+	p.setLive(c.ID, obj)
+}
+
+func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) {
+	obj := desired.DeepCopy()
+	err := p.opts.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
+	if err != nil {
+		p.apiError(ctx, c, err, "patch")
+		return
+	}
+	p.rep.Writes++
+	p.rep.Applied = append(p.rep.Applied, keyOf(obj).String())
+	p.opts.Recorder.Eventf(p.cr, "Normal", "Applied", "Applied %s", keyOf(obj))
+	logr.FromContextOrDiscard(ctx).V(1).Info("applied child", "child", c.ID, "object", keyOf(obj).String())
+	p.setLive(c.ID, obj)
+}
+
+func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
+	ref, err := p.opts.Programs.Render(c.Template, p.vars)
+	if err != nil {
+		p.childError(ctx, c, err)
+		return
+	}
+	u := &unstructured.Unstructured{Object: ref.(map[string]any)}
+	ns := u.GetNamespace()
+	if c.Namespaced && ns == "" {
+		ns = p.cr.GetNamespace()
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(c.GroupVersionKind)
+	err = p.opts.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: u.GetName()}, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		p.rep.Pending[c.ID] = fmt.Sprintf("waiting for %s %s to exist", c.Kind, types.NamespacedName{Namespace: ns, Name: u.GetName()})
+		p.setLive(c.ID, nil)
+	case err != nil:
+		p.apiError(ctx, c, err, "get")
+	default:
+		p.setLive(c.ID, obj)
+	}
+}
+
+// childError records a problem of the Blueprint or the custom resource: the
+// child is kept as it is, and the Degraded condition says why.
+func (p *pass) childError(ctx context.Context, c *ir.Child, err error) {
+	err = fmt.Errorf("child %q: %w", c.ID, err)
+	p.keep[c.ID] = true
+	p.failed[c.ID] = true
+	p.rep.Errors = append(p.rep.Errors, err)
+	p.opts.Recorder.Eventf(p.cr, "Warning", "ChildFailed", "%v", err)
+	logr.FromContextOrDiscard(ctx).Error(err, "child failed", "child", c.ID)
+}
+
+// apiError records a refused or failed API call; Sync returns it so that
+// the work queue retries with backoff.
+func (p *pass) apiError(ctx context.Context, c *ir.Child, err error, verb string) {
+	err = explain(err, verb, c)
+	p.childError(ctx, c, err)
+	if p.transient == nil {
+		p.transient = err
+	}
+}
+
+// explain adds what to do to errors whose fix is outside Inrun.
+func explain(err error, verb string, c *ir.Child) error {
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("%w (the runtime may not %s %s: grant what `inrun rbac` prints)", err, verb, c.Plural)
+	}
+	return err
+}
+
+func (p *pass) addFinalizer(ctx context.Context) error {
+	patch := client.MergeFrom(p.cr.DeepCopy())
+	controllerutil.AddFinalizer(p.cr, Finalizer)
+	if err := p.opts.Client.Patch(ctx, p.cr, patch); err != nil {
+		return err
+	}
+	p.rep.Writes++
+	return nil
+}
+
+// prune deletes the children the Blueprint no longer produces: includeWhen
+// turned false, a template removed, or a name that changed. Children that
+// failed or wait this pass are kept.
+func (p *pass) prune(ctx context.Context) {
+	for id, objs := range p.observed {
+		if p.keep[id] {
+			continue
+		}
+		c := p.bp.Child(id)
+		for _, obj := range objs {
+			want, rendered := p.wanted[id]
+			switch {
+			case c == nil, p.excluded[id]:
+			case rendered && keyOf(obj) != want:
+			default:
+				continue
+			}
+			if err := p.delete(ctx, obj); err != nil {
+				err = fmt.Errorf("pruning %s: %w", keyOf(obj), err)
+				p.rep.Errors = append(p.rep.Errors, err)
+				p.opts.Recorder.Eventf(p.cr, "Warning", "PruneFailed", "%v", err)
+				if p.transient == nil {
+					p.transient = err
+				}
+				continue
+			}
+			p.rep.Pruned = append(p.rep.Pruned, keyOf(obj).String())
+			p.opts.Recorder.Eventf(p.cr, "Normal", "Pruned", "Deleted %s: the Blueprint no longer produces it", keyOf(obj))
+		}
+	}
+	sort.Strings(p.rep.Pruned)
+}
+
+func (p *pass) delete(ctx context.Context, obj *unstructured.Unstructured) error {
+	err := p.opts.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err == nil {
+		p.rep.Writes++
+	}
+	return err
+}

@@ -1,0 +1,200 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/ir"
+)
+
+// EventRecorder records Kubernetes Events on a custom resource.
+// client-go's record.EventRecorder satisfies it.
+type EventRecorder interface {
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+// Options configure a Reconciler.
+type Options struct {
+	// Client reads and writes the cluster. Required.
+	Client client.Client
+	// FieldOwner is the server-side apply field manager. Default "inrun".
+	FieldOwner string
+	// Recorder records Events on the custom resource. Optional.
+	Recorder EventRecorder
+	// Log is the logger used when the context carries none.
+	Log logr.Logger
+	// Programs are the Blueprint's compiled expressions. Default: compiled
+	// by New.
+	Programs *expr.Programs
+	// Clock returns the time used for condition transitions. Default
+	// time.Now.
+	Clock func() time.Time
+}
+
+func (o *Options) setDefaults(bp *ir.Blueprint) error {
+	if o.Client == nil {
+		return errors.New("reconciler: Options.Client is required")
+	}
+	if o.FieldOwner == "" {
+		o.FieldOwner = ManagedBy
+	}
+	if o.Recorder == nil {
+		o.Recorder = discardRecorder{}
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Programs == nil {
+		p, err := expr.Compile(bp)
+		if err != nil {
+			return fmt.Errorf("reconciler: compiling expressions of %s: %w", bp.Name, err)
+		}
+		o.Programs = p
+	}
+	return nil
+}
+
+type discardRecorder struct{}
+
+func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}
+
+// Reconciler reconciles the custom resources of one Blueprint.
+type Reconciler struct {
+	bp   *ir.Blueprint
+	opts Options
+}
+
+var _ reconcile.Reconciler = &Reconciler{}
+
+// New returns a Reconciler for bp, which must come from the compiler.
+func New(bp *ir.Blueprint, opts Options) (*Reconciler, error) {
+	if err := opts.setDefaults(bp); err != nil {
+		return nil, err
+	}
+	return &Reconciler{bp: bp, opts: opts}, nil
+}
+
+// Blueprint returns the Blueprint the Reconciler runs.
+func (r *Reconciler) Blueprint() *ir.Blueprint { return r.bp }
+
+// Reconcile implements reconcile.Reconciler: it reads the custom resource
+// and runs Sync on it.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(r.bp.Resource.GroupVersionKind)
+	if err := r.opts.Client.Get(ctx, req.NamespacedName, cr); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	report, err := r.Sync(ctx, cr)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: report.RequeueAfter}, nil
+}
+
+// Report says what one Sync did.
+type Report struct {
+	// Created, Applied and Pruned list children as "Kind namespace/name".
+	Created []string
+	Applied []string
+	Pruned  []string
+	// Pending are children not rendered yet, with what they wait for.
+	Pending map[string]string
+	// Errors are the problems found: failed expressions, refused writes.
+	// Their children were left as they are.
+	Errors []error
+	// Writes counts API writes made, status included.
+	Writes int
+	// RequeueAfter asks to be called again, e.g. while waiting.
+	RequeueAfter time.Duration
+}
+
+// Err joins Report.Errors.
+func (rep *Report) Err() error { return errors.Join(rep.Errors...) }
+
+// Sync reconciles one custom resource: finalizer, children, prune, status.
+// It returns an error only for failures worth retrying with backoff; the
+// Blueprint's own problems (failing expressions) are in Report.Errors and
+// in the Degraded condition.
+func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*Report, error) {
+	log := logr.FromContextOrDiscard(ctx)
+	if log.GetSink() == nil {
+		log = r.opts.Log
+	}
+	log = log.WithValues("blueprint", r.bp.Name)
+	ctx = logr.NewContext(ctx, log)
+
+	rep := &Report{Pending: map[string]string{}}
+	if !cr.GetDeletionTimestamp().IsZero() {
+		return rep, r.finalize(ctx, cr, rep)
+	}
+
+	pass := &pass{Reconciler: r, cr: cr, rep: rep}
+	if err := pass.observe(ctx); err != nil {
+		return rep, r.fail(ctx, cr, rep, "ObserveFailed", err)
+	}
+	pass.children(ctx)
+	pass.prune(ctx)
+	if err := pass.writeStatus(ctx); err != nil {
+		return rep, r.fail(ctx, cr, rep, "StatusFailed", err)
+	}
+	if pass.transient != nil {
+		return rep, pass.transient
+	}
+	return rep, nil
+}
+
+// fail records err as an Event and returns it for a retry with backoff.
+func (r *Reconciler) fail(ctx context.Context, cr *unstructured.Unstructured, rep *Report, reason string, err error) error {
+	rep.Errors = append(rep.Errors, err)
+	r.opts.Recorder.Eventf(cr, "Warning", reason, "%v", err)
+	logr.FromContextOrDiscard(ctx).Error(err, reason)
+	return err
+}
+
+// finalize deletes the children garbage collection cannot reach, then
+// releases the custom resource.
+func (r *Reconciler) finalize(ctx context.Context, cr *unstructured.Unstructured, rep *Report) error {
+	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
+		return nil
+	}
+	p := &pass{Reconciler: r, cr: cr, rep: rep}
+	if err := p.observe(ctx); err != nil {
+		return r.fail(ctx, cr, rep, "CleanupFailed", err)
+	}
+	remaining := 0
+	for _, objs := range p.observed {
+		for _, obj := range objs {
+			if p.ownedByGC(obj) {
+				continue
+			}
+			if err := p.delete(ctx, obj); err != nil {
+				return r.fail(ctx, cr, rep, "CleanupFailed", err)
+			}
+			remaining++
+		}
+	}
+	if remaining > 0 {
+		// Deletes are asynchronous: come back once they are gone.
+		rep.RequeueAfter = time.Second
+		return nil
+	}
+	patch := client.MergeFrom(cr.DeepCopy())
+	controllerutil.RemoveFinalizer(cr, Finalizer)
+	if err := r.opts.Client.Patch(ctx, cr, patch); err != nil && !apierrors.IsNotFound(err) {
+		return r.fail(ctx, cr, rep, "CleanupFailed", err)
+	}
+	rep.Writes++
+	return nil
+}

@@ -1,0 +1,175 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/ir"
+)
+
+// The condition types the runtime maintains on every custom resource.
+const (
+	ConditionReady       = "Ready"
+	ConditionProgressing = "Progressing"
+	ConditionDegraded    = "Degraded"
+)
+
+// maxMessage bounds condition messages, which the API server stores whole.
+const maxMessage = 2048
+
+// writeStatus computes emit.status and the conditions, and writes them
+// when they differ from what the custom resource already says.
+func (p *pass) writeStatus(ctx context.Context) error {
+	liveStatus, _, _ := unstructured.NestedMap(p.cr.Object, "status")
+	status := map[string]any{}
+	if p.bp.Status != nil {
+		for _, f := range p.bp.Status.Fields {
+			if !p.statusFieldReady(f.Value) {
+				continue
+			}
+			v, err := p.opts.Programs.Render(f.Value, p.vars)
+			if err != nil {
+				p.rep.Errors = append(p.rep.Errors, fmt.Errorf("emit.status.%s: %w", f.Key, err))
+				if old, ok := liveStatus[f.Key]; ok {
+					status[f.Key] = old // keep the last good value
+				}
+				continue
+			}
+			if v != nil {
+				status[f.Key] = v
+			}
+		}
+	}
+	status["observedGeneration"] = p.cr.GetGeneration()
+	status["conditions"] = p.conditions(liveStatus)
+
+	if equalJSON(liveStatus, status) {
+		return nil
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": p.cr.GetAPIVersion(),
+		"kind":       p.cr.GetKind(),
+		"metadata": map[string]any{
+			"name":      p.cr.GetName(),
+			"namespace": p.cr.GetNamespace(),
+		},
+		"status": status,
+	}}
+	if p.cr.GetNamespace() == "" {
+		unstructured.RemoveNestedField(obj.Object, "metadata", "namespace")
+	}
+	ac := client.ApplyConfigurationFromUnstructured(obj)
+	var err error
+	if p.bp.Resource.StatusSubresource {
+		err = p.opts.Client.Status().Apply(ctx, ac, client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
+	} else {
+		err = p.opts.Client.Apply(ctx, ac, client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
+	}
+	if err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	p.rep.Writes++
+	p.cr.Object["status"] = obj.Object["status"]
+	return nil
+}
+
+// statusFieldReady reports whether every child a status field reads has a
+// live object; fields that read a missing child are left out until it
+// exists.
+func (p *pass) statusFieldReady(v *ir.Value) bool {
+	for _, x := range v.Exprs() {
+		for _, r := range x.Refs {
+			if p.bp.Child(r) != nil && p.live[r] == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// conditions computes Ready, Progressing and Degraded, keeping each
+// condition's lastTransitionTime while its status holds.
+func (p *pass) conditions(liveStatus map[string]any) []any {
+	var conds []metav1.Condition
+	if raw, ok := liveStatus["conditions"].([]any); ok {
+		for _, c := range raw {
+			m, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			var cond metav1.Condition
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) == nil {
+				conds = append(conds, cond)
+			}
+		}
+	}
+	gen := p.cr.GetGeneration()
+	now := metav1.NewTime(p.opts.Clock().UTC().Truncate(1e9))
+	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
+		if len(msg) > maxMessage {
+			msg = msg[:maxMessage-3] + "..."
+		}
+		existing := meta.FindStatusCondition(conds, t)
+		if existing == nil || existing.Status != s {
+			meta.SetStatusCondition(&conds, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen, LastTransitionTime: now})
+			return
+		}
+		existing.Reason, existing.Message, existing.ObservedGeneration = reason, msg, gen
+	}
+
+	var waiting []string
+	for _, id := range sortedKeys(p.rep.Pending) {
+		waiting = append(waiting, id+" ("+p.rep.Pending[id]+")")
+	}
+	for _, id := range p.notReady {
+		waiting = append(waiting, id+" (not ready)")
+	}
+
+	if err := errors.Join(p.rep.Errors...); err != nil {
+		set(ConditionDegraded, metav1.ConditionTrue, "ReconcileError", err.Error())
+	} else {
+		set(ConditionDegraded, metav1.ConditionFalse, "AsExpected", "")
+	}
+	switch {
+	case len(waiting) > 0:
+		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(waiting, ", "))
+	default:
+		set(ConditionProgressing, metav1.ConditionFalse, "Converged", "every child is applied")
+	}
+	switch {
+	case len(p.rep.Errors) > 0:
+		set(ConditionReady, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
+	case len(waiting) > 0:
+		set(ConditionReady, metav1.ConditionFalse, "ChildrenNotReady", "waiting for "+strings.Join(waiting, ", "))
+	default:
+		set(ConditionReady, metav1.ConditionTrue, "ChildrenReady", "every child is ready")
+	}
+
+	sort.SliceStable(conds, func(i, j int) bool { return conds[i].Type < conds[j].Type })
+	out := make([]any, 0, len(conds))
+	for i := range conds {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+		if err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
