@@ -285,14 +285,23 @@ func hashObject(obj map[string]any) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// create creates an onCreate child. An object of that name that already
+// exists, but was not created for this custom resource, is used as it is:
+// read by expressions, never written, never pruned.
 func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) {
-	obj := desired.DeepCopy()
-	err := p.opts.Client.Create(ctx, obj, client.FieldOwner(p.opts.FieldOwner))
-	if apierrors.IsAlreadyExists(err) {
-		err = fmt.Errorf("%s already exists and was not created for this %s; Inrun does not take over objects it did not create", keyOf(desired), p.bp.Resource.Kind)
-		p.childError(ctx, c, err)
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(desired.GroupVersionKind())
+	err := p.opts.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	switch {
+	case err == nil:
+		p.setLive(c.ID, existing)
+		return
+	case !apierrors.IsNotFound(err):
+		p.apiError(ctx, c, err, "get")
 		return
 	}
+	obj := desired.DeepCopy()
+	err = p.opts.Client.Create(ctx, obj, client.FieldOwner(p.opts.FieldOwner))
 	if err != nil {
 		p.apiError(ctx, c, err, "create")
 		return
