@@ -244,6 +244,7 @@ func (c *compilation) checkExpr(env *expr.Env, vars []string, s exprSite) {
 			}
 			if m := undefinedFieldRE.FindStringSubmatch(msg); m != nil {
 				msg, hint = c.undefinedField(env, x.Source, e.Location.Column(), e.Location.Line(), m[1])
+				pos.Col++ // CEL points at the dot; point at the field
 			}
 			c.errs.add(pos, code, hint, "%s in ${%s}", msg, x.Source)
 		}

@@ -7,6 +7,10 @@ import "strings"
 func closest(s string, candidates []string) (string, bool) {
 	best, bestDist := "", -1
 	for _, c := range candidates {
+		// A prefix is what an abbreviation looks like: depl for deployment.
+		if len(s) >= 3 && strings.HasPrefix(strings.ToLower(c), strings.ToLower(s)) {
+			return c, true
+		}
 		d := levenshtein(strings.ToLower(s), strings.ToLower(c))
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = c, d

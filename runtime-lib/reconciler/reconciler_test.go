@@ -1,0 +1,274 @@
+package reconciler_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/simulate"
+)
+
+// fixture is a Blueprint, an in-memory store and a Reconciler over it.
+type fixture struct {
+	t     *testing.T
+	bp    *ir.Blueprint
+	store *simulate.Store
+	rec   *reconciler.Reconciler
+	cr    *unstructured.Unstructured
+}
+
+func newFixture(t *testing.T, spec map[string]any) *fixture {
+	t.Helper()
+	bp, err := compiler.CompileFile("testdata/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
+	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "web", "namespace": "shop"},
+		"spec":     spec,
+	}}
+	if err := f.store.CreateCR(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	f.cr = cr
+	return f
+}
+
+// sync reconciles the stored custom resource once.
+func (f *fixture) sync() *reconciler.Report {
+	f.t.Helper()
+	live := f.get()
+	rep, err := f.rec.Sync(context.Background(), live)
+	if err != nil && rep == nil {
+		f.t.Fatal(err)
+	}
+	return rep
+}
+
+func (f *fixture) get() *unstructured.Unstructured {
+	f.t.Helper()
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(f.bp.Resource.GroupVersionKind)
+	if err := f.store.Get(context.Background(), client.ObjectKeyFromObject(f.cr), live); err != nil {
+		f.t.Fatal(err)
+	}
+	return live
+}
+
+func (f *fixture) patchSpec(field string, v any) {
+	f.t.Helper()
+	live := f.get()
+	if err := unstructured.SetNestedField(live.Object, v, "spec", field); err != nil {
+		f.t.Fatal(err)
+	}
+	live.SetGeneration(live.GetGeneration() + 1)
+	if err := f.store.Update(context.Background(), live); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) object(gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
+	f.t.Helper()
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := f.store.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return nil
+	}
+	return obj
+}
+
+var (
+	deploymentGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	serviceGVK    = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	secretGVK     = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+	configMapGVK  = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+)
+
+func spec() map[string]any {
+	return map[string]any{"image": "nginx:1", "replicas": int64(2), "port": int64(80), "expose": true}
+}
+
+func TestSyncAppliesChildrenAndIsQuietAfterwards(t *testing.T) {
+	f := newFixture(t, spec())
+	rep := f.sync()
+	if err := rep.Err(); err != nil {
+		t.Fatalf("first sync: %v", err)
+	}
+	if len(rep.Created) != 1 || len(rep.Applied) != 3 {
+		t.Fatalf("created %v, applied %v; want the secret created and three children applied", rep.Created, rep.Applied)
+	}
+	d := f.object(deploymentGVK, "shop", "web")
+	if d == nil {
+		t.Fatal("deployment not applied")
+	}
+	if got, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); got != 2 {
+		t.Errorf("replicas = %d, want 2", got)
+	}
+	if len(d.GetOwnerReferences()) != 1 || d.GetOwnerReferences()[0].UID != f.cr.GetUID() {
+		t.Errorf("deployment owner references = %v, want the Website", d.GetOwnerReferences())
+	}
+	cm := f.object(configMapGVK, "elsewhere", "web-copy")
+	if cm == nil || len(cm.GetOwnerReferences()) != 0 || cm.GetLabels()[reconciler.LabelOwnerUID] != string(f.cr.GetUID()) {
+		t.Fatalf("cross-namespace copy = %v; want it tracked by labels, with no owner reference", cm)
+	}
+	if !containsString(f.get().GetFinalizers(), reconciler.Finalizer) {
+		t.Error("a cross-namespace child needs the cleanup finalizer on the custom resource")
+	}
+
+	before := f.store.Writes()
+	rep = f.sync()
+	if n := f.store.Writes() - before; n != 0 || rep.Writes != 0 {
+		t.Errorf("a converged resync wrote %d times (report %d); want none", n, rep.Writes)
+	}
+}
+
+func TestSpecChangeUpdatesChildButNotOnCreate(t *testing.T) {
+	f := newFixture(t, spec())
+	f.sync()
+	f.patchSpec("replicas", int64(5))
+	f.patchSpec("image", "nginx:2")
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := f.object(deploymentGVK, "shop", "web")
+	if got, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); got != 5 {
+		t.Errorf("replicas = %d after the edit, want 5", got)
+	}
+	s := f.object(secretGVK, "shop", "web-secret")
+	if got, _, _ := unstructured.NestedString(s.Object, "stringData", "token"); got != "nginx:1" {
+		t.Errorf("onCreate secret token = %q; it must keep the value it was created with", got)
+	}
+}
+
+func TestIncludeWhenFalsePrunes(t *testing.T) {
+	f := newFixture(t, spec())
+	f.sync()
+	if f.object(serviceGVK, "shop", "web") == nil {
+		t.Fatal("service not created")
+	}
+	f.patchSpec("expose", false)
+	rep := f.sync()
+	if f.object(serviceGVK, "shop", "web") != nil {
+		t.Fatal("service still exists after includeWhen turned false")
+	}
+	if len(rep.Pruned) != 1 || !strings.Contains(rep.Pruned[0], "Service shop/web") {
+		t.Errorf("pruned = %v, want the service", rep.Pruned)
+	}
+}
+
+func TestFailingExpressionKeepsChildrenAndRecovers(t *testing.T) {
+	f := newFixture(t, spec())
+	f.sync()
+	f.patchSpec("replicas", int64(0)) // 100 / 0 fails in the copy's template
+	rep := f.sync()
+	if !strings.Contains(rep.Err().Error(), "division by zero") {
+		t.Fatalf("errors = %v, want the division by zero", rep.Err())
+	}
+	if f.object(configMapGVK, "elsewhere", "web-copy") == nil {
+		t.Fatal("the child whose expression failed was deleted; it must be kept")
+	}
+	if cond := condition(f.get(), reconciler.ConditionDegraded); cond["status"] != "True" || !strings.Contains(cond["message"].(string), "division by zero") {
+		t.Errorf("Degraded = %v, want True with the error", cond)
+	}
+	f.patchSpec("replicas", int64(4))
+	if err := f.sync().Err(); err != nil {
+		t.Fatalf("after the fix: %v", err)
+	}
+	cm := f.object(configMapGVK, "elsewhere", "web-copy")
+	if got, _, _ := unstructured.NestedString(cm.Object, "data", "ratio"); got != "25" {
+		t.Errorf("ratio = %q, want 25", got)
+	}
+	if cond := condition(f.get(), reconciler.ConditionDegraded); cond["status"] != "False" {
+		t.Errorf("Degraded = %v after recovery, want False", cond)
+	}
+}
+
+func TestDriftIsCorrected(t *testing.T) {
+	f := newFixture(t, spec())
+	f.sync()
+	d := f.object(deploymentGVK, "shop", "web")
+	_ = unstructured.SetNestedField(d.Object, int64(9), "spec", "replicas")
+	if err := f.store.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.Delete(context.Background(), f.object(serviceGVK, "shop", "web")); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	d = f.object(deploymentGVK, "shop", "web")
+	if got, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); got != 2 {
+		t.Errorf("replicas = %d after a hand edit and a sync, want 2 again", got)
+	}
+	if f.object(serviceGVK, "shop", "web") == nil {
+		t.Error("hand-deleted service was not restored")
+	}
+}
+
+func TestDeletionCleansUpCrossNamespaceChildren(t *testing.T) {
+	f := newFixture(t, spec())
+	f.sync()
+	if err := f.store.Delete(context.Background(), f.get()); err != nil {
+		t.Fatal(err)
+	}
+	// The finalizer keeps the custom resource while the copy exists.
+	f.sync()
+	if f.object(configMapGVK, "elsewhere", "web-copy") != nil {
+		t.Fatal("cross-namespace copy survived the custom resource's deletion")
+	}
+	f.sync()
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(f.bp.Resource.GroupVersionKind)
+	if err := f.store.Get(context.Background(), client.ObjectKeyFromObject(f.cr), live); err == nil {
+		t.Errorf("custom resource still there with finalizers %v", live.GetFinalizers())
+	}
+}
+
+func TestStatusAndConditions(t *testing.T) {
+	f := newFixture(t, spec())
+	f.sync()
+	cr := f.get()
+	if g, _, _ := unstructured.NestedInt64(cr.Object, "status", "observedGeneration"); g != cr.GetGeneration() {
+		t.Errorf("observedGeneration = %d, want %d", g, cr.GetGeneration())
+	}
+	if r, found, _ := unstructured.NestedInt64(cr.Object, "status", "readyReplicas"); !found || r != 0 {
+		t.Errorf("readyReplicas = %d (found %v), want 0 from the live deployment", r, found)
+	}
+	if cond := condition(cr, reconciler.ConditionReady); cond["status"] != "False" || cond["reason"] != "ChildrenNotReady" {
+		t.Errorf("Ready = %v, want False while the deployment has no ready pods", cond)
+	}
+	if cond := condition(cr, reconciler.ConditionProgressing); cond["status"] != "True" {
+		t.Errorf("Progressing = %v, want True", cond)
+	}
+}
+
+func condition(cr *unstructured.Unstructured, condType string) map[string]any {
+	conds, _, _ := unstructured.NestedSlice(cr.Object, "status", "conditions")
+	for _, c := range conds {
+		if m := c.(map[string]any); m["type"] == condType {
+			return m
+		}
+	}
+	return nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
