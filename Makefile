@@ -1,0 +1,44 @@
+# Inrun's build, test and tooling entry points. `make help` lists them.
+
+GO       ?= go
+BIN      ?= bin
+INRUN    := $(BIN)/inrun
+DEMO     ?= demo
+N        ?= 1000
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/inrun
+	$(GO) build -o $(INRUN) ./cmd/inrun
+
+.PHONY: demo
+demo: build ## Set up and run the canonical pack in ./demo
+	rm -rf $(DEMO)
+	$(INRUN) init $(DEMO)
+	cd $(DEMO) && ../$(INRUN) check && ../$(INRUN) simulate
+
+.PHONY: test
+test: vet fmt-check ## Run every test (vet, gofmt, go test ./...)
+	$(GO) test ./...
+
+.PHONY: vet
+vet: ## go vet
+	$(GO) vet ./...
+
+.PHONY: fmt-check
+fmt-check: ## Fail if gofmt would change a file
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+.PHONY: fuzz
+fuzz: ## Fuzz the Blueprint compiler for a minute
+	$(GO) test ./compiler -run '^$$' -fuzz FuzzCompile -fuzztime 60s
+
+.PHONY: bench
+bench: ## Micro-benchmarks of the hot paths
+	$(GO) test ./expr ./runtime-lib/... -run '^$$' -bench . -benchmem
