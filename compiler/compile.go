@@ -166,7 +166,7 @@ func yamlErrorPos(file string, err error) ir.Pos {
 }
 
 func yamlErrorMsg(err error) string {
-	return "invalid YAML: " + yamlLineRE.ReplaceAllString(err.Error(), "")
+	return "invalid YAML: " + strings.TrimPrefix(yamlLineRE.ReplaceAllString(err.Error(), ""), "yaml: ")
 }
 
 func (c *compilation) metadata(top *object) {
