@@ -78,7 +78,11 @@ func Ensure(ctx context.Context, opts Options) (string, error) {
 		p.printf("Built in %s.", since(start))
 	}
 
-	p.printf("Control plane assets %s are in %s:", VersionTag(), dir)
+	if len(todo) == 0 {
+		p.printf("Verified the control plane assets %s in %s:", VersionTag(), dir)
+	} else {
+		p.printf("Control plane assets %s are in %s:", VersionTag(), dir)
+	}
 	for _, g := range groups() {
 		for _, bin := range g.binaries {
 			p.printf("  %s %s is at %s", bin, g.version, filepath.Join(dir, bin))
