@@ -38,11 +38,21 @@ server-side apply, prune, status, events and RBAC.
 
 Start with:
   inrun init my-operator && cd my-operator
-  inrun simulate`,
+  inrun simulate
+  inrun --dev
+
+A bare inrun is inrun run: see inrun run --help for its flags.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// A bare inrun is inrun run.
+	bare := &runFlags{}
+	bare.register(root)
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error { return bare.run(cmd, args) }
 	root.AddCommand(
+		newRunCommand(),
+		newClusterCommand(),
 		newInitCommand(),
 		newCheckCommand(),
 		newSimulateCommand(),

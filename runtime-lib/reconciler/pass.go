@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,6 +49,8 @@ type pass struct {
 	failed map[string]bool
 	// transient is an API failure worth a retry with backoff.
 	transient error
+	// readExternals is set once an externalRef has been read.
+	readExternals bool
 }
 
 // objectKey identifies an object across kinds and namespaces.
@@ -291,7 +294,7 @@ func hashObject(obj map[string]any) string {
 func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) {
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
-	err := p.opts.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	err := p.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	switch {
 	case err == nil:
 		p.setLive(c.ID, existing)
@@ -308,7 +311,7 @@ func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Un
 	}
 	p.rep.Writes++
 	p.rep.Created = append(p.rep.Created, keyOf(obj).String())
-	p.opts.Recorder.Eventf(p.cr, "Normal", "Created", "Created %s", keyOf(obj))
+	p.opts.Recorder.Eventf(p.cr, obj, corev1.EventTypeNormal, "Created", "Create", "Created %s", keyOf(obj))
 	logr.FromContextOrDiscard(ctx).V(1).Info("created child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
 }
@@ -322,12 +325,13 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	}
 	p.rep.Writes++
 	p.rep.Applied = append(p.rep.Applied, keyOf(obj).String())
-	p.opts.Recorder.Eventf(p.cr, "Normal", "Applied", "Applied %s", keyOf(obj))
+	p.opts.Recorder.Eventf(p.cr, obj, corev1.EventTypeNormal, "Applied", "Apply", "Applied %s", keyOf(obj))
 	logr.FromContextOrDiscard(ctx).V(1).Info("applied child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
 }
 
 func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
+	p.readExternals = true
 	ref, err := p.opts.Programs.Render(c.Template, p.vars)
 	if err != nil {
 		p.childError(ctx, c, err)
@@ -340,7 +344,7 @@ func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(c.GroupVersionKind)
-	err = p.opts.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: u.GetName()}, obj)
+	err = p.opts.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: u.GetName()}, obj)
 	switch {
 	case apierrors.IsNotFound(err):
 		p.rep.Pending[c.ID] = fmt.Sprintf("waiting for %s %s to exist", c.Kind, types.NamespacedName{Namespace: ns, Name: u.GetName()})
@@ -359,7 +363,7 @@ func (p *pass) childError(ctx context.Context, c *ir.Child, err error) {
 	p.keep[c.ID] = true
 	p.failed[c.ID] = true
 	p.rep.Errors = append(p.rep.Errors, err)
-	p.opts.Recorder.Eventf(p.cr, "Warning", "ChildFailed", "%v", err)
+	p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeWarning, "ChildFailed", "Reconcile", "%v", err)
 	logr.FromContextOrDiscard(ctx).Error(err, "child failed", "child", c.ID)
 }
 
@@ -411,14 +415,14 @@ func (p *pass) prune(ctx context.Context) {
 			if err := p.delete(ctx, obj); err != nil {
 				err = fmt.Errorf("pruning %s: %w", keyOf(obj), err)
 				p.rep.Errors = append(p.rep.Errors, err)
-				p.opts.Recorder.Eventf(p.cr, "Warning", "PruneFailed", "%v", err)
+				p.opts.Recorder.Eventf(p.cr, obj, corev1.EventTypeWarning, "PruneFailed", "Delete", "%v", err)
 				if p.transient == nil {
 					p.transient = err
 				}
 				continue
 			}
 			p.rep.Pruned = append(p.rep.Pruned, keyOf(obj).String())
-			p.opts.Recorder.Eventf(p.cr, "Normal", "Pruned", "Deleted %s: the Blueprint no longer produces it", keyOf(obj))
+			p.opts.Recorder.Eventf(p.cr, obj, corev1.EventTypeNormal, "Pruned", "Delete", "Deleted %s: the Blueprint no longer produces it", keyOf(obj))
 		}
 	}
 	sort.Strings(p.rep.Pruned)

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -18,20 +20,19 @@ import (
 	"github.com/inrun/inrun/ir"
 )
 
-// EventRecorder records Kubernetes Events on a custom resource.
-// client-go's record.EventRecorder satisfies it.
-type EventRecorder interface {
-	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
-}
-
 // Options configure a Reconciler.
 type Options struct {
 	// Client reads and writes the cluster. Required.
 	Client client.Client
+	// APIReader reads objects the cache does not hold: externalRefs and
+	// objects of an onCreate child's name that Inrun did not create. A
+	// manager's GetAPIReader fits. Default: Client.
+	APIReader client.Reader
 	// FieldOwner is the server-side apply field manager. Default "inrun".
 	FieldOwner string
-	// Recorder records Events on the custom resource. Optional.
-	Recorder EventRecorder
+	// Recorder records Events (events.k8s.io) on the custom resource.
+	// Optional: a manager's GetEventRecorder fits.
+	Recorder events.EventRecorder
 	// Log is the logger used when the context carries none.
 	Log logr.Logger
 	// Programs are the Blueprint's compiled expressions. Default: compiled
@@ -45,6 +46,9 @@ type Options struct {
 func (o *Options) setDefaults(bp *ir.Blueprint) error {
 	if o.Client == nil {
 		return errors.New("reconciler: Options.Client is required")
+	}
+	if o.APIReader == nil {
+		o.APIReader = o.Client
 	}
 	if o.FieldOwner == "" {
 		o.FieldOwner = ManagedBy
@@ -67,7 +71,12 @@ func (o *Options) setDefaults(bp *ir.Blueprint) error {
 
 type discardRecorder struct{}
 
-func (discardRecorder) Eventf(runtime.Object, string, string, string, ...any) {}
+func (discardRecorder) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...any) {
+}
+
+// ExternalResync is how often a custom resource that reads externalRefs is
+// reconciled again to notice changes to them.
+const ExternalResync = 30 * time.Second
 
 // Reconciler reconciles the custom resources of one Blueprint.
 type Reconciler struct {
@@ -152,13 +161,17 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 	if pass.transient != nil {
 		return rep, pass.transient
 	}
+	if pass.readExternals && rep.RequeueAfter == 0 {
+		// Objects Inrun does not own are not watched: look again.
+		rep.RequeueAfter = ExternalResync
+	}
 	return rep, nil
 }
 
 // fail records err as an Event and returns it for a retry with backoff.
 func (r *Reconciler) fail(ctx context.Context, cr *unstructured.Unstructured, rep *Report, reason string, err error) error {
 	rep.Errors = append(rep.Errors, err)
-	r.opts.Recorder.Eventf(cr, "Warning", reason, "%v", err)
+	r.opts.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, reason, "Reconcile", "%v", err)
 	logr.FromContextOrDiscard(ctx).Error(err, reason)
 	return err
 }

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/localcluster"
+	"github.com/inrun/inrun/localcluster/assets"
+	"github.com/inrun/inrun/runtime-lib/runner"
+	"github.com/inrun/inrun/simulate"
+)
+
+// runFlags are the flags of inrun run, which a bare inrun shares.
+type runFlags struct {
+	dev            bool
+	installCRDs    bool
+	fromConfigMaps bool
+	cmNamespace    string
+	kubeconfig     string
+	kubeContext    string
+	workers        int
+	metricsAddr    string
+	probeAddr      string
+	leaderElect    bool
+	leaderNS       string
+	zap            zap.Options
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.dev, "dev", false, "when no cluster is reachable, start a local control plane (kind where Docker works); install the CRDs and apply manifests/ (except the CRD)")
+	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD manifest before starting (implied by --dev)")
+	fl.BoolVar(&f.fromConfigMaps, "from-configmaps", false, "run the Blueprints stored in ConfigMaps labelled "+runner.LabelRole+"="+runner.RoleBlueprint+" instead of files")
+	fl.StringVar(&f.cmNamespace, "configmap-namespace", "", "namespace of the Blueprint ConfigMaps (default: all namespaces)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path of the kubeconfig (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default the current one)")
+	fl.IntVar(&f.workers, "workers", 4, "custom resources reconciled at once, per Blueprint")
+	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint; "0" disables it`)
+	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
+	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
+	fl.BoolVar(&f.leaderElect, "leader-elect", inCluster, "elect one active runtime through a Lease (default on inside a cluster)")
+	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the runtime's namespace in a cluster, else default)")
+	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
+	f.zap.Development = true
+	f.zap.BindFlags(gofs)
+	fl.AddGoFlagSet(gofs)
+}
+
+const runLong = `Run is the interpreted runtime: it compiles the Blueprints and reconciles
+their custom resources on the cluster of the current kubeconfig context,
+with one controller per Blueprint: informers on the custom resource and on
+every child kind (caches hold only Inrun's children), a rate-limited work
+queue with backoff, several workers, server-side apply with one field owner,
+prune, finalizers, status and conditions, Events, metrics and probes.
+
+Blueprints come from the arguments (default blueprint.yaml), or with
+--from-configmaps from ConfigMaps labelled inrun.dev/role=blueprint whose key
+blueprint.yaml holds the Blueprint and whose other keys are the files it
+names (crd.file: manifests/crd.yaml reads the key crd.yaml).
+
+With --dev, when no cluster is reachable, inrun starts a local control plane
+(built from source on first use, about 10 minutes), installs the CRDs,
+applies manifests/*.yaml other than the CRD, and prints the KUBECONFIG line
+for a second terminal. Ctrl-C stops the runtime and the control plane.
+
+A bare "inrun" is "inrun run".`
+
+func newRunCommand() *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run [BLUEPRINT...]",
+		Short: "Run the interpreted runtime against the current cluster",
+		Long:  runLong,
+		Example: `  inrun run --dev
+  inrun run blueprint.yaml other/blueprint.yaml --leader-elect
+  inrun run --from-configmaps --configmap-namespace inrun-system`,
+		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args) },
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func (f *runFlags) run(cmd *cobra.Command, args []string) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := cmd.OutOrStdout()
+	log := zap.New(zap.UseFlagOptions(&f.zap))
+
+	if f.fromConfigMaps && len(args) > 0 {
+		return errors.New("give Blueprint files or --from-configmaps, not both")
+	}
+	var bps []*ir.Blueprint
+	if !f.fromConfigMaps {
+		if len(args) == 0 {
+			args = []string{defaultBlueprint}
+		}
+		var errs []error
+		for _, p := range args {
+			bp, err := loadBlueprint(p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			bps = append(bps, bp)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+	}
+
+	cfg, reachErr := f.restConfig()
+	if reachErr == nil {
+		reachErr = reachable(cfg)
+	}
+	if reachErr != nil {
+		if !f.dev {
+			return fmt.Errorf("no cluster reachable: %w\nfix the kubeconfig or --context, or pass --dev to start a local control plane", reachErr)
+		}
+		fmt.Fprintf(out, "No cluster reachable (%v); starting a local control plane.\n", reachErr)
+		c, err := startDevCluster(ctx, out)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			fmt.Fprintln(out, "Stopping the local control plane.")
+			_ = c.Stop()
+		}()
+		cfg = c.RESTConfig()
+		printDevHints(out, c, bps)
+	}
+	if f.fromConfigMaps {
+		reader, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+		if err != nil {
+			return err
+		}
+		if bps, err = runner.LoadConfigMaps(ctx, reader, f.cmNamespace); err != nil {
+			return err
+		}
+		if len(bps) == 0 {
+			return fmt.Errorf("no ConfigMap labelled %s=%s found; store a Blueprint under the key %s", runner.LabelRole, runner.RoleBlueprint, runner.KeyBlueprint)
+		}
+	}
+	if f.dev || f.installCRDs {
+		if err := runner.InstallCRDs(ctx, cfg, bps); err != nil {
+			return err
+		}
+		for _, bp := range bps {
+			fmt.Fprintf(out, "CRD %s.%s installed.\n", bp.Resource.Plural, bp.Resource.Group)
+		}
+	}
+	if f.dev {
+		if err := applyExamples(ctx, cfg, bps, out); err != nil {
+			return err
+		}
+	}
+	for _, bp := range bps {
+		fmt.Fprintf(out, "Reconciling %s (%s) with Blueprint %s from %s.\n", bp.Resource.Kind, bp.Resource.GroupVersionKind.GroupVersion(), bp.Name, bp.File)
+	}
+	err := runner.Run(ctx, runner.Options{
+		Config:                  cfg,
+		Blueprints:              bps,
+		Workers:                 f.workers,
+		MetricsAddr:             f.metricsAddr,
+		ProbeAddr:               f.probeAddr,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionNamespace: f.leaderNS,
+		Log:                     log,
+	})
+	if ctx.Err() != nil {
+		return nil // Ctrl-C: a clean shutdown
+	}
+	return err
+}
+
+func (f *runFlags) restConfig() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = f.kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: f.kubeContext}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	return cfg, nil
+}
+
+// reachable asks the API server for its version, briefly.
+func reachable(cfg *rest.Config) error {
+	c := rest.CopyConfig(cfg)
+	c.Timeout = 3 * time.Second
+	dc, err := discovery.NewDiscoveryClientForConfig(c)
+	if err != nil {
+		return err
+	}
+	_, err = dc.ServerVersion()
+	return err
+}
+
+// devKubeconfig is where --dev writes the local control plane's kubeconfig:
+// in the project, so a second terminal finds it.
+const devKubeconfig = ".inrun/kubeconfig"
+
+func startDevCluster(ctx context.Context, out io.Writer) (*localcluster.Cluster, error) {
+	if dockerWorks(ctx) {
+		fmt.Fprintln(out, "Docker works here, but kind clusters are not supported by this build yet; using the local control plane.")
+	}
+	if _, err := assets.Ensure(ctx, assets.Options{Progress: out}); err != nil {
+		return nil, err
+	}
+	kubeconfig, err := filepath.Abs(devKubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(kubeconfig), 0o755); err != nil {
+		return nil, err
+	}
+	return localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Full, KubeconfigPath: kubeconfig, Progress: out})
+}
+
+func printDevHints(out io.Writer, c *localcluster.Cluster, bps []*ir.Blueprint) {
+	fmt.Fprintf(out, "\nLocal control plane ready. In a second terminal:\n\n")
+	fmt.Fprintf(out, "  export KUBECONFIG=%s\n", shellQuote(c.KubeconfigPath()))
+	fmt.Fprintf(out, "  export PATH=%s:$PATH   # kubectl %s, matching the API server\n", shellQuote(filepath.Dir(c.KubectlPath())), assets.KubernetesVersion)
+	for _, bp := range bps {
+		fmt.Fprintf(out, "  kubectl get %s -o wide\n", bp.Resource.Plural)
+	}
+	fmt.Fprintln(out)
+}
+
+// applyExamples creates the objects in manifests/ next to each Blueprint,
+// except its CRD, so that --dev shows the Blueprint at work at once.
+func applyExamples(ctx context.Context, cfg *rest.Config, bps []*ir.Blueprint, out io.Writer) error {
+	c, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		return err
+	}
+	for _, bp := range bps {
+		dir := filepath.Join(filepath.Dir(bp.File), "manifests")
+		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		for _, file := range files {
+			if bp.Resource.CRDFile != "" && filepath.Clean(filepath.Join(filepath.Dir(bp.File), bp.Resource.CRDFile)) == filepath.Clean(file) {
+				continue
+			}
+			obj, err := simulate.ReadObject(file)
+			if err != nil {
+				return err
+			}
+			if obj.GetNamespace() == "" && obj.GroupVersionKind() == bp.Resource.GroupVersionKind && bp.Resource.Namespaced {
+				obj.SetNamespace("default")
+			}
+			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("inrun-dev"), client.ForceOwnership); err != nil {
+				return fmt.Errorf("applying %s: %w", file, err)
+			}
+			fmt.Fprintf(out, "Applied %s (%s %s).\n", file, obj.GetKind(), obj.GetName())
+		}
+	}
+	return nil
+}

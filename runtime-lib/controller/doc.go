@@ -1,0 +1,11 @@
+// Package controller runs Blueprints on a cluster: it wires one
+// reconciler.Reconciler per Blueprint into a controller-runtime manager,
+// with informers on the custom resource and every child kind, a
+// rate-limited work queue, several workers, and watches that bring a
+// child's owner back into the queue when the child drifts or is deleted.
+//
+// ManagerOptions shapes the manager itself: caches of child kinds hold only
+// objects labelled as Inrun's, so memory grows with what Inrun owns, not
+// with the cluster; unstructured objects are cached; leader election,
+// metrics and probes are controller-runtime's.
+package controller

@@ -1,0 +1,176 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/controller"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+)
+
+// Options configure Run.
+type Options struct {
+	// Config reaches the API server. Required.
+	Config *rest.Config
+	// Blueprints to run. Required.
+	Blueprints []*ir.Blueprint
+	// Workers per Blueprint. Default 4.
+	Workers int
+	// MetricsAddr serves Prometheus metrics; "0" disables. Default ":8080".
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz; "0" disables. Default ":8081".
+	ProbeAddr string
+	// LeaderElection runs the controllers only in the elected replica.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the Lease; default: the in-cluster
+	// namespace, or "default" outside a cluster.
+	LeaderElectionNamespace string
+	// LeaderElectionID overrides the Lease name; default derived from the
+	// Blueprints' names.
+	LeaderElectionID string
+	// Log is the root logger.
+	Log logr.Logger
+	// Ready, when set, is called once the manager has started and its
+	// caches are in sync.
+	Ready func()
+}
+
+func (o *Options) setDefaults() error {
+	if o.Config == nil {
+		return errors.New("runner: Options.Config is required")
+	}
+	if len(o.Blueprints) == 0 {
+		return errors.New("runner: no Blueprints to run")
+	}
+	if o.MetricsAddr == "" {
+		o.MetricsAddr = ":8080"
+	}
+	if o.ProbeAddr == "" {
+		o.ProbeAddr = ":8081"
+	}
+	if o.LeaderElectionID == "" {
+		o.LeaderElectionID = controller.LeaderElectionID(o.Blueprints)
+	}
+	if o.LeaderElectionNamespace == "" && o.LeaderElection {
+		o.LeaderElectionNamespace = "default"
+	}
+	return nil
+}
+
+// Run runs the Blueprints until ctx is done, then shuts down gracefully.
+func Run(ctx context.Context, opts Options) error {
+	if err := opts.setDefaults(); err != nil {
+		return err
+	}
+	mopts, err := controller.ManagerOptions(opts.Blueprints)
+	if err != nil {
+		return err
+	}
+	mopts.Scheme = Scheme()
+	mopts.Logger = opts.Log
+	mopts.Metrics = metricsserver.Options{BindAddress: opts.MetricsAddr}
+	mopts.HealthProbeBindAddress = opts.ProbeAddr
+	mopts.LeaderElection = opts.LeaderElection
+	mopts.LeaderElectionID = opts.LeaderElectionID
+	mopts.LeaderElectionNamespace = opts.LeaderElectionNamespace
+	mopts.LeaderElectionReleaseOnCancel = true
+	mopts.GracefulShutdownTimeout = ptrDuration(30 * time.Second)
+
+	mgr, err := manager.New(opts.Config, mopts)
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	for _, bp := range opts.Blueprints {
+		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers}); err != nil {
+			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	if opts.Ready != nil {
+		ready := opts.Ready
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			if mgr.GetCache().WaitForCacheSync(ctx) {
+				ready()
+			}
+			<-ctx.Done()
+			return nil
+		})); err != nil {
+			return err
+		}
+	}
+	return mgr.Start(ctx)
+}
+
+func ptrDuration(d time.Duration) *time.Duration { return &d }
+
+// Scheme knows the built-in kinds and CRDs; custom resources are
+// unstructured.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = apiextensionsv1.AddToScheme(s)
+	return s
+}
+
+// InstallCRDs applies the CRD manifest of every Blueprint that has one and
+// waits until each is established.
+func InstallCRDs(ctx context.Context, cfg *rest.Config, bps []*ir.Blueprint) error {
+	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return err
+	}
+	for _, bp := range bps {
+		if bp.Resource.CRD == nil {
+			continue
+		}
+		crd := bp.Resource.CRD.DeepCopy()
+		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		crd.ResourceVersion = ""
+		crd.ManagedFields = nil
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+		if err != nil {
+			return err
+		}
+		delete(obj, "status")
+		u := &unstructured.Unstructured{Object: obj}
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(reconciler.ManagedBy), client.ForceOwnership); err != nil {
+			return fmt.Errorf("installing CRD %s: %w", crd.Name, err)
+		}
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			live := &apiextensionsv1.CustomResourceDefinition{}
+			if err := c.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err != nil {
+				return false, nil
+			}
+			for _, cond := range live.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s was not established: %w", crd.Name, err)
+		}
+	}
+	return nil
+}
