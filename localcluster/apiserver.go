@@ -119,7 +119,8 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	// Components and people get an admin of their own rather than
 	// envtest's default user, so that audit lines and errors say "inrun".
 	admin, err := c.env.AddUser(envtest.User{Name: "inrun-admin", Groups: []string{"system:masters"}},
-		// A test cluster serves one client; never throttle it.
+		// client-go's default of 5 requests a second would make the
+		// cluster, not the code under test, the bottleneck.
 		&rest.Config{QPS: 1000, Burst: 2000})
 	if err != nil {
 		return fmt.Errorf("provisioning the admin user: %w", err)

@@ -36,9 +36,9 @@ const StagesDir = "kwok-stages"
 // directory instead of the per-version cache directory.
 const EnvDir = "INRUN_ASSETS_DIR"
 
-// BuildHint is the command a person runs to build missing assets. Errors
-// from Check end with it.
-const BuildHint = "make assets (or: inrun cluster assets)"
+// BuildCommand is the inrun command that builds missing assets; errors
+// from Check name it, and the Makefile's "assets" target runs it.
+const BuildCommand = "inrun cluster assets"
 
 // Binaries lists every binary an assets directory holds, in build order.
 var Binaries = []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubectl, Kwok}
@@ -107,8 +107,8 @@ type MissingError struct {
 }
 
 func (e *MissingError) Error() string {
-	return fmt.Sprintf("control plane asset %s %s in %s; build the assets with: %s (about 10 minutes the first time)",
-		e.Name, e.Reason, e.Dir, BuildHint)
+	return fmt.Sprintf("control plane asset %s %s in %s; build the assets with `make assets` or `%s` (about 10 minutes the first time)",
+		e.Name, e.Reason, e.Dir, BuildCommand)
 }
 
 // IsMissing reports whether err, or an error it wraps, is a *MissingError.

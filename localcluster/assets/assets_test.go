@@ -47,8 +47,8 @@ func fakeAssets(t *testing.T, dir string) {
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	err := Check(dir)
-	if !IsMissing(err) || !strings.Contains(err.Error(), "etcd does not exist") || !strings.Contains(err.Error(), BuildHint) {
-		t.Fatalf("Check(empty dir) = %v, want etcd missing and the build hint", err)
+	if !IsMissing(err) || !strings.Contains(err.Error(), "etcd does not exist") || !strings.Contains(err.Error(), BuildCommand) {
+		t.Fatalf("Check(empty dir) = %v, want etcd missing and the build command", err)
 	}
 
 	fakeAssets(t, dir)
