@@ -89,6 +89,17 @@ func (o *Options) setDefaults() error {
 		}
 		o.AssetsDir = dir
 	}
+	// Absolute paths, because they are printed for use from anywhere and
+	// handed to processes.
+	var err error
+	if o.AssetsDir, err = filepath.Abs(o.AssetsDir); err != nil {
+		return err
+	}
+	if o.KubeconfigPath != "" {
+		if o.KubeconfigPath, err = filepath.Abs(o.KubeconfigPath); err != nil {
+			return err
+		}
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -174,18 +175,25 @@ func TestFullCollectsGarbage(t *testing.T) {
 }
 
 // TestStopLeavesNothing starts and stops a cluster twice in a row and checks
-// that every process is gone, every port free and the directory removed.
+// that every process is gone, every port free and every file removed.
 func TestStopLeavesNothing(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	for range 2 {
-		c := clustertest.Start(t, localcluster.Options{})
+		c := clustertest.Start(t, localcluster.Options{KubeconfigPath: kubeconfig})
 		comps := c.Components()
 		if len(comps) != 2 {
 			t.Fatalf("components = %+v, want etcd and kube-apiserver", comps)
+		}
+		if _, err := os.Stat(kubeconfig); err != nil {
+			t.Fatalf("Options.KubeconfigPath was not written: %v", err)
 		}
 		if err := c.Stop(); err != nil {
 			t.Fatalf("Stop: %v", err)
 		}
 		assertGone(t, c.Dir(), comps)
+		if _, err := os.Stat(kubeconfig); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Stop left %s behind: %v", kubeconfig, err)
+		}
 	}
 }
 
@@ -230,7 +238,7 @@ func TestMissingAssetsSayHowToBuildThem(t *testing.T) {
 
 func TestKubeconfigOutRefusesForeignFile(t *testing.T) {
 	clustertest.RequireAssets(t, localcluster.Options{})
-	path := t.TempDir() + "/config"
+	path := filepath.Join(t.TempDir(), "config")
 	if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: Config\ncurrent-context: mine\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
