@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -58,6 +59,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the runtime's namespace in a cluster, else default)")
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.Development = true
+	// Errors are reported with their cause; stack traces only for panics.
+	f.zap.StacktraceLevel = zapcore.DPanicLevel
 	f.zap.BindFlags(gofs)
 	fl.AddGoFlagSet(gofs)
 }

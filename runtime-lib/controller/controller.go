@@ -30,6 +30,12 @@ type Options struct {
 	Workers int
 	// FieldOwner is the server-side apply field manager. Default "inrun".
 	FieldOwner string
+	// SkipNameValidation allows several managers in one process to run a
+	// controller of the same name, as tests do.
+	SkipNameValidation bool
+	// Unavailable are child kinds the runtime may not list or watch: they
+	// get no watch, and the reconciler reports them (see CheckAccess).
+	Unavailable map[schema.GroupVersionKind]error
 }
 
 func (o *Options) setDefaults() {
@@ -45,11 +51,12 @@ func (o *Options) setDefaults() {
 func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	opts.setDefaults()
 	rec, err := reconciler.New(bp, reconciler.Options{
-		Client:     mgr.GetClient(),
-		APIReader:  mgr.GetAPIReader(),
-		FieldOwner: opts.FieldOwner,
-		Recorder:   mgr.GetEventRecorder("inrun-" + bp.Name),
-		Log:        mgr.GetLogger().WithName(bp.Name),
+		Client:      mgr.GetClient(),
+		APIReader:   mgr.GetAPIReader(),
+		FieldOwner:  opts.FieldOwner,
+		Recorder:    mgr.GetEventRecorder("inrun-" + bp.Name),
+		Log:         mgr.GetLogger().WithName(bp.Name),
+		Unavailable: opts.Unavailable,
 	})
 	if err != nil {
 		return err
@@ -67,10 +74,10 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 			predicate.LabelChangedPredicate{},
 			predicate.AnnotationChangedPredicate{},
 		))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers})
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation})
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, c := range bp.Children {
-		if c.External || seen[c.GroupVersionKind] {
+		if c.External || seen[c.GroupVersionKind] || opts.Unavailable[c.GroupVersionKind] != nil {
 			continue
 		}
 		seen[c.GroupVersionKind] = true

@@ -82,7 +82,7 @@ func (p *pass) observe(ctx context.Context) error {
 
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, c := range p.bp.Children {
-		if c.External || seen[c.GroupVersionKind] {
+		if c.External || seen[c.GroupVersionKind] || p.opts.Unavailable[c.GroupVersionKind] != nil {
 			continue
 		}
 		seen[c.GroupVersionKind] = true
@@ -123,6 +123,10 @@ func (p *pass) observe(ctx context.Context) error {
 // children renders and writes every child in dependency order.
 func (p *pass) children(ctx context.Context) {
 	for _, c := range p.bp.Children {
+		if err := p.opts.Unavailable[c.GroupVersionKind]; err != nil && !c.External {
+			p.childError(ctx, c, err)
+			continue
+		}
 		if missing := p.missing(c); len(missing) > 0 {
 			p.rep.Pending[c.ID] = "waiting for " + strings.Join(missing, ", ")
 			p.keep[c.ID] = true

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -41,6 +42,9 @@ type Options struct {
 	// Clock returns the time used for condition transitions. Default
 	// time.Now.
 	Clock func() time.Time
+	// Unavailable are child kinds the runtime may not list or watch, with
+	// why. Their children are left alone and reported on every Sync.
+	Unavailable map[schema.GroupVersionKind]error
 }
 
 func (o *Options) setDefaults(bp *ir.Blueprint) error {

@@ -10,11 +10,14 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -29,6 +32,10 @@ type Options struct {
 	Config *rest.Config
 	// Blueprints to run. Required.
 	Blueprints []*ir.Blueprint
+	// Namespaces, when set, confines the runtime's caches to these
+	// namespaces: custom resources elsewhere are not reconciled, and
+	// cross-namespace children must land in one of them.
+	Namespaces []string
 	// Workers per Blueprint. Default 4.
 	Workers int
 	// MetricsAddr serves Prometheus metrics; "0" disables. Default ":8080".
@@ -48,6 +55,9 @@ type Options struct {
 	// Ready, when set, is called once the manager has started and its
 	// caches are in sync.
 	Ready func()
+	// SkipNameValidation lets several runtimes run in one process, as
+	// tests do; controller-runtime otherwise refuses duplicate names.
+	SkipNameValidation bool
 }
 
 func (o *Options) setDefaults() error {
@@ -82,6 +92,12 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	mopts.Scheme = Scheme()
+	if len(opts.Namespaces) > 0 {
+		mopts.Cache.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			mopts.Cache.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
 	mopts.Logger = opts.Log
 	mopts.Metrics = metricsserver.Options{BindAddress: opts.MetricsAddr}
 	mopts.HealthProbeBindAddress = opts.ProbeAddr
@@ -91,12 +107,21 @@ func Run(ctx context.Context, opts Options) error {
 	mopts.LeaderElectionReleaseOnCancel = true
 	mopts.GracefulShutdownTimeout = ptrDuration(30 * time.Second)
 
+	unavailable, err := checkAccess(ctx, opts)
+	if err != nil {
+		return err
+	}
+	for gvk, why := range unavailable {
+		opts.Log.Error(why, "running without a child kind", "kind", gvk.String())
+	}
+	// client-go's informers log through controller-runtime's root logger.
+	ctrllog.SetLogger(opts.Log)
 	mgr, err := manager.New(opts.Config, mopts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	for _, bp := range opts.Blueprints {
-		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers}); err != nil {
+		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable}); err != nil {
 			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
 		}
 	}
@@ -119,6 +144,20 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// checkAccess finds the child kinds the runtime may not watch, in the one
+// namespace it is confined to, or cluster-wide.
+func checkAccess(ctx context.Context, opts Options) (map[schema.GroupVersionKind]error, error) {
+	c, err := client.New(opts.Config, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	namespace := ""
+	if len(opts.Namespaces) == 1 {
+		namespace = opts.Namespaces[0]
+	}
+	return controller.CheckAccess(ctx, c, opts.Blueprints, namespace)
 }
 
 func ptrDuration(d time.Duration) *time.Duration { return &d }

@@ -1,0 +1,507 @@
+package runner_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/localcluster"
+	"github.com/inrun/inrun/localcluster/clustertest"
+	"github.com/inrun/inrun/rbac"
+	"github.com/inrun/inrun/runtime-lib/runner"
+)
+
+func TestMain(m *testing.M) {
+	clustertest.Main(m, localcluster.Options{Mode: localcluster.Full})
+}
+
+var (
+	siteGVK       = schema.GroupVersionKind{Group: "test.inrun.dev", Version: "v1", Kind: "Site"}
+	deploymentGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+	serviceGVK    = schema.GroupVersionKind{Version: "v1", Kind: "Service"}
+	configMapGVK  = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+)
+
+// fixture is a namespace on the shared cluster with the Site CRD installed.
+type fixture struct {
+	t     *testing.T
+	cfg   *rest.Config
+	admin client.Client
+	bp    *ir.Blueprint
+	ns    string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	c := clustertest.Shared(t)
+	bp, err := compiler.CompileFile("testdata/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.RESTConfig()
+	if err := runner.InstallCRDs(context.Background(), cfg, []*ir.Blueprint{bp}); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, cfg: cfg, admin: admin, bp: bp, ns: clustertest.NewNamespace(t, c)}
+}
+
+// counter counts the API writes a runtime makes.
+type counter struct {
+	next   http.RoundTripper
+	writes *atomic.Int64
+}
+
+// RoundTrip counts writes to objects: not access reviews, which persist
+// nothing, and not leader-election Leases.
+func (c counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet && !strings.Contains(r.URL.Path, "selfsubjectaccessreviews") && !strings.Contains(r.URL.Path, "/leases") {
+		c.writes.Add(1)
+	}
+	return c.next.RoundTrip(r)
+}
+
+// runtime is one running interpreted runtime.
+type runtime struct {
+	writes atomic.Int64
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (f *fixture) start(cfg *rest.Config, namespaces []string, mutate func(*runner.Options)) *runtime {
+	f.t.Helper()
+	rt := &runtime{done: make(chan error, 1)}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return counter{next: next, writes: &rt.writes} })
+	ready := make(chan struct{})
+	opts := runner.Options{
+		Config: cfg, Blueprints: []*ir.Blueprint{f.bp}, Namespaces: namespaces,
+		MetricsAddr: "0", ProbeAddr: "0",
+		Log:                zap.New(zap.UseDevMode(true), zap.StacktraceLevel(zapcore.DPanicLevel), zap.WriteTo(testWriter{f.t})),
+		Ready:              func() { close(ready) },
+		SkipNameValidation: true,
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt.cancel = cancel
+	go func() { rt.done <- runner.Run(ctx, opts) }()
+	f.t.Cleanup(rt.stop)
+	if opts.LeaderElection {
+		return rt
+	}
+	select {
+	case <-ready:
+	case err := <-rt.done:
+		f.t.Fatalf("runtime exited: %v", err)
+	case <-time.After(30 * time.Second):
+		f.t.Fatal("runtime did not sync its caches in 30s")
+	}
+	return rt
+}
+
+func (rt *runtime) stop() {
+	rt.cancel()
+	select {
+	case <-rt.done:
+	case <-time.After(30 * time.Second):
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func (f *fixture) createSite(name string, spec map[string]any) {
+	f.t.Helper()
+	site := &unstructured.Unstructured{}
+	site.SetGroupVersionKind(siteGVK)
+	site.SetName(name)
+	site.SetNamespace(f.ns)
+	site.Object["spec"] = spec
+	if err := f.admin.Create(context.Background(), site); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) patchSite(name string, spec map[string]any) {
+	f.t.Helper()
+	site := &unstructured.Unstructured{}
+	site.SetGroupVersionKind(siteGVK)
+	site.SetName(name)
+	site.SetNamespace(f.ns)
+	patch := map[string]any{"spec": spec}
+	raw, _ := jsonMarshal(patch)
+	if err := f.admin.Patch(context.Background(), site, client.RawPatch(types.MergePatchType, raw)); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) get(gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	err := f.admin.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)
+	return obj, err
+}
+
+// eventually polls cond until it returns "" or the timeout passes, then
+// fails with cond's last description of what is wrong.
+func (f *fixture) eventually(timeout time.Duration, what string, cond func() string) {
+	f.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		if last = cond(); last == "" {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	f.t.Fatalf("%s: not within %s: %s", what, timeout, last)
+}
+
+func (f *fixture) replicas(ns, name string, want int64) func() string {
+	return func() string {
+		d, err := f.get(deploymentGVK, ns, name)
+		if err != nil {
+			return err.Error()
+		}
+		got, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+		ready, _, _ := unstructured.NestedInt64(d.Object, "status", "readyReplicas")
+		if got != want || ready != want {
+			return "deployment has replicas " + itoa(got) + ", ready " + itoa(ready) + "; want " + itoa(want)
+		}
+		return ""
+	}
+}
+
+func (f *fixture) condition(name, condType, status string) func() string {
+	return func() string {
+		site, err := f.get(siteGVK, f.ns, name)
+		if err != nil {
+			return err.Error()
+		}
+		conds, _, _ := unstructured.NestedSlice(site.Object, "status", "conditions")
+		for _, c := range conds {
+			m := c.(map[string]any)
+			if m["type"] == condType {
+				if m["status"] == status {
+					return ""
+				}
+				return condType + " is " + m["status"].(string) + ": " + m["message"].(string)
+			}
+		}
+		return "no " + condType + " condition yet"
+	}
+}
+
+func gone(f *fixture, gvk schema.GroupVersionKind, ns, name string) func() string {
+	return func() string {
+		if _, err := f.get(gvk, ns, name); apierrors.IsNotFound(err) {
+			return ""
+		}
+		return gvk.Kind + " " + ns + "/" + name + " still exists"
+	}
+}
+
+func exists(f *fixture, gvk schema.GroupVersionKind, ns, name string) func() string {
+	return func() string {
+		if _, err := f.get(gvk, ns, name); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+}
+
+// TestLifecycle walks a custom resource through its life on a real
+// cluster: converge with ready Pods, scale, prune, drift, delete.
+func TestLifecycle(t *testing.T) {
+	f := newFixture(t)
+	other := clustertest.NewNamespace(t, clustertest.Shared(t))
+	f.start(f.cfg, []string{f.ns, other}, nil)
+
+	f.createSite("web", map[string]any{"replicas": int64(2), "copyTo": other})
+	f.eventually(60*time.Second, "deployment ready", f.replicas(f.ns, "web", 2))
+	f.eventually(30*time.Second, "Ready condition", f.condition("web", "Ready", "True"))
+	f.eventually(10*time.Second, "service", exists(f, serviceGVK, f.ns, "web"))
+	copyName := f.ns + "-web"
+	f.eventually(10*time.Second, "cross-namespace copy", exists(f, configMapGVK, other, copyName))
+	site, _ := f.get(siteGVK, f.ns, "web")
+	if r, _, _ := unstructured.NestedInt64(site.Object, "status", "readyReplicas"); r != 2 {
+		t.Errorf("status.readyReplicas = %d, want 2 read from the live Deployment", r)
+	}
+
+	f.patchSite("web", map[string]any{"replicas": int64(3)})
+	f.eventually(60*time.Second, "scaled deployment", f.replicas(f.ns, "web", 3))
+
+	f.patchSite("web", map[string]any{"expose": false})
+	f.eventually(20*time.Second, "service pruned", gone(f, serviceGVK, f.ns, "web"))
+
+	svcless, _ := f.get(deploymentGVK, f.ns, "web")
+	if err := f.admin.Delete(context.Background(), svcless); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually(20*time.Second, "hand-deleted deployment restored", f.replicas(f.ns, "web", 3))
+
+	site, _ = f.get(siteGVK, f.ns, "web")
+	if err := f.admin.Delete(context.Background(), site); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually(30*time.Second, "cross-namespace copy cleaned up", gone(f, configMapGVK, other, copyName))
+	f.eventually(30*time.Second, "site deleted", gone(f, siteGVK, f.ns, "web"))
+	// Garbage collection learns of a new CRD by rediscovery, every 30s.
+	f.eventually(90*time.Second, "deployment garbage-collected", gone(f, deploymentGVK, f.ns, "web"))
+}
+
+// TestFailingExpressionKeepsChildren: a CR the template cannot use degrades
+// the CR and keeps its children, and it recovers when fixed.
+func TestFailingExpressionKeepsChildren(t *testing.T) {
+	f := newFixture(t)
+	other := clustertest.NewNamespace(t, clustertest.Shared(t))
+	f.start(f.cfg, []string{f.ns, other}, nil)
+	f.createSite("calc", map[string]any{"replicas": int64(1), "copyTo": other, "divisor": int64(4)})
+	copyName := f.ns + "-calc"
+	f.eventually(30*time.Second, "copy", exists(f, configMapGVK, other, copyName))
+
+	f.patchSite("calc", map[string]any{"divisor": int64(0)})
+	f.eventually(20*time.Second, "Degraded", f.condition("calc", "Degraded", "True"))
+	site, _ := f.get(siteGVK, f.ns, "calc")
+	if msg := conditionMessage(site, "Degraded"); !strings.Contains(msg, "division by zero") {
+		t.Errorf("Degraded message = %q, want the expression's error", msg)
+	}
+	if _, err := f.get(configMapGVK, other, copyName); err != nil {
+		t.Fatalf("the child whose expression failed was removed: %v", err)
+	}
+	f.eventually(10*time.Second, "a Warning Event", f.event("calc", "ChildFailed"))
+
+	f.patchSite("calc", map[string]any{"divisor": int64(5)})
+	f.eventually(20*time.Second, "recovered", f.condition("calc", "Degraded", "False"))
+	cm, _ := f.get(configMapGVK, other, copyName)
+	if got, _, _ := unstructured.NestedString(cm.Object, "data", "share"); got != "20" {
+		t.Errorf("share = %q after the fix, want 20", got)
+	}
+}
+
+func (f *fixture) event(name, reason string) func() string {
+	return func() string {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "events.k8s.io", Version: "v1", Kind: "EventList"})
+		if err := f.admin.List(context.Background(), list, client.InNamespace(f.ns)); err != nil {
+			return err.Error()
+		}
+		for _, e := range list.Items {
+			regarding, _, _ := unstructured.NestedString(e.Object, "regarding", "name")
+			if regarding == name && e.Object["reason"] == reason {
+				return ""
+			}
+		}
+		return "no " + reason + " Event on " + name + " among " + itoa(int64(len(list.Items)))
+	}
+}
+
+func conditionMessage(obj *unstructured.Unstructured, condType string) string {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		if m := c.(map[string]any); m["type"] == condType {
+			s, _ := m["message"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// TestNoWritesWhenConverged counts the runtime's API writes while a
+// converged CR is reconciled again and again: there must be none.
+func TestNoWritesWhenConverged(t *testing.T) {
+	f := newFixture(t)
+	rt := f.start(f.cfg, []string{f.ns}, nil)
+	f.createSite("quiet", map[string]any{"replicas": int64(1)})
+	f.eventually(60*time.Second, "ready", f.condition("quiet", "Ready", "True"))
+
+	// Let in-flight events settle: wait until a few reconciles pass with no
+	// write, counting reconciles rather than seconds.
+	before := reconciles(t)
+	settled := rt.writes.Load()
+	for i := 0; i < 5; i++ {
+		// Each annotation change wakes the controller for this CR.
+		f.annotate("quiet", "poke", itoa(int64(i)))
+		target := before + float64(i+1)
+		f.eventually(10*time.Second, "a reconcile", func() string {
+			if reconciles(t) >= target {
+				return ""
+			}
+			return "reconcile_total has not grown"
+		})
+	}
+	if n := rt.writes.Load() - settled; n != 0 {
+		t.Errorf("a converged CR caused %d writes over 5 reconciles; want 0", n)
+	}
+}
+
+func (f *fixture) annotate(name, key, value string) {
+	f.t.Helper()
+	site, err := f.get(siteGVK, f.ns, name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	patch := client.MergeFrom(site.DeepCopy())
+	site.SetAnnotations(map[string]string{key: value})
+	if err := f.admin.Patch(context.Background(), site, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// reconciles reads controller-runtime's own counter of reconciles of the
+// site controller.
+func reconciles(t *testing.T) float64 {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, mf := range families {
+		if mf.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "site" {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}
+
+// TestLeaderElection runs two runtimes: only the leader reconciles, and
+// stopping it hands over.
+func TestLeaderElection(t *testing.T) {
+	f := newFixture(t)
+	leaderOpts := func(o *runner.Options) {
+		o.LeaderElection = true
+		o.LeaderElectionNamespace = f.ns
+		o.LeaderElectionID = "site-leader-test"
+	}
+	first := f.start(f.cfg, []string{f.ns}, leaderOpts)
+	f.eventually(30*time.Second, "a leader", f.leaseHeld("site-leader-test"))
+	second := f.start(f.cfg, []string{f.ns}, leaderOpts)
+
+	f.createSite("led", map[string]any{"replicas": int64(1)})
+	f.eventually(60*time.Second, "ready", f.condition("led", "Ready", "True"))
+	if n := second.writes.Load(); n != 0 {
+		t.Errorf("the standby runtime made %d writes; only the leader should reconcile", n)
+	}
+	if first.writes.Load() == 0 {
+		t.Error("the leader made no writes, yet the Site converged")
+	}
+	first.stop()
+	f.patchSite("led", map[string]any{"replicas": int64(2)})
+	f.eventually(60*time.Second, "the standby took over", f.replicas(f.ns, "led", 2))
+}
+
+func (f *fixture) leaseHeld(name string) func() string {
+	return func() string {
+		lease := &unstructured.Unstructured{}
+		lease.SetGroupVersionKind(schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"})
+		if err := f.admin.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: name}, lease); err != nil {
+			return err.Error()
+		}
+		if h, _, _ := unstructured.NestedString(lease.Object, "spec", "holderIdentity"); h == "" {
+			return "lease has no holder"
+		}
+		return ""
+	}
+}
+
+// TestLeastPrivilege runs the runtime as a user bound only to what inrun
+// rbac prints, then with one rule removed.
+func TestLeastPrivilege(t *testing.T) {
+	f := newFixture(t)
+	user := "inrun-rbac-" + f.ns
+	role := rbac.ClusterRole(f.bp)
+	role.Name = user
+	f.bind(user, role.Rules)
+	asUser := rest.CopyConfig(f.cfg)
+	asUser.Impersonate = rest.ImpersonationConfig{UserName: user}
+
+	f.createSite("least", map[string]any{"replicas": int64(1)})
+	rt := f.start(asUser, nil, nil)
+	f.eventually(60*time.Second, "ready with least privilege", f.condition("least", "Ready", "True"))
+	rt.stop()
+
+	// Without the Service rule the runtime must say so, not crash.
+	var fewer []rbacv1.PolicyRule
+	for _, r := range role.Rules {
+		if len(r.Resources) == 1 && r.Resources[0] == "services" {
+			continue
+		}
+		fewer = append(fewer, r)
+	}
+	user2 := user + "-noservices"
+	f.bind(user2, fewer)
+	asUser2 := rest.CopyConfig(f.cfg)
+	asUser2.Impersonate = rest.ImpersonationConfig{UserName: user2}
+	f.createSite("denied", map[string]any{"replicas": int64(1)})
+	rt2 := f.start(asUser2, []string{f.ns}, nil)
+	f.eventually(60*time.Second, "Degraded for the missing permission", func() string {
+		site, err := f.get(siteGVK, f.ns, "denied")
+		if err != nil {
+			return err.Error()
+		}
+		msg := conditionMessage(site, "Degraded")
+		if strings.Contains(msg, "may not list or watch services") && strings.Contains(msg, "inrun rbac") {
+			return ""
+		}
+		return "Degraded message: " + msg
+	})
+	f.eventually(10*time.Second, "a Warning Event for the missing permission", f.event("denied", "ChildFailed"))
+	if _, err := f.get(deploymentGVK, f.ns, "denied"); err != nil {
+		t.Errorf("the children it may manage were not applied: %v", err)
+	}
+	select {
+	case err := <-rt2.done:
+		t.Fatalf("the runtime exited instead of reporting the missing permission: %v", err)
+	default:
+	}
+}
+
+func (f *fixture) bind(user string, rules []rbacv1.PolicyRule) {
+	f.t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := f.admin.Create(ctx, obj); err != nil {
+			f.t.Fatal(err)
+		}
+		f.t.Cleanup(func() { _ = f.admin.Delete(context.Background(), obj) })
+	}
+}
