@@ -16,15 +16,18 @@ help: ## List the targets
 build: ## Build bin/inrun
 	$(GO) build -o $(INRUN) ./cmd/inrun
 
-.PHONY: demo
-demo: build ## Set up and run the canonical pack in ./demo
-	rm -rf $(DEMO)
-	$(INRUN) init $(DEMO)
-	cd $(DEMO) && ../$(INRUN) check && ../$(INRUN) simulate
+.PHONY: run
+run: build assets ## Set up and run the canonical pack in ./demo on a local control plane
+	@test -d $(DEMO) || $(INRUN) init $(DEMO)
+	cd $(DEMO) && ../$(INRUN) check && ../$(INRUN) simulate && ../$(INRUN) --dev
+
+.PHONY: assets
+assets: build ## Build (or verify) the local control plane binaries, cached per version
+	$(INRUN) cluster assets
 
 .PHONY: test
-test: vet fmt-check ## Run every test (vet, gofmt, go test ./...)
-	$(GO) test ./...
+test: assets vet fmt-check ## Run every test (vet, gofmt, go test ./...) on real control planes
+	INRUN_REQUIRE_ASSETS=1 $(GO) test -timeout 30m ./...
 
 .PHONY: vet
 vet: ## go vet
