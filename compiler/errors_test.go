@@ -2,6 +2,7 @@ package compiler_test
 
 import (
 	"cmp"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -358,5 +359,29 @@ func TestCompileFileMissing(t *testing.T) {
 	e := errs[0]
 	if e.Pos.IsValid() || e.Code != compiler.MissingField || !regexp.MustCompile(`^cannot read Blueprint: no such file or directory; .*inrun init`).MatchString(text(e)) {
 		t.Errorf("got %v, want a MissingField error without a line that suggests inrun init", e)
+	}
+}
+
+// TestAliasBomb compiles a Blueprint of a few hundred bytes whose aliases
+// expand to 100,000 values (one more level is a million, two more exhaust
+// memory). The yaml package refuses such documents when it decodes them;
+// the compiler, which walks the node tree itself, must refuse them too.
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(header + "  file: manifests/crd.yaml\nemit:\n  status:\n    l0: &l0 x\n")
+	for i := 1; i <= 5; i++ {
+		b.WriteString(fmt.Sprintf("    l%d: &l%d [", i, i))
+		for j := range 10 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(fmt.Sprintf("*l%d", i-1))
+		}
+		b.WriteString("]\n")
+	}
+	_, err := compiler.Compile("testdata/blueprint.yaml", []byte(b.String()), compiler.Options{})
+	errs := compiler.Errors(err)
+	if len(errs) != 1 || errs[0].Code != compiler.InvalidYAML || !strings.Contains(errs[0].Msg, "excessive aliasing") {
+		t.Errorf("got %v, want one %s error about excessive aliasing", err, compiler.InvalidYAML)
 	}
 }
