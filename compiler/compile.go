@@ -78,6 +78,8 @@ type compilation struct {
 	opts Options
 	errs ErrorList
 	bp   *ir.Blueprint
+	// lines are the source's lines, to map offsets in scalars to columns.
+	lines []string
 
 	// selfShape is the CR's shape; childShapes are by child id.
 	selfShape   shape
@@ -95,6 +97,7 @@ type exprUse struct {
 var topLevelFields = []string{"apiVersion", "kind", "metadata", "crd", "onCreate", "onReconcile", "emit", "reconcile", "serve", "migrate", "lifecycle"}
 
 func (c *compilation) compile(src []byte) {
+	c.lines = strings.Split(string(src), "\n")
 	root, ok := c.parse(src)
 	if !ok {
 		return
@@ -141,6 +144,13 @@ func (c *compilation) parse(src []byte) (*yaml.Node, bool) {
 	if err := dec.Decode(&extra); err != io.EOF {
 		c.errs.add(ir.Pos{File: c.file, Line: extra.Line, Col: extra.Column}, InvalidYAML, "put one Blueprint in each file", "a Blueprint file holds one YAML document")
 	}
+	// Decoding applies yaml's limit on alias expansion, which walking the
+	// node tree, as value does, would not.
+	var probe any
+	if err := doc.Decode(&probe); err != nil && strings.Contains(err.Error(), "excessive aliasing") {
+		c.errs.add(ir.Pos{File: c.file, Line: 1, Col: 1}, InvalidYAML, "write the repeated parts out, or alias less", "invalid YAML: document contains excessive aliasing")
+		return nil, false
+	}
 	if len(doc.Content) == 0 {
 		c.errs.add(ir.Pos{File: c.file, Line: 1, Col: 1}, MissingField, "start with apiVersion: "+ir.APIVersion, "the Blueprint is empty")
 		return nil, false
@@ -160,10 +170,18 @@ func yamlErrorPos(file string, err error) ir.Pos {
 		for _, d := range m[1] {
 			line = line*10 + int(d-'0')
 		}
+		// yaml prints a parser error's line 0-based, a scanner error's 1-based.
+		if yamlParserProblemRE.MatchString(err.Error()[len(m[0]):]) {
+			line++
+		}
 		return ir.Pos{File: file, Line: line, Col: 1}
 	}
 	return ir.Pos{File: file}
 }
+
+// yamlParserProblemRE matches the problems yaml's parser (not its scanner)
+// reports, from go.yaml.in/yaml/v3's parserc.go.
+var yamlParserProblemRE = regexp.MustCompile(`^(did not find expected (key|node content|'-' indicator|',' or '[\]}]'|<document start>)|found (undefined tag handle|duplicate %(YAML|TAG) directive|incompatible YAML document))$`)
 
 func yamlErrorMsg(err error) string {
 	return "invalid YAML: " + strings.TrimPrefix(yamlLineRE.ReplaceAllString(err.Error(), ""), "yaml: ")

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"path/filepath"
@@ -96,7 +97,7 @@ func (c *compilation) crd(top *object) {
 		return
 	}
 	if !chosen.Served {
-		c.errs.add(c.pos(fileNode), InvalidValue, "reconcile a served version", "version %s of %s is not served", chosen.Name, crd.Name)
+		c.errs.add(c.pos(cmp.Or(versionNode, fileNode)), InvalidValue, "reconcile a served version", "version %s of %s is not served", chosen.Name, crd.Name)
 	}
 	r.Version = chosen.Name
 	r.StatusSubresource = chosen.Subresources != nil && chosen.Subresources.Status != nil

@@ -5,21 +5,24 @@ import "strings"
 // closest returns the candidate nearest to s, if one is near enough to be
 // what was meant.
 func closest(s string, candidates []string) (string, bool) {
-	best, bestDist := "", -1
+	best, bestDist, prefixed := "", -1, ""
 	for _, c := range candidates {
-		// A prefix is what an abbreviation looks like: depl for deployment.
-		if len(s) >= 3 && strings.HasPrefix(strings.ToLower(c), strings.ToLower(s)) {
-			return c, true
-		}
 		d := levenshtein(strings.ToLower(s), strings.ToLower(c))
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = c, d
 		}
+		// A prefix is what an abbreviation looks like: depl for deployment.
+		if prefixed == "" && len(s) >= 3 && strings.HasPrefix(strings.ToLower(c), strings.ToLower(s)) {
+			prefixed = c
+		}
 	}
-	if bestDist < 0 || bestDist > max(2, len(s)/3) {
-		return "", false
+	switch {
+	case bestDist >= 0 && bestDist <= max(2, len(s)/3):
+		return best, true
+	case prefixed != "":
+		return prefixed, true
 	}
-	return best, true
+	return "", false
 }
 
 func didYouMean(s string, candidates []string) string {

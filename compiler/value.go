@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -26,12 +27,18 @@ func (c *compilation) value(n *yaml.Node) *ir.Value {
 	switch n.Kind {
 	case yaml.MappingNode:
 		v.Kind = ir.Map
+		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
 			if k.Kind != yaml.ScalarNode {
 				c.errs.add(c.pos(k), WrongType, "", "map keys must be strings")
 				continue
 			}
+			if seen[k.Value] {
+				c.errs.add(c.pos(k), InvalidValue, "remove one of them", "%s is set twice", k.Value)
+				continue
+			}
+			seen[k.Value] = true
 			if k.Value == "<<" {
 				c.errs.add(c.pos(k), InvalidValue, "write the fields out", "YAML merge keys are not supported")
 				continue
@@ -98,12 +105,16 @@ func (c *compilation) text(n *yaml.Node, v *ir.Value) {
 	}
 	for i := range parts {
 		if x := parts[i].Expr; x != nil {
-			x.Pos = start
-			x.Pos.Col += parts[i].offset
-			if strings.Contains(n.Value[:parts[i].offset], "\n") || n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-				// Block and multi-line scalars do not map offsets to
-				// columns; point at the scalar instead.
-				x.Pos = c.pos(n)
+			// Where the source line reads the value verbatim up to the
+			// expression, point at the expression; where escapes, folding
+			// or a block scalar make them differ, point at the scalar.
+			x.Pos = c.pos(n)
+			if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 && start.Line <= len(c.lines) {
+				line := []rune(c.lines[start.Line-1])
+				want := n.Value[:parts[i].offset] + x.Source
+				if col := start.Col - 1; col <= len(line) && strings.HasPrefix(string(line[col:]), want) {
+					x.Pos.Col = start.Col + utf8.RuneCountInString(n.Value[:parts[i].offset])
+				}
 			}
 		}
 	}

@@ -170,6 +170,9 @@ func ResourceSchema(props *apiextensionsv1.JSONSchemaProps) (*structuralschema.S
 	if err != nil {
 		return nil, err
 	}
+	if errs := structuralschema.ValidateStructural(nil, s); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
 	if s.Properties == nil {
 		s.Properties = map[string]structuralschema.Structural{}
 	}
