@@ -1,0 +1,192 @@
+package e2e_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/e2e"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/packs"
+)
+
+// Every file in testdata/errors is wrong on purpose and says inline which
+// problems it expects, as YAML comments on the line the problem points at,
+// after go/types' check tests:
+//
+//	timout: 30s # ERROR "unknown field timout; did you mean timeout\?"
+//
+// The quoted regexp must match the problem as printed. Every problem must
+// match a comment on its line and every comment a problem. The files are
+// checked against the website pack's Blueprint.
+
+var errorRE = regexp.MustCompile(`ERROR\s+"((?:[^"\\]|\\.)*)"`)
+
+type expectation struct {
+	line int
+	rx   *regexp.Regexp
+	used bool
+}
+
+func expectations(t *testing.T, file string, src []byte) []*expectation {
+	t.Helper()
+	var out []*expectation
+	for i, line := range strings.Split(string(src), "\n") {
+		_, comment, ok := strings.Cut(line, "#")
+		if !ok {
+			continue
+		}
+		for _, m := range errorRE.FindAllStringSubmatch(comment, -1) {
+			rx, err := regexp.Compile(strings.ReplaceAll(m[1], `\"`, `"`))
+			if err != nil {
+				t.Fatalf("%s:%d: bad ERROR regexp: %v", file, i+1, err)
+			}
+			out = append(out, &expectation{line: i + 1, rx: rx})
+		}
+	}
+	return out
+}
+
+// websiteBlueprint compiles the canonical pack's Blueprint from a copy.
+func websiteBlueprint(t *testing.T) (*ir.Blueprint, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := packs.Copy("website", dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp, dir
+}
+
+func TestLoadErrors(t *testing.T) {
+	bp, _ := websiteBlueprint(t)
+	files, err := filepath.Glob(filepath.Join("testdata", "errors", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/errors/*.yaml (%v)", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := expectations(t, file, src)
+			if len(want) == 0 {
+				t.Fatalf("%s has no ERROR comment", file)
+			}
+			f, err := e2e.Load(file, bp)
+			if err == nil {
+				t.Fatalf("Load accepted %s", file)
+			}
+			if f != nil {
+				t.Errorf("Load returned a File and an error")
+			}
+			var list e2e.ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("Load error is a %T, not an ErrorList: %v", err, err)
+			}
+			for _, e := range list {
+				if e.Pos.File != file || !e.Pos.IsValid() {
+					t.Errorf("problem without a line of %s: %v", file, e)
+					continue
+				}
+				matched := false
+				for _, w := range want {
+					if w.line == e.Pos.Line && w.rx.MatchString(e.Error()) {
+						w.used, matched = true, true
+					}
+				}
+				if !matched {
+					t.Errorf("unexpected problem: %v", e)
+				}
+			}
+			for _, w := range want {
+				if !w.used {
+					t.Errorf("%s:%d: no problem matches %q; got:\n%v", file, w.line, w.rx, err)
+				}
+			}
+		})
+	}
+}
+
+// TestPackFilesLoad checks every pack's e2e.yaml against its Blueprint,
+// offline.
+func TestPackFilesLoad(t *testing.T) {
+	for _, pack := range packs.List() {
+		dir := t.TempDir()
+		if err := packs.Copy(pack.Name, dir, packs.CopyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, ex := range packs.Examples(pack.Name) {
+			t.Run(pack.Name+"/"+ex, func(t *testing.T) {
+				exDir := filepath.Join(dir, filepath.FromSlash(ex))
+				bp, err := compiler.CompileFile(filepath.Join(exDir, "blueprint.yaml"), compiler.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := e2e.Load(filepath.Join(exDir, "test", "e2e.yaml"), bp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(f.Cases) == 0 {
+					t.Fatal("no cases")
+				}
+				for _, c := range f.Cases {
+					if c.CR == nil || c.CR.GroupVersionKind() != bp.Resource.GroupVersionKind {
+						t.Errorf("case %q: CR %v is not the Blueprint's kind", c.Name, c.CR)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestParseValues(t *testing.T) {
+	f, err := e2e.Parse("inline.yaml", []byte(`
+timeout: 90s
+cases:
+  - name: values
+    object:
+      apiVersion: example.inrun.dev/v1
+      kind: Website
+      metadata: {name: w}
+      spec: {replicas: 2, ratio: 0.5, on: true, off: null, tags: [a, "1"]}
+    steps:
+      - timeout: 5s
+        patch: {spec: {replicas: 3}}
+      - delete: true
+        expect:
+          absent: [{apiVersion: apps/v1, kind: Deployment, name: w, namespace: other}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Timeout != 90*time.Second {
+		t.Errorf("timeout = %s, want 90s", f.Timeout)
+	}
+	c := f.Cases[0]
+	spec := c.CR.Object["spec"].(map[string]any)
+	// Integers are int64, as Kubernetes' own decoding has them.
+	for k, want := range map[string]any{"replicas": int64(2), "ratio": 0.5, "on": true, "off": nil} {
+		if got := spec[k]; got != want {
+			t.Errorf("spec.%s = %#v, want %#v", k, got, want)
+		}
+	}
+	if tags := spec["tags"].([]any); tags[1] != "1" {
+		t.Errorf("tags[1] = %#v, want the string \"1\"", tags[1])
+	}
+	if s := c.Steps[0]; s.Timeout != 5*time.Second || s.Action() != "patch" {
+		t.Errorf("step 1: timeout %s, action %s", s.Timeout, s.Action())
+	}
+	if s := c.Steps[1]; !s.Delete || s.Action() != "delete" || s.Expect.Absent[0].Namespace != "other" {
+		t.Errorf("step 2: %+v", s)
+	}
+}
