@@ -1,0 +1,197 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/e2e"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/localcluster"
+	"github.com/inrun/inrun/localcluster/clustertest"
+	"github.com/inrun/inrun/packs"
+)
+
+func TestMain(m *testing.M) {
+	clustertest.Main(m, localcluster.Options{Mode: localcluster.Full})
+}
+
+// run runs file on the shared cluster with the in-process runtime and
+// returns the report and what Run printed.
+func run(t *testing.T, bp *ir.Blueprint, file string) (*e2e.Report, string) {
+	t.Helper()
+	c := clustertest.Shared(t)
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rep, err := e2e.Run(ctx, e2e.Options{Blueprint: bp, File: file, Config: c.RESTConfig(), Out: &out})
+	t.Logf("output of inrun e2e for %s:\n%s", file, out.String())
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return rep, out.String()
+}
+
+// summaryRE is the last line Run prints.
+var summaryRE = regexp.MustCompile(`(?m)^(.+): (\d+) passed, (\d+) failed in \S+$`)
+
+func assertAllPass(t *testing.T, bp *ir.Blueprint, file string) {
+	t.Helper()
+	f, err := e2e.Load(file, bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, out := run(t, bp, file)
+	if len(rep.Cases) != len(f.Cases) {
+		t.Errorf("ran %d cases, the file has %d", len(rep.Cases), len(f.Cases))
+	}
+	for _, c := range rep.Cases {
+		if !c.Passed() {
+			t.Errorf("case %q failed (see the output above)", c.Name)
+		}
+	}
+	m := summaryRE.FindStringSubmatch(out)
+	if m == nil || m[1] != file || m[2] != strconv.Itoa(len(f.Cases)) || m[3] != "0" {
+		t.Errorf("no summary line %q: N passed, 0 failed in D; got %q", file, m)
+	}
+}
+
+// TestWebsitePack runs the canonical pack's e2e.yaml as inrun init writes it.
+func TestWebsitePack(t *testing.T) {
+	bp, dir := websiteBlueprint(t)
+	assertAllPass(t, bp, filepath.Join(dir, "test", "e2e.yaml"))
+}
+
+// TestDeclarativeExamples runs every declarative example's e2e.yaml.
+func TestDeclarativeExamples(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy("declarative", dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range packs.Examples("declarative") {
+		t.Run(ex, func(t *testing.T) {
+			exDir := filepath.Join(dir, filepath.FromSlash(ex))
+			bp, err := compiler.CompileFile(filepath.Join(exDir, "blueprint.yaml"), compiler.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertAllPass(t, bp, filepath.Join(exDir, "test", "e2e.yaml"))
+		})
+	}
+}
+
+const wrongExpectation = `cases:
+  - name: seven replicas
+    cr: ../manifests/cr.yaml
+    steps:
+      - timeout: 2s
+        expect:
+          objects:
+            - apiVersion: apps/v1
+              kind: Deployment
+              name: hello-website
+              match:
+                spec: {replicas: 7}
+      - delete: true
+        expect:
+          absent:
+            - {apiVersion: apps/v1, kind: Deployment, name: hello-website}
+`
+
+// TestWrongExpectationFails checks that a case whose expectation cannot
+// hold fails once its step's timeout runs out, saying which field, what was
+// expected and what was observed, and skips the steps after it.
+func TestWrongExpectationFails(t *testing.T) {
+	_, dir := websiteBlueprint(t)
+	// controller-runtime allows a controller name once per process, and
+	// TestWebsitePack has run a Blueprint named website already.
+	bpFile := filepath.Join(dir, "blueprint.yaml")
+	src, err := os.ReadFile(bpFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = bytes.Replace(src, []byte("name: website\n"), []byte("name: website-wrong-expectation\n"), 1)
+	bp, err := compiler.Compile(bpFile, src, compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "test", "wrong.yaml")
+	if err := os.WriteFile(file, []byte(wrongExpectation), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	rep, out := run(t, bp, file)
+	if rep.Passed() != 0 || rep.Failed() != 1 {
+		t.Fatalf("%d passed, %d failed; want the case to fail", rep.Passed(), rep.Failed())
+	}
+	steps := rep.Cases[0].Steps
+	if len(steps) != 2 {
+		t.Fatalf("%d step results, want 2", len(steps))
+	}
+	s := steps[0]
+	if s.Err != nil || len(s.Failures) != 1 {
+		t.Fatalf("step 1: error %v, failures %v; want one failed expectation", s.Err, s.Failures)
+	}
+	const want = "spec.replicas: expected 7, got 2"
+	if f := s.Failures[0]; f.What != "apps/v1 Deployment hello-website" || len(f.Problems) != 1 || f.Problems[0] != want {
+		t.Errorf("failure = %q, want apps/v1 Deployment hello-website: %s", f, want)
+	}
+	if s.Duration < 2*time.Second || s.Duration > 10*time.Second {
+		t.Errorf("step 1 took %s; want its 2s timeout, and not much more", s.Duration)
+	}
+	if !steps[1].Skipped {
+		t.Errorf("step 2 ran after step 1 failed")
+	}
+	for _, line := range []string{
+		"  FAIL  step 1: expect: not within 2s; last observed:",
+		want,
+		"the CR's conditions:",
+		"  skip  step 2: delete",
+		"FAIL  seven replicas (",
+		file + ": 0 passed, 1 failed in ",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q", line)
+		}
+	}
+}
+
+// TestUnservedKindStopsBeforeTheRuntime checks that on an existing cluster
+// a kind it does not serve is reported, naming the case and the field,
+// before the runtime starts or any case runs.
+func TestUnservedKindStopsBeforeTheRuntime(t *testing.T) {
+	bp, dir := websiteBlueprint(t)
+	c := clustertest.Shared(t)
+	file := filepath.Join(dir, "test", "widget.yaml")
+	err := os.WriteFile(file, []byte(`cases:
+  - name: widgets
+    cr: ../manifests/cr.yaml
+    steps:
+      - expect:
+          objects:
+            - {apiVersion: widgets.example.com/v1, kind: Widget, name: w}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, err = e2e.Run(context.Background(), e2e.Options{Blueprint: bp, File: file, Config: c.RESTConfig(), Out: &out})
+	var list e2e.ErrorList
+	if !errors.As(err, &list) || len(list) != 1 {
+		t.Fatalf("Run error = %v; want one problem", err)
+	}
+	if got := list[0].Error(); !strings.Contains(got, `widget.yaml:7:15: case "widgets": steps[0].expect.objects[0]: apiVersion widgets.example.com/v1, kind Widget: the cluster does not serve this kind`) {
+		t.Errorf("problem = %s", got)
+	}
+	if out.Len() != 0 {
+		t.Errorf("Run printed before reporting the file's problem:\n%s", out.String())
+	}
+}
