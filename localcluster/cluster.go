@@ -190,7 +190,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	if err := os.Mkdir(c.logDir(), 0o755); err != nil {
 		return nil, err
 	}
-	if c.watchdog, err = startWatchdog(dir); err != nil {
+	cleanup := []string{dir}
+	if opts.KubeconfigPath != "" {
+		cleanup = append(cleanup, opts.KubeconfigPath)
+	}
+	if c.watchdog, err = startWatchdog(cleanup...); err != nil {
 		return nil, err
 	}
 

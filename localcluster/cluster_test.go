@@ -251,7 +251,8 @@ func TestKubeconfigOutRefusesForeignFile(t *testing.T) {
 	}
 }
 
-// childEnv marks the test binary as the child of TestOwnerKilledLeavesNothing.
+// childEnv marks the test binary as the child of TestOwnerKilledLeavesNothing
+// and holds the path of the kubeconfig the child writes.
 const childEnv = "INRUN_LOCALCLUSTER_TEST_CHILD"
 
 // childReport is what the child prints once its cluster runs.
@@ -262,7 +263,7 @@ type childReport struct {
 
 // runChild starts a cluster, reports it on stdout, and waits to be killed.
 func runChild() int {
-	c, err := localcluster.Start(context.Background(), localcluster.Options{})
+	c, err := localcluster.Start(context.Background(), localcluster.Options{KubeconfigPath: os.Getenv(childEnv)})
 	if err != nil {
 		json.NewEncoder(os.Stdout).Encode(map[string]string{"Error": err.Error()})
 		return 1
@@ -276,8 +277,9 @@ func runChild() int {
 // cluster, so that no Stop runs, and checks that the watchdog cleans up.
 func TestOwnerKilledLeavesNothing(t *testing.T) {
 	clustertest.RequireAssets(t, localcluster.Options{})
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+kubeconfig)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -301,6 +303,9 @@ func TestOwnerKilledLeavesNothing(t *testing.T) {
 	}
 	cmd.Wait()
 	assertGone(t, report.Dir, report.Components)
+	if _, err := os.Stat(kubeconfig); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the watchdog left %s behind: %v", kubeconfig, err)
+	}
 }
 
 func find(t *testing.T, comps []localcluster.Component, name string) localcluster.Component {

@@ -6,7 +6,7 @@ package localcluster
 // owner dies without calling Stop leaves its processes behind there.
 type watchdog struct{}
 
-func startWatchdog(string) (*watchdog, error) { return &watchdog{}, nil }
+func startWatchdog(...string) (*watchdog, error) { return &watchdog{}, nil }
 
 func (*watchdog) watch(int) error { return nil }
 

@@ -13,7 +13,8 @@ import (
 // "done" or its input ends. Input ends without "done" only when the owner
 // died without calling Stop, even by SIGKILL, because then the kernel
 // closes the owner's end of the pipe. The script then kills the groups and
-// removes the cluster's directory ($1).
+// removes the paths it was given: the cluster's directory and the extra
+// kubeconfig, if any.
 const watchdogScript = `groups=
 while read -r line; do
 	case $line in
@@ -23,7 +24,7 @@ while read -r line; do
 done
 for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
 sleep 1
-rm -rf -- "$1"
+rm -rf -- "$@"
 `
 
 // watchdog is a shell process that cleans up after a Cluster whose owner
@@ -36,8 +37,9 @@ type watchdog struct {
 	stdin io.WriteCloser
 }
 
-func startWatchdog(dir string) (*watchdog, error) {
-	cmd := exec.Command("sh", "-c", watchdogScript, "inrun-cluster-watchdog", dir)
+// startWatchdog starts a watchdog that removes paths when it fires.
+func startWatchdog(paths ...string) (*watchdog, error) {
+	cmd := exec.Command("sh", append([]string{"-c", watchdogScript, "inrun-cluster-watchdog"}, paths...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
