@@ -126,7 +126,7 @@ func (s *Simulator) Run(ctx context.Context, in Input) (*Outcome, error) {
 	if err := store.Get(ctx, key, out.CR); err != nil {
 		return nil, err
 	}
-	out.Children, err = s.children(ctx, store, out.CR)
+	out.Children, err = reconciler.Children(ctx, store, s.bp, out.CR)
 	return out, err
 }
 
@@ -137,28 +137,6 @@ func (s *Simulator) namespaced(gvk schema.GroupVersionKind) bool {
 		}
 	}
 	return true
-}
-
-// children lists every object labelled as a child of cr.
-func (s *Simulator) children(ctx context.Context, store *Store, cr *unstructured.Unstructured) (map[string][]*unstructured.Unstructured, error) {
-	out := map[string][]*unstructured.Unstructured{}
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, c := range s.bp.Children {
-		if c.External || seen[c.GroupVersionKind] {
-			continue
-		}
-		seen[c.GroupVersionKind] = true
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(c.GroupVersionKind.GroupVersion().WithKind(c.Kind + "List"))
-		if err := store.List(ctx, list, client.MatchingLabels{reconciler.LabelOwnerUID: string(cr.GetUID())}); err != nil {
-			return nil, err
-		}
-		for i := range list.Items {
-			id := list.Items[i].GetLabels()[reconciler.LabelChild]
-			out[id] = append(out[id], &list.Items[i])
-		}
-	}
-	return out, nil
 }
 
 // inject merges observed status into a child, as the cluster's own

@@ -52,6 +52,7 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 	root.RunE = func(cmd *cobra.Command, args []string) error { return bare.run(cmd, args) }
 	root.AddCommand(
 		newRunCommand(),
+		newE2ECommand(),
 		newClusterCommand(),
 		newInitCommand(),
 		newCheckCommand(),

@@ -73,36 +73,18 @@ func (k objectKey) String() string {
 
 // observe lists this custom resource's children by their inventory labels.
 func (p *pass) observe(ctx context.Context) error {
-	p.observed = map[string][]*unstructured.Unstructured{}
 	p.live = map[string]*unstructured.Unstructured{}
 	p.wanted = map[string]objectKey{}
 	p.keep = map[string]bool{}
 	p.excluded = map[string]bool{}
 	p.failed = map[string]bool{}
 
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, c := range p.bp.Children {
-		if c.External || seen[c.GroupVersionKind] || p.opts.Unavailable[c.GroupVersionKind] != nil {
-			continue
-		}
-		seen[c.GroupVersionKind] = true
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(c.GroupVersionKind.GroupVersion().WithKind(c.Kind + "List"))
-		err := p.opts.Client.List(ctx, list, client.MatchingLabels{
-			LabelBlueprint: p.bp.Name,
-			LabelOwnerUID:  string(p.cr.GetUID()),
-		})
-		if err != nil {
-			return fmt.Errorf("listing %s children: %w", c.Kind, explain(err, "list", c))
-		}
-		for i := range list.Items {
-			obj := &list.Items[i]
-			id := obj.GetLabels()[LabelChild]
-			p.observed[id] = append(p.observed[id], obj)
-		}
+	observed, err := listChildren(ctx, p.opts.Client, p.bp, p.cr, p.opts.Unavailable)
+	if err != nil {
+		return err
 	}
+	p.observed = observed
 	for id, objs := range p.observed {
-		sort.Slice(objs, func(i, j int) bool { return keyOf(objs[i]).String() < keyOf(objs[j]).String() })
 		p.live[id] = objs[0]
 	}
 	vars, err := p.opts.Programs.NewVars(p.cr, nil)
@@ -118,6 +100,41 @@ func (p *pass) observe(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Children lists the objects labelled as children of cr by bp, by child
+// id, each id's objects sorted by kind, namespace and name.
+func Children(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured) (map[string][]*unstructured.Unstructured, error) {
+	return listChildren(ctx, r, bp, cr, nil)
+}
+
+func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured, skip map[schema.GroupVersionKind]error) (map[string][]*unstructured.Unstructured, error) {
+	out := map[string][]*unstructured.Unstructured{}
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, c := range bp.Children {
+		if c.External || seen[c.GroupVersionKind] || skip[c.GroupVersionKind] != nil {
+			continue
+		}
+		seen[c.GroupVersionKind] = true
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(c.GroupVersionKind.GroupVersion().WithKind(c.Kind + "List"))
+		err := r.List(ctx, list, client.MatchingLabels{
+			LabelBlueprint: bp.Name,
+			LabelOwnerUID:  string(cr.GetUID()),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s children: %w", c.Kind, explain(err, "list", c))
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			id := obj.GetLabels()[LabelChild]
+			out[id] = append(out[id], obj)
+		}
+	}
+	for _, objs := range out {
+		sort.Slice(objs, func(i, j int) bool { return keyOf(objs[i]).String() < keyOf(objs[j]).String() })
+	}
+	return out, nil
 }
 
 // children renders and writes every child in dependency order.
