@@ -3,12 +3,14 @@ package runner_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -504,4 +506,55 @@ func (f *fixture) bind(user string, rules []rbacv1.PolicyRule) {
 		}
 		f.t.Cleanup(func() { _ = f.admin.Delete(context.Background(), obj) })
 	}
+}
+
+// TestBlueprintsFromConfigMaps stores the Blueprint and its CRD in a
+// ConfigMap, as a cluster without files would, and runs it from there.
+func TestBlueprintsFromConfigMaps(t *testing.T) {
+	f := newFixture(t)
+	bp, err := os.ReadFile("testdata/blueprint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := os.ReadFile("testdata/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "site-blueprint", Namespace: f.ns, Labels: map[string]string{runner.LabelRole: runner.RoleBlueprint}},
+		Data:       map[string]string{runner.KeyBlueprint: string(bp), "crd.yaml": string(crd)},
+	}
+	broken := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: f.ns, Labels: map[string]string{runner.LabelRole: runner.RoleBlueprint}},
+		Data:       map[string]string{runner.KeyBlueprint: strings.Replace(string(bp), "${self.spec.replicas}", "${self.spec.replcas}", 1), "crd.yaml": string(crd)},
+	}
+	noCRD := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "nocrd", Namespace: f.ns, Labels: map[string]string{runner.LabelRole: runner.RoleBlueprint}},
+		Data:       map[string]string{runner.KeyBlueprint: string(bp)},
+	}
+	for _, obj := range []client.Object{cm, broken, noCRD} {
+		if err := f.admin.Create(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = runner.LoadConfigMaps(context.Background(), f.admin, f.ns)
+	// Every broken ConfigMap is reported, each error at its place.
+	for _, want := range []string{"configmap/" + f.ns + "/broken/blueprint.yaml:", "unknown field self.spec.replcas", "configmap/" + f.ns + "/nocrd/blueprint.yaml:6:9: E0011 crd.file"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("loading a broken Blueprint ConfigMap: error %v, want it to contain %q", err, want)
+		}
+	}
+	for _, obj := range []client.Object{broken, noCRD} {
+		if err := f.admin.Delete(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bps, err := runner.LoadConfigMaps(context.Background(), f.admin, f.ns)
+	if err != nil || len(bps) != 1 || bps[0].Name != "site" || bps[0].Resource.Schema == nil {
+		t.Fatalf("LoadConfigMaps = %v, %v; want the site Blueprint with its CRD's schema", bps, err)
+	}
+	f.bp = bps[0]
+	f.start(f.cfg, []string{f.ns}, nil)
+	f.createSite("from-cm", map[string]any{"replicas": int64(1)})
+	f.eventually(60*time.Second, "ready", f.condition("from-cm", "Ready", "True"))
 }

@@ -1,0 +1,83 @@
+package rbac_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/rbac"
+)
+
+func compile(t *testing.T, path string) *ir.Blueprint {
+	t.Helper()
+	bp, err := compiler.CompileFile(path, compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp
+}
+
+func TestClusterRoleOfTheCopyExample(t *testing.T) {
+	bp := compile(t, "../packs/declarative/04-copy-across-namespaces/blueprint.yaml")
+	role := rbac.ClusterRole(bp)
+	got := map[string][]string{}
+	for _, r := range role.Rules {
+		got[r.APIGroups[0]+"/"+r.Resources[0]] = r.Verbs
+	}
+	crd := bp.Resource.Group + "/" + bp.Resource.Plural
+	want := map[string][]string{
+		crd:                          {"get", "list", "patch", "update", "watch"},
+		crd + "/status":              {"get", "patch", "update"},
+		crd + "/finalizers":          {"update"},
+		"/secrets":                   {"create", "delete", "get", "list", "patch", "watch"},
+		"/events":                    {"create", "patch"},
+		"events.k8s.io/events":       {"create", "patch"},
+		"coordination.k8s.io/leases": {"create", "delete", "get", "list", "patch", "update", "watch"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+}
+
+func TestExternalRefIsReadOnly(t *testing.T) {
+	bp := &ir.Blueprint{Name: "x", Resource: ir.Resource{Plural: "things"}}
+	bp.Resource.Group = "example.dev"
+	ref := &ir.Child{ID: "source", External: true, Plural: "configmaps", Namespaced: true}
+	ref.Version, ref.Kind = "v1", "ConfigMap"
+	bp.Children = []*ir.Child{ref}
+	for _, r := range rbac.Rules(bp) {
+		if r.Resources[0] == "configmaps" && strings.Join(r.Verbs, ",") != "get,list,watch" {
+			t.Errorf("an externalRef's kind gets %v; want only get, list, watch", r.Verbs)
+		}
+	}
+}
+
+func TestRoleRefusesClusterScopedKinds(t *testing.T) {
+	bp := compile(t, "../packs/website/blueprint.yaml")
+	role, err := rbac.Role(bp, "shop")
+	if err != nil || role.Namespace != "shop" || role.Kind != "Role" {
+		t.Fatalf("Role = %v, %v", role, err)
+	}
+	bp.Children = append(bp.Children, &ir.Child{ID: "ns", Plural: "namespaces"})
+	bp.Children[len(bp.Children)-1].Kind = "Namespace"
+	if _, err := rbac.Role(bp, "shop"); err == nil || !strings.Contains(err.Error(), "Namespace (ns)") {
+		t.Errorf("a Role for a Blueprint with a Namespace child: err = %v, want a refusal naming it", err)
+	}
+}
+
+func TestMarker(t *testing.T) {
+	rules := rbac.Rules(compile(t, "../packs/website/blueprint.yaml"))
+	var markers []string
+	for _, r := range rules {
+		markers = append(markers, rbac.Marker(r))
+	}
+	want := `+kubebuilder:rbac:groups="",resources=services,verbs=create;delete;get;list;patch;watch`
+	if !strings.Contains(strings.Join(markers, "\n"), want) {
+		t.Errorf("markers lack %s:\n%s", want, strings.Join(markers, "\n"))
+	}
+	var _ rbacv1.PolicyRule = rules[0].ToRule()
+}
