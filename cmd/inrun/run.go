@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/inrun/inrun/ir"
-	"github.com/inrun/inrun/localcluster"
+	"github.com/inrun/inrun/devcluster"
 	"github.com/inrun/inrun/localcluster/assets"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/simulate"
@@ -78,10 +78,12 @@ Blueprints come from the arguments (default blueprint.yaml), or with
 blueprint.yaml holds the Blueprint and whose other keys are the files it
 names (crd.file: manifests/crd.yaml reads the key crd.yaml).
 
-With --dev, when no cluster is reachable, inrun starts a local control plane
-(built from source on first use, about 10 minutes), installs the CRDs,
+With --dev, when no cluster is reachable, inrun makes one: a kind cluster
+named inrun-dev where a Docker engine answers (it stays up between runs),
+otherwise Inrun's local control plane of real processes (built from source
+on first use, about 10 minutes; Ctrl-C stops it). It then installs the CRDs,
 applies manifests/*.yaml other than the CRD, and prints the KUBECONFIG line
-for a second terminal. Ctrl-C stops the runtime and the control plane.
+for a second terminal.
 
 A bare "inrun" is "inrun run".`
 
@@ -136,13 +138,13 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		if !f.dev {
 			return fmt.Errorf("no cluster reachable: %w\nfix the kubeconfig or --context, or pass --dev to start a local control plane", reachErr)
 		}
-		fmt.Fprintf(out, "No cluster reachable (%v); starting a local control plane.\n", reachErr)
+		fmt.Fprintf(out, "No cluster reachable (%v); starting one.\n", reachErr)
 		c, err := startDevCluster(ctx, out)
 		if err != nil {
 			return err
 		}
 		defer func() {
-			fmt.Fprintln(out, "Stopping the local control plane.")
+			fmt.Fprintln(out, "Stopping the development cluster.")
 			_ = c.Stop()
 		}()
 		cfg = c.RESTConfig()
@@ -223,13 +225,7 @@ func reachable(cfg *rest.Config) error {
 // in the project, so a second terminal finds it.
 const devKubeconfig = ".inrun/kubeconfig"
 
-func startDevCluster(ctx context.Context, out io.Writer) (*localcluster.Cluster, error) {
-	if dockerWorks(ctx) {
-		fmt.Fprintln(out, "Docker works here, but kind clusters are not supported by this build yet; using the local control plane.")
-	}
-	if _, err := assets.Ensure(ctx, assets.Options{Progress: out}); err != nil {
-		return nil, err
-	}
+func startDevCluster(ctx context.Context, out io.Writer) (devcluster.Cluster, error) {
 	kubeconfig, err := filepath.Abs(devKubeconfig)
 	if err != nil {
 		return nil, err
@@ -237,13 +233,17 @@ func startDevCluster(ctx context.Context, out io.Writer) (*localcluster.Cluster,
 	if err := os.MkdirAll(filepath.Dir(kubeconfig), 0o755); err != nil {
 		return nil, err
 	}
-	return localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Full, KubeconfigPath: kubeconfig, Progress: out})
+	return devcluster.Start(ctx, devcluster.Options{KubeconfigPath: kubeconfig, Progress: out})
 }
 
-func printDevHints(out io.Writer, c *localcluster.Cluster, bps []*ir.Blueprint) {
-	fmt.Fprintf(out, "\nLocal control plane ready. In a second terminal:\n\n")
+func printDevHints(out io.Writer, c devcluster.Cluster, bps []*ir.Blueprint) {
+	fmt.Fprintf(out, "\nCluster ready. In a second terminal:\n\n")
 	fmt.Fprintf(out, "  export KUBECONFIG=%s\n", shellQuote(c.KubeconfigPath()))
-	fmt.Fprintf(out, "  export PATH=%s:$PATH   # kubectl %s, matching the API server\n", shellQuote(filepath.Dir(c.KubectlPath())), assets.KubernetesVersion)
+	if lc, ok := c.(interface{ KubectlPath() string }); ok {
+		fmt.Fprintf(out, "  export PATH=%s:$PATH   # kubectl %s, matching the API server\n", shellQuote(filepath.Dir(lc.KubectlPath())), assets.KubernetesVersion)
+	} else {
+		fmt.Fprintf(out, "  # use %s\n", c.Kubectl())
+	}
 	for _, bp := range bps {
 		fmt.Fprintf(out, "  kubectl get %s -o wide\n", bp.Resource.Plural)
 	}
