@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/devcluster"
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/localcluster/assets"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/simulate"
