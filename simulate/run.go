@@ -79,7 +79,7 @@ func (s *Simulator) Run(ctx context.Context, in Input) (*Outcome, error) {
 	if err := store.CreateCR(ctx, cr); err != nil {
 		return nil, err
 	}
-	rec, err := reconciler.New(s.bp, reconciler.Options{Client: store, Programs: s.progs})
+	rec, err := reconciler.New(s.bp, reconciler.Options{Client: store, Renderer: reconciler.CELRenderer{Programs: s.progs}})
 	if err != nil {
 		return nil, err
 	}

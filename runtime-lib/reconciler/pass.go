@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -34,7 +33,7 @@ type pass struct {
 	observed map[string][]*unstructured.Unstructured
 	// live is the object each child id stands for in expressions.
 	live map[string]*unstructured.Unstructured
-	vars *expr.Vars
+	eval Evaluation
 
 	// wanted is the identity each rendered child has this pass.
 	wanted map[string]objectKey
@@ -87,14 +86,14 @@ func (p *pass) observe(ctx context.Context) error {
 	for id, objs := range p.observed {
 		p.live[id] = objs[0]
 	}
-	vars, err := p.opts.Programs.NewVars(p.cr, nil)
+	eval, err := p.opts.Renderer.Begin(p.cr)
 	if err != nil {
 		return err
 	}
-	p.vars = vars
+	p.eval = eval
 	for id, obj := range p.live {
 		if p.bp.Child(id) != nil {
-			if err := p.vars.Set(id, obj); err != nil {
+			if err := p.eval.SetLive(id, obj); err != nil {
 				return err
 			}
 		}
@@ -149,17 +148,15 @@ func (p *pass) children(ctx context.Context) {
 			p.keep[c.ID] = true
 			continue
 		}
-		if c.IncludeWhen != nil {
-			include, err := p.opts.Programs.EvalBool(c.IncludeWhen, p.vars)
-			if err != nil {
-				p.childError(ctx, c, err)
-				continue
-			}
-			if !include {
-				p.excluded[c.ID] = true
-				p.setLive(c.ID, nil)
-				continue
-			}
+		include, err := p.eval.Include(c)
+		if err != nil {
+			p.childError(ctx, c, err)
+			continue
+		}
+		if !include {
+			p.excluded[c.ID] = true
+			p.setLive(c.ID, nil)
+			continue
 		}
 		if c.External {
 			p.readExternal(ctx, c)
@@ -224,7 +221,7 @@ func (p *pass) setLive(id string, obj *unstructured.Unstructured) {
 	}
 	// The object came from the API server or the Blueprint's own render;
 	// a conversion failure here means a bug, and Set reports it.
-	if err := p.vars.Set(id, obj); err != nil {
+	if err := p.eval.SetLive(id, obj); err != nil {
 		p.rep.Errors = append(p.rep.Errors, err)
 	}
 }
@@ -232,13 +229,9 @@ func (p *pass) setLive(id string, obj *unstructured.Unstructured) {
 // render evaluates c's template into the object to apply, with the
 // inventory labels, owner reference and applied hash.
 func (p *pass) render(c *ir.Child) (*unstructured.Unstructured, error) {
-	out, err := p.opts.Programs.Render(c.Template, p.vars)
+	m, err := p.eval.Object(c)
 	if err != nil {
 		return nil, err
-	}
-	m, ok := out.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%s: template of %q did not render to an object", c.Pos, c.ID)
 	}
 	u := &unstructured.Unstructured{Object: m}
 	if u.GetName() == "" {
@@ -353,12 +346,12 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 
 func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
 	p.readExternals = true
-	ref, err := p.opts.Programs.Render(c.Template, p.vars)
+	ref, err := p.eval.Object(c)
 	if err != nil {
 		p.childError(ctx, c, err)
 		return
 	}
-	u := &unstructured.Unstructured{Object: ref.(map[string]any)}
+	u := &unstructured.Unstructured{Object: ref}
 	ns := u.GetNamespace()
 	if c.Namespaced && ns == "" {
 		ns = p.cr.GetNamespace()

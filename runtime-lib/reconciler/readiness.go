@@ -9,8 +9,8 @@ import (
 // ready reports whether a live child counts as ready: its readyWhen
 // expression when it has one, else the rule for its kind.
 func (p *pass) ready(c *ir.Child, live *unstructured.Unstructured) (bool, error) {
-	if c.ReadyWhen != nil {
-		return p.opts.Programs.EvalBool(c.ReadyWhen, p.vars)
+	if ready, defined, err := p.eval.Ready(c); defined || err != nil {
+		return ready, err
 	}
 	return defaultReady(live), nil
 }

@@ -36,9 +36,9 @@ type Options struct {
 	Recorder events.EventRecorder
 	// Log is the logger used when the context carries none.
 	Log logr.Logger
-	// Programs are the Blueprint's compiled expressions. Default: compiled
-	// by New.
-	Programs *expr.Programs
+	// Renderer evaluates the Blueprint's expressions. Default: a
+	// CELRenderer over the Blueprint's programs, compiled by New.
+	Renderer Renderer
 	// Clock returns the time used for condition transitions. Default
 	// time.Now.
 	Clock func() time.Time
@@ -63,12 +63,12 @@ func (o *Options) setDefaults(bp *ir.Blueprint) error {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	if o.Programs == nil {
+	if o.Renderer == nil {
 		p, err := expr.Compile(bp)
 		if err != nil {
 			return fmt.Errorf("reconciler: compiling expressions of %s: %w", bp.Name, err)
 		}
-		o.Programs = p
+		o.Renderer = CELRenderer{Programs: p}
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func (p *pass) writeStatus(ctx context.Context) error {
 			if !p.statusFieldReady(f.Value) {
 				continue
 			}
-			v, err := p.opts.Programs.Render(f.Value, p.vars)
+			v, err := p.eval.Status(f)
 			if err != nil {
 				p.rep.Errors = append(p.rep.Errors, fmt.Errorf("emit.status.%s: %w", f.Key, err))
 				if old, ok := liveStatus[f.Key]; ok {
