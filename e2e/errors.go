@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -80,41 +81,5 @@ func (l ErrorList) Err() error {
 // closest returns the candidate nearest to s when one is near enough to be
 // what was meant.
 func closest(s string, candidates []string) (string, bool) {
-	best, bestDist := "", -1
-	for _, c := range candidates {
-		d := distance(strings.ToLower(s), strings.ToLower(c))
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	if bestDist < 0 || bestDist > max(2, len(s)/3) {
-		return "", false
-	}
-	return best, true
-}
-
-// distance is the optimal string alignment distance: edits, with a swap of
-// two neighbours counting as one, as in "objetcs".
-func distance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
+	return suggest.Closest(s, candidates)
 }
