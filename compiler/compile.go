@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"bytes"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"io"
 	"io/fs"
@@ -388,18 +390,18 @@ func (c *compilation) resolveKind(child *ir.Child, path string) {
 		child.Namespaced = b.namespaced
 		return
 	}
-	hint := ""
-	switch versions := builtinVersions(ks); {
-	case len(versions) > 0:
-		hint = "built-in " + ks + " is served as apiVersion " + strings.Join(versions, " or ")
-	default:
-		if s, ok := closest(ks, append(builtinKindNames(), c.bp.Resource.Kind)); ok {
-			hint = "did you mean kind " + s + "?"
-		} else {
-			hint = "a template's kind must be built into Kubernetes or be the Blueprint's CRD (" + c.bp.Resource.GroupVersionKind.String() + ")"
-		}
+	c.errs.add(kind.Pos, UnknownKind, c.kindHint(ks), "%s: kind %s %s is neither built in nor the Blueprint's CRD", path, avs, ks)
+}
+
+// kindHint says what an unknown kind could have been.
+func (c *compilation) kindHint(kind string) string {
+	if versions := builtinVersions(kind); len(versions) > 0 {
+		return "built-in " + kind + " is served as apiVersion " + strings.Join(versions, " or ")
 	}
-	c.errs.add(kind.Pos, UnknownKind, hint, "%s: kind %s %s is neither built in nor the Blueprint's CRD", path, avs, ks)
+	if s, ok := closest(kind, append(builtinKindNames(), c.bp.Resource.Kind)); ok {
+		return "did you mean kind " + s + "?"
+	}
+	return "a kind must be built into Kubernetes or be the Blueprint's CRD (" + c.bp.Resource.GroupVersionKind.String() + ")"
 }
 
 func literalString(v *ir.Value) (string, bool) {
@@ -440,7 +442,7 @@ func (c *compilation) reconcile(top *object) {
 	if o == nil {
 		return
 	}
-	c.only(o, "args", "url", "service", "timeout")
+	c.only(o, "args", "url", "service", "timeout", "resources", "tokenSecret", "caBundle")
 	r := &ir.Reconcile{Pos: c.pos(n)}
 	if a := o.get("args"); a != nil {
 		if a.Kind != yaml.MappingNode {
@@ -492,7 +494,92 @@ func (c *compilation) reconcile(top *object) {
 			r.Remote.Timeout = d
 		}
 	}
+	c.remoteResources(o, r)
+	c.remoteAuth(o, r)
 	c.bp.Reconcile = r
+}
+
+// remoteResources reads reconcile.resources: the kinds the reconciler may
+// return, resolved like template kinds.
+func (c *compilation) remoteResources(o *object, r *ir.Reconcile) {
+	n := o.get("resources")
+	if n == nil {
+		return
+	}
+	if r.Remote == nil {
+		c.errs.add(c.pos(n), InvalidValue, "set reconcile.url or reconcile.service", "reconcile.resources without a reconciler to call")
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		c.errs.add(c.pos(n), WrongType, "list the kinds, each as apiVersion and kind", "reconcile.resources must be a list, not %s", describe(n))
+		return
+	}
+	seen := map[schema.GroupVersionKind]bool{}
+	for i, item := range n.Content {
+		path := "reconcile.resources[" + itoa(i) + "]"
+		ro := c.object(item, path)
+		if ro == nil {
+			continue
+		}
+		c.only(ro, "apiVersion", "kind")
+		av, avNode := c.str(ro, "apiVersion", true)
+		kind, kindNode := c.str(ro, "kind", true)
+		if av == "" || kind == "" {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(av)
+		if err != nil {
+			c.errs.add(c.pos(avNode), InvalidValue, "", "%s.apiVersion %q: %v", path, av, err)
+			continue
+		}
+		rk := ir.ResourceKind{Pos: c.pos(item), GroupVersionKind: gv.WithKind(kind)}
+		switch b, ok := lookupBuiltin(rk.GroupVersionKind); {
+		case rk.GroupVersionKind == c.bp.Resource.GroupVersionKind:
+			rk.Plural, rk.Namespaced = c.bp.Resource.Plural, c.bp.Resource.Namespaced
+		case ok:
+			rk.Plural, rk.Namespaced = b.plural, b.namespaced
+		default:
+			c.errs.add(c.pos(kindNode), UnknownKind, c.kindHint(kind), "%s: kind %s %s is neither built in nor the Blueprint's CRD", path, av, kind)
+			continue
+		}
+		if seen[rk.GroupVersionKind] {
+			c.errs.add(c.pos(item), InvalidValue, "list each kind once", "%s: %s is listed twice", path, rk.GroupVersionKind)
+			continue
+		}
+		seen[rk.GroupVersionKind] = true
+		r.Remote.Resources = append(r.Remote.Resources, rk)
+	}
+}
+
+// remoteAuth reads reconcile.tokenSecret and reconcile.caBundle.
+func (c *compilation) remoteAuth(o *object, r *ir.Reconcile) {
+	if n := o.get("tokenSecret"); n != nil {
+		so := c.object(n, "reconcile.tokenSecret")
+		c.only(so, "name", "namespace", "key")
+		ref := &ir.SecretKeyRef{}
+		ref.Name, _ = c.str(so, "name", true)
+		ref.Namespace, _ = c.str(so, "namespace", true)
+		ref.Key, _ = c.str(so, "key", false)
+		if ref.Key == "" {
+			ref.Key = "token"
+		}
+		if r.Remote == nil {
+			c.errs.add(c.pos(n), InvalidValue, "set reconcile.url or reconcile.service", "reconcile.tokenSecret without a reconciler to call")
+		} else {
+			r.Remote.TokenSecret = ref
+		}
+	}
+	if ca, n := c.str(o, "caBundle", false); ca != "" {
+		block, _ := pem.Decode([]byte(ca))
+		if block == nil || block.Type != "CERTIFICATE" {
+			c.errs.add(c.pos(n), InvalidValue, "paste the PEM, from -----BEGIN CERTIFICATE----- on", "reconcile.caBundle is not a PEM certificate")
+		} else if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			c.errs.add(c.pos(n), InvalidValue, "", "reconcile.caBundle: %v", err)
+		}
+		if r.Remote != nil {
+			r.Remote.CABundle = ca
+		}
+	}
 }
 
 func (c *compilation) section(top *object, key string) *ir.Section {

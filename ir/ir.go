@@ -164,6 +164,29 @@ type Remote struct {
 	Service *ServiceRef
 	// Timeout bounds one call; zero means the runtime's default.
 	Timeout time.Duration
+	// Resources are the kinds the reconciler may return. A Result holding
+	// any other kind is refused: RBAC and watches derive from this list.
+	Resources []ResourceKind
+	// TokenSecret, when set, holds the bearer token sent with each call.
+	TokenSecret *SecretKeyRef
+	// CABundle is PEM that verifies an https reconciler; empty means the
+	// system's roots.
+	CABundle string
+}
+
+// ResourceKind is a kind a remote reconciler may return.
+type ResourceKind struct {
+	Pos Pos
+	schema.GroupVersionKind
+	Plural     string
+	Namespaced bool
+}
+
+// SecretKeyRef names one key of a Secret.
+type SecretKeyRef struct {
+	Namespace string
+	Name      string
+	Key       string
 }
 
 // ServiceRef names a Service that serves a remote reconciler.

@@ -54,6 +54,11 @@ func Rules(bp *ir.Blueprint) []ctrbac.Rule {
 			add(c.Group, c.Plural, ChildVerbs)
 		}
 	}
+	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
+		for _, k := range bp.Reconcile.Remote.Resources {
+			add(k.Group, k.Plural, ChildVerbs)
+		}
+	}
 	add("", "events", EventVerbs)
 	add("events.k8s.io", "events", EventVerbs)
 	add("coordination.k8s.io", "leases", LeaseVerbs)
@@ -68,7 +73,11 @@ func Rules(bp *ir.Blueprint) []ctrbac.Rule {
 		}
 		return keys[i][1] < keys[j][1]
 	})
-	rules := make([]ctrbac.Rule, 0, len(keys))
+	rules := make([]ctrbac.Rule, 0, len(keys)+1)
+	if bp.Reconcile != nil && bp.Reconcile.Remote != nil && bp.Reconcile.Remote.TokenSecret != nil {
+		// Only the one Secret the token is in.
+		rules = append(rules, ctrbac.Rule{Groups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{bp.Reconcile.Remote.TokenSecret.Name}, Verbs: []string{"get"}})
+	}
 	for _, k := range keys {
 		verbs := make([]string, 0, len(set[k]))
 		for v := range set[k] {
@@ -127,8 +136,12 @@ func Role(bp *ir.Blueprint, namespace string) (*rbacv1.Role, error) {
 // Marker renders a rule as the +kubebuilder:rbac marker controller-gen reads.
 func Marker(r ctrbac.Rule) string {
 	group := strings.Join(r.Groups, ";")
-	return fmt.Sprintf("+kubebuilder:rbac:groups=%s,resources=%s,verbs=%s",
-		quoteEmpty(group), strings.Join(r.Resources, ";"), strings.Join(r.Verbs, ";"))
+	names := ""
+	if len(r.ResourceNames) > 0 {
+		names = ",resourceNames=" + strings.Join(r.ResourceNames, ";")
+	}
+	return fmt.Sprintf("+kubebuilder:rbac:groups=%s,resources=%s%s,verbs=%s",
+		quoteEmpty(group), strings.Join(r.Resources, ";"), names, strings.Join(r.Verbs, ";"))
 }
 
 func quoteEmpty(s string) string {
