@@ -16,6 +16,7 @@ import (
 	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/runtime-lib/remote"
 )
 
 // Input is what a simulation starts from.
@@ -79,7 +80,16 @@ func (s *Simulator) Run(ctx context.Context, in Input) (*Outcome, error) {
 	if err := store.CreateCR(ctx, cr); err != nil {
 		return nil, err
 	}
-	rec, err := reconciler.New(s.bp, reconciler.Options{Client: store, Renderer: reconciler.CELRenderer{Programs: s.progs}})
+	opts := reconciler.Options{Client: store, Renderer: reconciler.CELRenderer{Programs: s.progs}}
+	if s.bp.Reconcile != nil && s.bp.Reconcile.Remote != nil {
+		// The case's reconciler must be running where the Blueprint says.
+		c, err := remote.New(remote.OptionsFor(s.bp.Reconcile.Remote))
+		if err != nil {
+			return nil, err
+		}
+		opts.Remote = c
+	}
+	rec, err := reconciler.New(s.bp, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 // Store is an in-memory API server for one Blueprint: its custom resource
@@ -95,6 +96,9 @@ func RESTMapper(bp *ir.Blueprint) meta.RESTMapper {
 	add(bp.Resource.GroupVersionKind, bp.Resource.Plural, bp.Resource.Namespaced)
 	for _, c := range bp.Children {
 		add(c.GroupVersionKind, c.Plural, c.Namespaced)
+	}
+	for _, k := range reconciler.OwnedKinds(bp) {
+		add(k.GroupVersionKind, k.Plural, k.Namespaced)
 	}
 	return m
 }

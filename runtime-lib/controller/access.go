@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 // CheckAccess asks the API server whether the runtime may list and watch
@@ -28,8 +29,8 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 		} else if len(missing) > 0 {
 			fatal = append(fatal, fmt.Sprintf("%s %s (%s)", strings.Join(missing, ", "), r.Plural, bp.Name))
 		}
-		for _, ch := range bp.Children {
-			if ch.External || unavailable[ch.GroupVersionKind] != nil {
+		for _, ch := range reconciler.OwnedKinds(bp) {
+			if unavailable[ch.GroupVersionKind] != nil {
 				continue
 			}
 			missing, err := denied(ctx, c, ch.Group, ch.Plural, namespace)

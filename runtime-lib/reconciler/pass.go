@@ -48,6 +48,8 @@ type pass struct {
 	failed map[string]bool
 	// transient is an API failure worth a retry with backoff.
 	transient error
+	// remoteState is what the remote reconciler answered this pass.
+	remoteState remoteState
 	// readExternals is set once an externalRef has been read.
 	readExternals bool
 }
@@ -109,20 +111,18 @@ func Children(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstru
 
 func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured, skip map[schema.GroupVersionKind]error) (map[string][]*unstructured.Unstructured, error) {
 	out := map[string][]*unstructured.Unstructured{}
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, c := range bp.Children {
-		if c.External || seen[c.GroupVersionKind] || skip[c.GroupVersionKind] != nil {
+	for _, k := range OwnedKinds(bp) {
+		if skip[k.GroupVersionKind] != nil {
 			continue
 		}
-		seen[c.GroupVersionKind] = true
 		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(c.GroupVersionKind.GroupVersion().WithKind(c.Kind + "List"))
+		list.SetGroupVersionKind(k.GroupVersion().WithKind(k.Kind + "List"))
 		err := r.List(ctx, list, client.MatchingLabels{
 			LabelBlueprint: bp.Name,
 			LabelOwnerUID:  string(cr.GetUID()),
 		})
 		if err != nil {
-			return nil, fmt.Errorf("listing %s children: %w", c.Kind, explain(err, "list", c))
+			return nil, fmt.Errorf("listing %s children: %w", k.Kind, explainKind(err, "list", k.Plural))
 		}
 		for i := range list.Items {
 			obj := &list.Items[i]
@@ -221,28 +221,40 @@ func (p *pass) setLive(id string, obj *unstructured.Unstructured) {
 	}
 	// The object came from the API server or the Blueprint's own render;
 	// a conversion failure here means a bug, and Set reports it.
+	if p.bp.Child(id) == nil {
+		return // a remote reconciler's resource: no expression reads it
+	}
 	if err := p.eval.SetLive(id, obj); err != nil {
 		p.rep.Errors = append(p.rep.Errors, err)
 	}
 }
 
-// render evaluates c's template into the object to apply, with the
-// inventory labels, owner reference and applied hash.
+// render evaluates c's template into the object to apply, decorated.
 func (p *pass) render(c *ir.Child) (*unstructured.Unstructured, error) {
 	m, err := p.eval.Object(c)
 	if err != nil {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: m}
+	if err := p.decorate(c, u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// decorate completes a child about to be applied: its namespace, the
+// inventory labels and annotations, the owner reference where one can
+// reach, and the applied hash.
+func (p *pass) decorate(c *ir.Child, u *unstructured.Unstructured) error {
 	if u.GetName() == "" {
-		return nil, fmt.Errorf("%s: child %q rendered an empty metadata.name", c.Pos, c.ID)
+		return fmt.Errorf("%s: child %q rendered an empty metadata.name", c.Pos, c.ID)
 	}
 	switch {
 	case !c.Namespaced && u.GetNamespace() != "":
-		return nil, fmt.Errorf("%s: child %q is a cluster-scoped %s and cannot have metadata.namespace", c.Pos, c.ID, c.Kind)
+		return fmt.Errorf("%s: child %q is a cluster-scoped %s and cannot have metadata.namespace", c.Pos, c.ID, c.Kind)
 	case c.Namespaced && u.GetNamespace() == "":
 		if p.cr.GetNamespace() == "" {
-			return nil, fmt.Errorf("%s: child %q needs metadata.namespace: the %s is cluster-scoped", c.Pos, c.ID, p.bp.Resource.Kind)
+			return fmt.Errorf("%s: child %q needs metadata.namespace: the %s is cluster-scoped", c.Pos, c.ID, p.bp.Resource.Kind)
 		}
 		u.SetNamespace(p.cr.GetNamespace())
 	}
@@ -260,6 +272,7 @@ func (p *pass) render(c *ir.Child) (*unstructured.Unstructured, error) {
 		annotations = map[string]string{}
 	}
 	annotations[AnnotationOwner] = ownerRef(p.cr)
+	delete(annotations, AnnotationAppliedHash)
 	u.SetAnnotations(annotations)
 	if p.canOwn(u) {
 		t := true
@@ -276,7 +289,7 @@ func (p *pass) render(c *ir.Child) (*unstructured.Unstructured, error) {
 	// the template is a change even though the remaining fields match.
 	annotations[AnnotationAppliedHash] = hashObject(u.Object)
 	u.SetAnnotations(annotations)
-	return u, nil
+	return nil
 }
 
 // canOwn reports whether garbage collection can delete obj with the custom
@@ -393,10 +406,39 @@ func (p *pass) apiError(ctx context.Context, c *ir.Child, err error, verb string
 
 // explain adds what to do to errors whose fix is outside Inrun.
 func explain(err error, verb string, c *ir.Child) error {
+	return explainKind(err, verb, c.Plural)
+}
+
+func explainKind(err error, verb, plural string) error {
 	if apierrors.IsForbidden(err) {
-		return fmt.Errorf("%w (the runtime may not %s %s: grant what `inrun rbac` prints)", err, verb, c.Plural)
+		return fmt.Errorf("%w (the runtime may not %s %s: grant what `inrun rbac` prints)", err, verb, plural)
 	}
 	return err
+}
+
+// OwnedKinds are the kinds whose objects a Blueprint's custom resources
+// own: its template children's and those its remote reconciler may return,
+// each once. externalRefs are not owned.
+func OwnedKinds(bp *ir.Blueprint) []ir.ResourceKind {
+	var out []ir.ResourceKind
+	seen := map[schema.GroupVersionKind]bool{}
+	add := func(k ir.ResourceKind) {
+		if !seen[k.GroupVersionKind] {
+			seen[k.GroupVersionKind] = true
+			out = append(out, k)
+		}
+	}
+	for _, c := range bp.Children {
+		if !c.External {
+			add(ir.ResourceKind{Pos: c.Pos, GroupVersionKind: c.GroupVersionKind, Plural: c.Plural, Namespaced: c.Namespaced})
+		}
+	}
+	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
+		for _, k := range bp.Reconcile.Remote.Resources {
+			add(k)
+		}
+	}
+	return out
 }
 
 func (p *pass) addFinalizer(ctx context.Context) error {
@@ -421,8 +463,11 @@ func (p *pass) prune(ctx context.Context) {
 		for _, obj := range objs {
 			want, rendered := p.wanted[id]
 			switch {
-			case c == nil, p.excluded[id]:
-			case rendered && keyOf(obj) != want:
+			case rendered && keyOf(obj) == want:
+				continue // still wanted
+			case rendered: // its name or namespace changed
+			case strings.HasPrefix(id, remotePrefix): // the reconciler stopped returning it
+			case c == nil, p.excluded[id]: // template removed, or includeWhen false
 			default:
 				continue
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/remote"
 )
 
 // Options configure a Reconciler.
@@ -45,6 +46,10 @@ type Options struct {
 	// Unavailable are child kinds the runtime may not list or watch, with
 	// why. Their children are left alone and reported on every Sync.
 	Unavailable map[schema.GroupVersionKind]error
+	// Remote calls the Blueprint's remote reconciler. Required when the
+	// Blueprint has one (reconcile.url or reconcile.service); the runtime
+	// builds it with remote.New.
+	Remote remote.Caller
 }
 
 func (o *Options) setDefaults(bp *ir.Blueprint) error {
@@ -62,6 +67,9 @@ func (o *Options) setDefaults(bp *ir.Blueprint) error {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if bp.Reconcile != nil && bp.Reconcile.Remote != nil && o.Remote == nil {
+		return fmt.Errorf("reconciler: Blueprint %s calls a remote reconciler, but Options.Remote is not set", bp.Name)
 	}
 	if o.Renderer == nil {
 		p, err := expr.Compile(bp)
@@ -116,6 +124,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: report.RequeueAfter}, nil
 }
 
+func (r *Reconciler) hasRemote() bool {
+	return r.bp.Reconcile != nil && r.bp.Reconcile.Remote != nil
+}
+
 // Report says what one Sync did.
 type Report struct {
 	// Created, Applied and Pruned list children as "Kind namespace/name".
@@ -157,7 +169,17 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 	if err := pass.observe(ctx); err != nil {
 		return rep, r.fail(ctx, cr, rep, "ObserveFailed", err)
 	}
+	if r.hasRemote() && !controllerutil.ContainsFinalizer(cr, Finalizer) {
+		// The reconciler is sent a finalizing request before the custom
+		// resource goes, which the finalizer waits for.
+		if err := pass.addFinalizer(ctx); err != nil {
+			return rep, r.fail(ctx, cr, rep, "FinalizerFailed", err)
+		}
+	}
 	pass.children(ctx)
+	if r.hasRemote() {
+		pass.remote(ctx)
+	}
 	pass.prune(ctx)
 	if err := pass.writeStatus(ctx); err != nil {
 		return rep, r.fail(ctx, cr, rep, "StatusFailed", err)
@@ -189,6 +211,15 @@ func (r *Reconciler) finalize(ctx context.Context, cr *unstructured.Unstructured
 	p := &pass{Reconciler: r, cr: cr, rep: rep}
 	if err := p.observe(ctx); err != nil {
 		return r.fail(ctx, cr, rep, "CleanupFailed", err)
+	}
+	if r.hasRemote() {
+		done, err := p.finalizeRemote(ctx)
+		if err != nil {
+			return r.fail(ctx, cr, rep, "ReconcilerFailed", err)
+		}
+		if !done {
+			return nil // RequeueAfter is set: ask again
+		}
 	}
 	remaining := 0
 	for _, objs := range p.observed {

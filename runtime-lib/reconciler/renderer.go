@@ -34,6 +34,8 @@ type Evaluation interface {
 	Object(c *ir.Child) (map[string]any, error)
 	// Status renders one field of emit.status.
 	Status(f ir.Field) (any, error)
+	// Args renders reconcile.args.
+	Args(args *ir.Value) (map[string]any, error)
 }
 
 // CELRenderer is the interpreter's Renderer: the Blueprint's CEL programs,
@@ -91,4 +93,16 @@ func (e *celEvaluation) Object(c *ir.Child) (map[string]any, error) {
 
 func (e *celEvaluation) Status(f ir.Field) (any, error) {
 	return e.progs.Render(f.Value, e.vars)
+}
+
+func (e *celEvaluation) Args(args *ir.Value) (map[string]any, error) {
+	out, err := e.progs.Render(args, e.vars)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := out.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
 }

@@ -31,6 +31,17 @@ const maxMessage = 2048
 func (p *pass) writeStatus(ctx context.Context) error {
 	liveStatus, _, _ := unstructured.NestedMap(p.cr.Object, "status")
 	status := map[string]any{}
+	for k, v := range p.remoteState.status {
+		status[k] = v
+	}
+	if !p.remoteState.called && p.bp.Reconcile != nil && p.bp.Reconcile.Remote != nil {
+		// The call failed: keep what the reconciler reported last.
+		for k, v := range liveStatus {
+			if k != "conditions" && k != "observedGeneration" && (p.bp.Status == nil || p.bp.Status.Lookup(k) == nil) {
+				status[k] = v
+			}
+		}
+	}
 	if p.bp.Status != nil {
 		for _, f := range p.bp.Status.Fields {
 			if !p.statusFieldReady(f.Value) {
@@ -152,6 +163,12 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		set(ConditionReady, metav1.ConditionFalse, "ChildrenNotReady", "waiting for "+strings.Join(waiting, ", "))
 	default:
 		set(ConditionReady, metav1.ConditionTrue, "ChildrenReady", "every child is ready")
+	}
+
+	for _, c := range p.remoteState.conditions {
+		if c.Type != ConditionReady && c.Type != ConditionProgressing && c.Type != ConditionDegraded {
+			set(c.Type, metav1.ConditionStatus(c.Status), c.Reason, c.Message)
+		}
 	}
 
 	sort.SliceStable(conds, func(i, j int) bool { return conds[i].Type < conds[j].Type })

@@ -1,0 +1,39 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/remote"
+)
+
+// RemoteClient builds the HTTP client of bp's remote reconciler. Its bearer
+// token, when the Blueprint names a Secret, is read from the cluster at
+// each call, so a rotated token is used at once.
+func RemoteClient(bp *ir.Blueprint, r client.Reader) (*remote.Client, error) {
+	spec := bp.Reconcile.Remote
+	opts := remote.OptionsFor(spec)
+	opts.CABundle = []byte(spec.CABundle)
+	if ref := spec.TokenSecret; ref != nil {
+		opts.TokenSource = func(ctx context.Context) (string, error) {
+			secret := &corev1.Secret{}
+			if err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
+				return "", fmt.Errorf("reading the reconciler's token from Secret %s/%s: %w", ref.Namespace, ref.Name, err)
+			}
+			token, ok := secret.Data[ref.Key]
+			if !ok {
+				return "", fmt.Errorf("Secret %s/%s has no key %q for the reconciler's token", ref.Namespace, ref.Name, ref.Key)
+			}
+			return string(token), nil
+		}
+	}
+	c, err := remote.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("blueprint %s: the remote reconciler: %w", bp.Name, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,272 @@
+package reconciler
+
+import (
+	"context"
+
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"github.com/go-logr/logr"
+	"regexp"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/sdk"
+)
+
+// remotePrefix starts the inventory label value of a child a remote
+// reconciler returned, so that they never clash with template ids.
+const remotePrefix = "remote."
+
+// AnnotationRemoteID keeps the id a remote reconciler gave a resource, so
+// that the next request can tell it which observed child is which.
+const AnnotationRemoteID = "inrun.dev/remote-id"
+
+// remoteFinalizeRetry is how soon a finalizing request that is not done yet
+// is sent again when the reply names no time.
+const remoteFinalizeRetry = 5 * time.Second
+
+// remoteState is what one pass learnt from the remote reconciler.
+type remoteState struct {
+	called     bool
+	status     map[string]any
+	conditions []sdk.Condition
+}
+
+var labelSafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// remoteChildLabel is the inventory label value of a returned resource:
+// its id when it has a usable one, else a hash of its identity.
+func remoteChildLabel(res sdk.Resource) string {
+	if res.ID != "" {
+		if id := strings.Trim(labelSafe.ReplaceAllString(res.ID, "-"), "-._"); id != "" && len(id) <= 50 {
+			return remotePrefix + id
+		}
+	}
+	ref := res.Ref()
+	sum := sha256.Sum256([]byte(ref.Group + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name + "/" + res.ID))
+	return remotePrefix + hex.EncodeToString(sum[:8])
+}
+
+// request builds the request of this pass.
+func (p *pass) request(finalizing bool) (*sdk.Request, error) {
+	args := map[string]any{}
+	if p.bp.Reconcile.Args != nil && !finalizing {
+		out, err := p.eval.Args(p.bp.Reconcile.Args)
+		if err != nil {
+			return nil, fmt.Errorf("reconcile.args: %w", err)
+		}
+		args = out
+	}
+	req := &sdk.Request{APIVersion: sdk.APIVersion, Kind: sdk.KindRequest, Object: wireObject(p.cr), Args: args, Finalizing: finalizing}
+	for label, objs := range p.observed {
+		if !strings.HasPrefix(label, remotePrefix) {
+			continue
+		}
+		for _, obj := range objs {
+			req.Observed = append(req.Observed, sdk.Resource{ID: obj.GetAnnotations()[AnnotationRemoteID], Object: wireObject(obj)})
+		}
+	}
+	return req, nil
+}
+
+// wireObject is obj as a reconciler sees it: without managed fields.
+func wireObject(obj *unstructured.Unstructured) map[string]any {
+	o := obj.DeepCopy()
+	o.SetManagedFields(nil)
+	return o.Object
+}
+
+// remote calls the remote reconciler and applies its Result: resources
+// with server-side apply, the rest for status. A failed call or a refused
+// Result changes nothing: every remote child is kept.
+func (p *pass) remote(ctx context.Context) {
+	keepAll := func() {
+		for label := range p.observed {
+			if strings.HasPrefix(label, remotePrefix) {
+				p.keep[label] = true
+			}
+		}
+	}
+	req, err := p.request(false)
+	if err != nil {
+		keepAll()
+		p.remoteError(ctx, err, false)
+		return
+	}
+	res, err := p.opts.Remote.Call(ctx, req)
+	if err != nil {
+		keepAll()
+		p.remoteError(ctx, err, true)
+		return
+	}
+	if err := p.checkResult(&res.Result); err != nil {
+		keepAll()
+		p.remoteError(ctx, err, false)
+		return
+	}
+	p.remoteState = remoteState{called: true, status: res.Status, conditions: res.Conditions}
+	for _, r := range res.Resources {
+		p.applyRemote(ctx, r)
+	}
+	if err := p.patchCRMetadata(ctx, res.Labels, res.Annotations); err != nil {
+		p.rep.Errors = append(p.rep.Errors, fmt.Errorf("setting the labels and annotations the reconciler returned: %w", err))
+		p.transient = err
+	}
+	if !res.Cached {
+		for _, e := range res.Events {
+			p.opts.Recorder.Eventf(p.cr, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+		}
+	}
+	if d := time.Duration(res.RequeueAfter); d > 0 && (p.rep.RequeueAfter == 0 || d < p.rep.RequeueAfter) {
+		p.rep.RequeueAfter = d
+	}
+}
+
+// checkResult refuses a Result with resources of kinds the Blueprint does
+// not declare: RBAC, watches and prune are derived from the declaration.
+func (p *pass) checkResult(res *sdk.Result) error {
+	declared := map[schema.GroupVersionKind]bool{}
+	var names []string
+	for _, k := range p.bp.Reconcile.Remote.Resources {
+		declared[k.GroupVersionKind] = true
+		names = append(names, k.GroupVersionKind.GroupVersion().String()+" "+k.Kind)
+	}
+	var bad []string
+	for i, r := range res.Resources {
+		gv, err := schema.ParseGroupVersion(r.APIVersion())
+		if err != nil || !declared[gv.WithKind(r.Kind())] {
+			bad = append(bad, fmt.Sprintf("resources[%d] is a %s %s", i, r.APIVersion(), r.Kind()))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	allowed := "none"
+	if len(names) > 0 {
+		allowed = strings.Join(names, ", ")
+	}
+	return fmt.Errorf("the reconciler's Result was refused: %s, not a kind reconcile.resources declares (%s); declare it in the Blueprint, or stop returning it", strings.Join(bad, "; "), allowed)
+}
+
+func (p *pass) applyRemote(ctx context.Context, res sdk.Resource) {
+	label := remoteChildLabel(res)
+	c := p.remoteChild(res, label)
+	desired := &unstructured.Unstructured{Object: res.Object}
+	if res.ID != "" {
+		annotations := desired.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[AnnotationRemoteID] = res.ID
+		desired.SetAnnotations(annotations)
+	}
+	if err := p.decorate(c, desired); err != nil {
+		p.childError(ctx, c, err)
+		return
+	}
+	key := keyOf(desired)
+	p.wanted[label] = key
+	if !p.canOwn(desired) && !controllerutil.ContainsFinalizer(p.cr, Finalizer) {
+		if err := p.addFinalizer(ctx); err != nil {
+			p.apiError(ctx, c, err, "patch")
+			return
+		}
+	}
+	for _, obj := range p.observed[label] {
+		if keyOf(obj) == key && upToDate(desired, obj) {
+			return
+		}
+	}
+	p.apply(ctx, c, desired)
+}
+
+// remoteChild describes a returned resource as a child, for decorate,
+// apply and the errors they report.
+func (p *pass) remoteChild(res sdk.Resource, label string) *ir.Child {
+	gv, _ := schema.ParseGroupVersion(res.APIVersion())
+	c := &ir.Child{ID: label, Phase: ir.OnReconcile, Pos: p.bp.Reconcile.Pos, GroupVersionKind: gv.WithKind(res.Kind())}
+	for _, k := range p.bp.Reconcile.Remote.Resources {
+		if k.GroupVersionKind == c.GroupVersionKind {
+			c.Plural, c.Namespaced = k.Plural, k.Namespaced
+		}
+	}
+	return c
+}
+
+// remoteError records a failed call or a refused Result: Degraded, an Event,
+// and, for a call that failed, a retry with backoff.
+func (p *pass) remoteError(ctx context.Context, err error, retry bool) {
+	err = fmt.Errorf("remote reconciler: %w", err)
+	p.rep.Errors = append(p.rep.Errors, err)
+	p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeWarning, "ReconcilerFailed", "Reconcile", "%v", err)
+	logr.FromContextOrDiscard(ctx).Error(err, "remote reconciler failed")
+	if retry && p.transient == nil {
+		p.transient = err
+	}
+}
+
+// patchCRMetadata sets the labels and annotations a reconciler returned on
+// the custom resource, writing only when they differ.
+func (p *pass) patchCRMetadata(ctx context.Context, labels, annotations map[string]string) error {
+	changed := false
+	newLabels, newAnnotations := p.cr.GetLabels(), p.cr.GetAnnotations()
+	set := func(m *map[string]string, k, v string) {
+		if *m == nil {
+			*m = map[string]string{}
+		}
+		if (*m)[k] != v {
+			(*m)[k] = v
+			changed = true
+		}
+	}
+	for k, v := range labels {
+		set(&newLabels, k, v)
+	}
+	for k, v := range annotations {
+		set(&newAnnotations, k, v)
+	}
+	if !changed {
+		return nil
+	}
+	patch := client.MergeFrom(p.cr.DeepCopy())
+	p.cr.SetLabels(newLabels)
+	p.cr.SetAnnotations(newAnnotations)
+	if err := p.opts.Client.Patch(ctx, p.cr, patch); err != nil {
+		return err
+	}
+	p.rep.Writes++
+	return nil
+}
+
+// finalizeRemote sends the finalizing request and reports whether the
+// reconciler has finished its cleanup.
+func (p *pass) finalizeRemote(ctx context.Context) (bool, error) {
+	req, err := p.request(true)
+	if err != nil {
+		return false, err
+	}
+	res, err := p.opts.Remote.Call(ctx, req)
+	if err != nil {
+		return false, fmt.Errorf("remote reconciler, finalizing: %w", err)
+	}
+	for _, e := range res.Events {
+		p.opts.Recorder.Eventf(p.cr, nil, e.Type, e.Reason, "Finalize", "%s", e.Message)
+	}
+	if !res.Done {
+		d := time.Duration(res.RequeueAfter)
+		if d <= 0 {
+			d = remoteFinalizeRetry
+		}
+		p.rep.RequeueAfter = d
+		p.rep.Pending["remote"] = "waiting for the reconciler to finish cleaning up"
+	}
+	return res.Done, nil
+}

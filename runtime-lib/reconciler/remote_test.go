@@ -1,0 +1,249 @@
+package reconciler_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/runtime-lib/remote"
+	"github.com/inrun/inrun/sdk"
+	"github.com/inrun/inrun/simulate"
+)
+
+// webapp is a remote reconciler, served over real HTTP: a Deployment, and a
+// Service while args.expose is true.
+type webapp struct {
+	mu         sync.Mutex
+	fail       error // answer 500 with it
+	extra      []sdk.Resource
+	finalizing atomic.Int32
+	done       bool
+}
+
+func (w *webapp) reconcile(_ context.Context, req *sdk.Request) (*sdk.Result, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if req.Finalizing {
+		w.finalizing.Add(1)
+		return &sdk.Result{Done: w.done}, nil
+	}
+	if w.fail != nil {
+		return nil, w.fail
+	}
+	name, _, _ := unstructured.NestedString(req.Object, "metadata", "name")
+	deploy := map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"replicas": req.Args["replicas"],
+			"selector": map[string]any{"matchLabels": map[string]any{"app": name}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": name}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "web", "image": req.Args["image"]}}},
+			},
+		},
+	}
+	res := &sdk.Result{
+		Resources: []sdk.Resource{{ID: "deployment", Object: deploy}},
+		Status:    map[string]any{"phase": "Running"},
+		Labels:    map[string]string{"tier": "web"},
+	}
+	if req.Args["expose"] == true {
+		res.Resources = append(res.Resources, sdk.Resource{ID: "service", Object: map[string]any{
+			"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": name},
+			"spec":     map[string]any{"selector": map[string]any{"app": name}, "ports": []any{map[string]any{"port": int64(80)}}},
+		}})
+	}
+	res.Resources = append(res.Resources, w.extra...)
+	return res, nil
+}
+
+type remoteFixture struct {
+	*fixture
+	app    *webapp
+	server *httptest.Server
+}
+
+func newRemoteFixture(t *testing.T) *remoteFixture {
+	t.Helper()
+	app := &webapp{}
+	server := httptest.NewServer(sdk.Handler(app.reconcile))
+	t.Cleanup(server.Close)
+	bp, err := compiler.CompileFile("testdata/remote.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp.Reconcile.Remote.URL = server.URL + "/reconcile"
+	caller, err := remote.New(remote.Options{URL: bp.Reconcile.Remote.URL, Timeout: 2 * time.Second, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
+	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: caller})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "app", "namespace": "shop"},
+		"spec":     map[string]any{"image": "nginx:1", "replicas": int64(2), "port": int64(80), "expose": true},
+	}}
+	if err := f.store.CreateCR(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	f.cr = cr
+	return &remoteFixture{fixture: f, app: app, server: server}
+}
+
+func TestRemoteReconcilerAppliesItsResult(t *testing.T) {
+	f := newRemoteFixture(t)
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := f.object(deploymentGVK, "shop", "app")
+	if d == nil {
+		t.Fatal("the Deployment the reconciler returned was not applied")
+	}
+	if d.GetAnnotations()[reconciler.AnnotationRemoteID] != "deployment" || len(d.GetOwnerReferences()) != 1 {
+		t.Errorf("deployment annotations %v, owners %v; want its id and the Website as owner", d.GetAnnotations(), d.GetOwnerReferences())
+	}
+	if f.object(serviceGVK, "shop", "app") == nil {
+		t.Error("the Service was not applied")
+	}
+	cr := f.get()
+	if phase, _, _ := unstructured.NestedString(cr.Object, "status", "phase"); phase != "Running" {
+		t.Errorf("status.phase = %q, want the reconciler's Running", phase)
+	}
+	if image, _, _ := unstructured.NestedString(cr.Object, "status", "image"); image != "nginx:1" {
+		t.Errorf("status.image = %q, want emit.status beside the reconciler's status", image)
+	}
+	if cr.GetLabels()["tier"] != "web" {
+		t.Errorf("labels = %v, want the reconciler's tier=web", cr.GetLabels())
+	}
+	before := f.store.Writes()
+	f.sync()
+	if n := f.store.Writes() - before; n != 0 {
+		t.Errorf("a converged resync wrote %d times; want none", n)
+	}
+}
+
+func TestRemoteExposeOffPrunesTheService(t *testing.T) {
+	f := newRemoteFixture(t)
+	f.sync()
+	f.patchSpec("expose", false)
+	rep := f.sync()
+	if f.object(serviceGVK, "shop", "app") != nil {
+		t.Fatal("the Service the reconciler stopped returning still exists")
+	}
+	if len(rep.Pruned) != 1 {
+		t.Errorf("pruned %v, want the Service", rep.Pruned)
+	}
+	if f.object(deploymentGVK, "shop", "app") == nil {
+		t.Error("the Deployment, still returned, was deleted")
+	}
+}
+
+func TestRemoteFailureKeepsChildren(t *testing.T) {
+	f := newRemoteFixture(t)
+	f.sync()
+	f.app.mu.Lock()
+	f.app.fail = errors.New("database unreachable")
+	f.app.mu.Unlock()
+	f.patchSpec("replicas", int64(3))
+	rep := f.sync()
+	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "500") {
+		t.Fatalf("errors = %v, want the reconciler's 500", err)
+	}
+	if f.object(deploymentGVK, "shop", "app") == nil || f.object(serviceGVK, "shop", "app") == nil {
+		t.Fatal("a failing reconciler caused children to be deleted")
+	}
+	if cond := condition(f.get(), reconciler.ConditionDegraded); cond["status"] != "True" || !strings.Contains(cond["message"].(string), "remote reconciler") {
+		t.Errorf("Degraded = %v, want True naming the reconciler", cond)
+	}
+	if phase, _, _ := unstructured.NestedString(f.get().Object, "status", "phase"); phase != "Running" {
+		t.Errorf("status.phase = %q while the reconciler is down; want the last value it reported", phase)
+	}
+	f.app.mu.Lock()
+	f.app.fail = nil
+	f.app.mu.Unlock()
+	if err := f.sync().Err(); err != nil {
+		t.Fatalf("after recovery: %v", err)
+	}
+	d := f.object(deploymentGVK, "shop", "app")
+	if r, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); r != 3 {
+		t.Errorf("replicas = %d after recovery, want 3", r)
+	}
+}
+
+func TestRemoteReconcilerDownKeepsChildren(t *testing.T) {
+	f := newRemoteFixture(t)
+	f.sync()
+	f.server.Close()
+	f.patchSpec("replicas", int64(4))
+	rep := f.sync()
+	var rerr *remote.Error
+	if err := rep.Err(); !errors.As(err, &rerr) || rerr.Kind != remote.Unreachable {
+		t.Fatalf("errors = %v, want an Unreachable remote.Error", err)
+	}
+	if f.object(deploymentGVK, "shop", "app") == nil {
+		t.Fatal("an unreachable reconciler caused children to be deleted")
+	}
+}
+
+func TestRemoteUndeclaredKindIsRefused(t *testing.T) {
+	f := newRemoteFixture(t)
+	f.sync()
+	f.app.mu.Lock()
+	f.app.extra = []sdk.Resource{{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "sneaky"}}}}
+	f.app.mu.Unlock()
+	f.patchSpec("expose", false)
+	rep := f.sync()
+	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "v1 ConfigMap, not a kind reconcile.resources declares") {
+		t.Fatalf("errors = %v, want the ConfigMap refused", err)
+	}
+	if f.object(serviceGVK, "shop", "app") == nil {
+		t.Error("a refused Result pruned the Service")
+	}
+	if f.object(configMapGVK, "shop", "sneaky") != nil {
+		t.Error("the undeclared ConfigMap was applied")
+	}
+}
+
+func TestRemoteFinalizing(t *testing.T) {
+	f := newRemoteFixture(t)
+	f.sync()
+	if !containsString(f.get().GetFinalizers(), reconciler.Finalizer) {
+		t.Fatal("a Blueprint with a remote reconciler needs the finalizer, for the finalizing request")
+	}
+	if err := f.store.Delete(context.Background(), f.get()); err != nil {
+		t.Fatal(err)
+	}
+	rep := f.sync()
+	if f.app.finalizing.Load() != 1 {
+		t.Fatalf("finalizing requests = %d, want 1", f.app.finalizing.Load())
+	}
+	if rep.RequeueAfter == 0 || !containsString(f.get().GetFinalizers(), reconciler.Finalizer) {
+		t.Fatal("the finalizer was removed before the reconciler said done")
+	}
+	f.app.mu.Lock()
+	f.app.done = true
+	f.app.mu.Unlock()
+	f.sync()
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(f.bp.Resource.GroupVersionKind)
+	if err := f.store.Get(context.Background(), client.ObjectKeyFromObject(f.cr), live); err == nil {
+		t.Errorf("the custom resource is still there, finalizers %v", live.GetFinalizers())
+	}
+}
+
