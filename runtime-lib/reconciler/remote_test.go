@@ -246,4 +246,3 @@ func TestRemoteFinalizing(t *testing.T) {
 		t.Errorf("the custom resource is still there, finalizers %v", live.GetFinalizers())
 	}
 }
-
