@@ -1,0 +1,130 @@
+package remote
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Kind classifies why a call failed, so that the runtime can say so in a
+// condition and decide how soon to try again.
+type Kind string
+
+const (
+	// Unreachable: no HTTP reply at all, e.g. connection refused, DNS, a
+	// TLS certificate that is not trusted.
+	Unreachable Kind = "Unreachable"
+	// Timeout: no complete reply within Options.Timeout.
+	Timeout Kind = "Timeout"
+	// HTTPStatus: the reconciler answered with a status other than 2xx.
+	HTTPStatus Kind = "HTTPStatus"
+	// BadReply: a 2xx reply that is not a valid ReconcileResult.
+	BadReply Kind = "BadReply"
+	// Credentials: Options.TokenSource failed, so no request was sent.
+	Credentials Kind = "Credentials"
+)
+
+// Error is a failed Call. Its message says what happened and, where the
+// fix is outside Inrun, what to do.
+type Error struct {
+	Kind Kind
+	// URL is the reconciler's address.
+	URL string
+	// Status is the HTTP status of an HTTPStatus error.
+	Status int
+	// Body is the start of the reply of an HTTPStatus or BadReply error:
+	// at most 200 bytes, on one line.
+	Body string
+	// Attempts is how many HTTP requests were made.
+	Attempts int
+	// RetryAfter is how long the reconciler asked the runtime to wait
+	// (429 or 503 with Retry-After) when that wait did not fit in
+	// Options.MaxElapsed; zero otherwise.
+	RetryAfter time.Duration
+	// Err is the underlying error: a net error, or the sdk.ErrorList of a
+	// BadReply.
+	Err error
+
+	// retryable marks failures another attempt may cure.
+	retryable bool
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	switch e.Kind {
+	case Unreachable:
+		fmt.Fprintf(&b, "reconciler at %s is unreachable%s: %v", e.URL, e.after(), e.Err)
+		b.WriteString(tlsHint(e.Err))
+	case Timeout:
+		fmt.Fprintf(&b, "reconciler at %s did not answer in time%s: %v (make it answer faster, or raise reconcile.timeout)", e.URL, e.after(), e.Err)
+	case HTTPStatus:
+		fmt.Fprintf(&b, "reconciler at %s answered %d %s%s", e.URL, e.Status, http.StatusText(e.Status), e.after())
+		if e.Body != "" {
+			b.WriteString(": " + e.Body)
+		}
+		switch e.Status {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			b.WriteString(" (check the bearer token the runtime sends)")
+		case http.StatusNotFound, http.StatusMethodNotAllowed:
+			b.WriteString(" (check the reconciler's URL or Service path; requests are POSTed)")
+		case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+			b.WriteString(" (redirects are not followed: use the address it redirects to)")
+		}
+		if e.RetryAfter > 0 {
+			fmt.Fprintf(&b, " (it asks to be called again in %s)", e.RetryAfter)
+		}
+	case BadReply:
+		fmt.Fprintf(&b, "reply of reconciler at %s is not a valid ReconcileResult: %v", e.URL, e.Err)
+	case Credentials:
+		fmt.Fprintf(&b, "no bearer token for reconciler at %s: %v", e.URL, e.Err)
+	default:
+		fmt.Fprintf(&b, "reconciler at %s: %v", e.URL, e.Err)
+	}
+	return b.String()
+}
+
+func (e *Error) after() string {
+	if e.Attempts > 1 {
+		return fmt.Sprintf(" after %d attempts", e.Attempts)
+	}
+	return ""
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// tlsHint says what to do about a certificate the runtime refused.
+func tlsHint(err error) string {
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var verify *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &unknownCA):
+		return " (its certificate is not signed by a CA the runtime trusts: give the reconciler's CA bundle)"
+	case errors.As(err, &hostname):
+		return " (its certificate is not issued for this host name: issue it for the host in the reconciler's URL)"
+	case errors.As(err, &verify):
+		return " (its certificate was refused: check it and the reconciler's CA bundle)"
+	}
+	return ""
+}
+
+// maxBody bounds Error.Body.
+const maxBody = 200
+
+// excerpt returns the start of body on one line, cut at a rune boundary.
+func excerpt(body []byte) string {
+	s := strings.Join(strings.Fields(string(body)), " ")
+	if len(s) <= maxBody {
+		return s
+	}
+	cut := maxBody
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
