@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inrun/inrun/internal/suggest"
 )
 
 // checker collects every problem of one document. Reading the JSON (types,
@@ -126,7 +128,7 @@ func (c *checker) known(path string, m map[string]any, what string, fields []str
 		}
 		valid := notes[k]
 		if valid == "" {
-			if near, ok := closest(k, fields); ok {
+			if near, ok := suggest.Closest(k, fields); ok {
 				valid = "did you mean " + near + "?"
 			} else {
 				valid = "the fields are " + list(fields)
@@ -420,40 +422,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// closest returns the candidate nearest to s, if one is near enough to be
-// what was meant.
-func closest(s string, candidates []string) (string, bool) {
-	best, bestDist := "", -1
-	for _, c := range candidates {
-		d := levenshtein(strings.ToLower(s), strings.ToLower(c))
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	if bestDist >= 0 && bestDist <= max(2, len(s)/3) {
-		return best, true
-	}
-	return "", false
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

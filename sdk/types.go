@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -172,8 +173,8 @@ func (r Resource) meta(field string) string {
 
 // Ref returns the object's identity without its ID.
 func (r Resource) Ref() ObjectRef {
-	group, _, _ := strings.Cut(r.APIVersion(), "/")
-	if !strings.Contains(r.APIVersion(), "/") {
+	group, _, found := strings.Cut(r.APIVersion(), "/")
+	if !found {
 		group = "" // the core group: "v1"
 	}
 	return ObjectRef{Group: group, Kind: r.Kind(), Namespace: r.Namespace(), Name: r.Name()}
@@ -268,7 +269,7 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a Go duration string or a number of seconds.
 func (d *Duration) UnmarshalJSON(data []byte) error {
 	var v any
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return err
