@@ -3,6 +3,7 @@ module github.com/inrun/inrun
 go 1.26.0
 
 require (
+	github.com/dave/jennifer v1.7.1
 	github.com/google/cel-go v0.29.2
 	github.com/spf13/cobra v1.10.2
 	k8s.io/api v0.37.2

@@ -1,5 +1,44 @@
-// Package codegen will turn the IR into a standalone kubebuilder-style Go
-// operator that calls runtime-lib. It is not implemented yet: inrun build is
-// a later milestone, and this package only reserves its place in the
-// pipeline compiler → ir → (runtime-lib | codegen).
+// Package codegen is Inrun's compiled back end: from a Blueprint it
+// generates a standalone operator, a Go module in kubebuilder's layout that
+// links Inrun's runtime library, and inrun build builds it.
+//
+// Generate compiles the Blueprint with package compiler first: a Blueprint
+// inrun check rejects is rejected with the same errors, before anything is
+// generated. It then generates, in memory:
+//
+//   - api/<version>: the custom resource's Go types, derived from the CRD's
+//     OpenAPI schema, with json tags, +kubebuilder markers, a Conditions
+//     []metav1.Condition in status, and their deepcopy functions;
+//   - internal/controller: the reconciler, with the +kubebuilder:rbac markers
+//     of package rbac, and the Blueprint's Renderer (reconciler.Renderer)
+//     compiled to Go. It reads the custom resource as its Go type once per
+//     pass and builds each child as a typed k8s.io/api object. Every
+//     expression it can (field paths, literals, interpolation, arithmetic,
+//     comparisons, conditionals, size and string) becomes plain Go with
+//     CEL's semantics; the rest stay CEL programs, compiled once;
+//   - internal/blueprint: the Blueprint and its CRD, embedded and compiled
+//     at start, so that the IR the operator runs is the compiler's;
+//   - cmd/main.go, config/ (the CRD, RBAC as inrun rbac prints it, the
+//     manager, samples), go.mod, Makefile, README.md and Dockerfile, from
+//     the templates of package templates;
+//   - tests that run the Blueprint's test/simulate.yaml against the
+//     interpreter and its test/e2e.yaml on a local control plane.
+//
+// What it promises:
+//
+//   - Every generated Go file is gofmt-clean and starts with Header.
+//   - Output is deterministic: the same Blueprint gives the same bytes.
+//   - A compiled Renderer applies exactly what the interpreter's CEL
+//     Renderer applies for the same custom resource and live children, so
+//     the applied hashes match and switching between inrun run and the
+//     compiled operator writes nothing; where Go cannot match CEL (an
+//     optional field with no default, an int that may not fit an int32) it
+//     checks and fails as CEL does.
+//   - The generated module builds with only the Go module proxy: Write
+//     copies the Inrun packages it imports, and those they import, from the
+//     source embedded in the inrun binary (package inrun) into
+//     third_party/inrun, which go.mod replaces github.com/inrun/inrun with.
+//
+// Build runs the whole of inrun build on a Project: write, go mod tidy, go
+// vet, the generated tests, go build.
 package codegen

@@ -1,0 +1,613 @@
+package codegen
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/inrun/inrun/ir"
+)
+
+const (
+	pkgTyped = "github.com/inrun/inrun/codegen/typed"
+	pkgExpr  = "github.com/inrun/inrun/expr"
+	pkgPtr   = "k8s.io/utils/ptr"
+)
+
+// celKind is the CEL type of a compiled expression.
+type celKind int
+
+const (
+	kInt celKind = iota
+	kDouble
+	kString
+	kBool
+	kBytes
+	// kOther is a map or list, which generated code only passes on whole.
+	kOther
+)
+
+// goExpr is an expression compiled to Go: code of Go type t, valid once the
+// statements the compilation added to its body have run.
+type goExpr struct {
+	code *jen.Statement
+	t    *gtype
+	kind celKind
+	// lit holds the value of a literal, which Go may spell untyped.
+	lit any
+	// binary is set for an operator's result, which needs parentheses as
+	// an operand.
+	binary bool
+	// min and max bound an integer read from a schema field.
+	min, max *float64
+}
+
+// varInfo is a variable of the Blueprint's expressions as the generated
+// evaluation holds it.
+type varInfo struct {
+	id    string
+	field string
+	// t is the struct type the variable is read as; nil when generated
+	// code cannot read it (a kind with no Go type), so that only CEL does.
+	t    *gtype
+	self bool
+}
+
+// body collects the statements of one generated function: checks and
+// fallible steps hoisted before the value they compute.
+type body struct {
+	g *generator
+	// guards check that the children the body reads have live objects;
+	// they come first and cannot fail where the runtime keeps its promise.
+	guards []jen.Code
+	stmts  []jen.Code
+	names  map[string]bool
+	// zero are the values returned next to an error.
+	zero    []jen.Code
+	guarded map[string]bool
+}
+
+func (g *generator) newBody(zero ...jen.Code) *body {
+	names := map[string]bool{"e": true, "err": true, "obj": true, "values": true}
+	return &body{g: g, names: names, zero: zero, guarded: map[string]bool{}}
+}
+
+// code is the body's statements, then final.
+func (b *body) code(final ...jen.Code) []jen.Code {
+	out := append(append([]jen.Code{}, b.guards...), b.stmts...)
+	return append(out, final...)
+}
+
+func (b *body) local(hint string) string { return localName(hint, b.names) }
+
+// returnErr returns err from the function.
+func (b *body) returnErr(err jen.Code) jen.Code {
+	return jen.Return(append(append([]jen.Code{}, b.zero...), err)...)
+}
+
+// fail returns err, from expression n, wrapped as the interpreter wraps it.
+func (b *body) fail(n int, err jen.Code) jen.Code {
+	return b.returnErr(jen.Id("e").Dot("fail").Call(jen.Lit(n), err))
+}
+
+type mark struct {
+	n, g    int
+	names   map[string]bool
+	guarded map[string]bool
+}
+
+func (b *body) mark() mark {
+	m := mark{n: len(b.stmts), g: len(b.guards), names: map[string]bool{}, guarded: map[string]bool{}}
+	for k, v := range b.names {
+		m.names[k] = v
+	}
+	for k, v := range b.guarded {
+		m.guarded[k] = v
+	}
+	return m
+}
+
+func (b *body) reset(m mark) {
+	b.stmts, b.guards = b.stmts[:m.n], b.guards[:m.g]
+	b.names, b.guarded = m.names, m.guarded
+}
+
+// call adds `name, err := call` and the check of err, for a fallible step
+// of expression n, and returns name.
+func (b *body) call(n int, hint string, call jen.Code) *jen.Statement {
+	name := b.local(hint)
+	b.stmts = append(b.stmts,
+		jen.List(jen.Id(name), jen.Err()).Op(":=").Add(call),
+		jen.If(jen.Err().Op("!=").Nil()).Block(b.fail(n, jen.Err())),
+	)
+	return jen.Id(name)
+}
+
+// eval adds the evaluation of expression n by its CEL program and returns
+// the local holding its JSON value.
+func (b *body) eval(n int, hint string) *jen.Statement {
+	b.g.cel[n] = true
+	name := b.local(hint)
+	b.stmts = append(b.stmts,
+		jen.List(jen.Id(name), jen.Err()).Op(":=").Id("e").Dot("eval").Call(jen.Lit(n)),
+		jen.If(jen.Err().Op("!=").Nil()).Block(b.returnErr(jen.Err())),
+	)
+	return jen.Id(name)
+}
+
+// compile compiles expression x to Go in b, or reports false when it must
+// stay CEL; then b is as it was.
+func (b *body) compile(x *ir.Expr) (*goExpr, bool) {
+	n := b.g.index[x]
+	a, iss := b.g.env.Compile(x.Source)
+	if iss.Err() != nil {
+		return nil, false
+	}
+	m := b.mark()
+	c := &exprCompiler{b: b, n: n}
+	out, ok := c.expr(a.NativeRep().Expr())
+	if !ok {
+		b.reset(m)
+		return nil, false
+	}
+	for _, r := range x.Refs {
+		b.g.goVars[r] = true
+	}
+	return out, true
+}
+
+type exprCompiler struct {
+	b *body
+	n int
+}
+
+func (c *exprCompiler) expr(e ast.Expr) (*goExpr, bool) {
+	switch e.Kind() {
+	case ast.LiteralKind:
+		return literal(e.AsLiteral())
+	case ast.SelectKind, ast.IdentKind:
+		return c.path(e)
+	case ast.CallKind:
+		return c.call(e.AsCall())
+	}
+	return nil, false
+}
+
+func literal(v any) (*goExpr, bool) {
+	switch t := v.(type) {
+	case types.Int:
+		return &goExpr{code: jen.Lit(int64(t)), t: tInt64, kind: kInt, lit: int64(t)}, true
+	case types.Double:
+		return &goExpr{code: jen.Lit(float64(t)), t: tFloat64, kind: kDouble, lit: float64(t)}, true
+	case types.String:
+		return &goExpr{code: jen.Lit(string(t)), t: tString, kind: kString, lit: string(t)}, true
+	case types.Bool:
+		return &goExpr{code: jen.Lit(bool(t)), t: tBool, kind: kBool, lit: bool(t)}, true
+	}
+	return nil, false
+}
+
+// path compiles a variable or a chain of field selections on one.
+func (c *exprCompiler) path(e ast.Expr) (*goExpr, bool) {
+	var keys []string
+	for e.Kind() == ast.SelectKind {
+		s := e.AsSelect()
+		if s.IsTestOnly() {
+			return nil, false
+		}
+		keys = append([]string{s.FieldName()}, keys...)
+		e = s.Operand()
+	}
+	if e.Kind() != ast.IdentKind {
+		return nil, false
+	}
+	g := c.b.g
+	v := g.vars[e.AsIdent()]
+	if v == nil || v.t == nil || len(keys) == 0 {
+		return nil, false
+	}
+	if !v.self && !c.b.guarded[v.id] {
+		// The runtime never asks for an expression over a child that has
+		// no live object; the check keeps a broken promise from panicking.
+		c.b.guarded[v.id] = true
+		c.b.guards = append(c.b.guards, jen.If(jen.Id("e").Dot(v.field).Op("==").Nil()).Block(
+			c.b.fail(c.n, jen.Qual(pkgTyped, "NoSuchVariable").Call(jen.Lit(v.id)))))
+	}
+	code := jen.Id("e").Dot(v.field)
+	t := v.t
+	var schema *apiextensionsv1.JSONSchemaProps
+	for i, k := range keys {
+		last := i == len(keys)-1
+		if t.kind != gStruct {
+			return nil, false
+		}
+		fields := t.lookup(g.tm, k)
+		if fields == nil {
+			return nil, false
+		}
+		f := fields[len(fields)-1]
+		if v.self {
+			present, guaranteed := g.selfPresence(keys[:i+1])
+			if !present {
+				return nil, false
+			}
+			if !guaranteed {
+				args := []jen.Code{jen.Id("e").Dot("cr").Dot("Object")}
+				for _, p := range keys[:i+1] {
+					args = append(args, jen.Lit(p))
+				}
+				c.b.stmts = append(c.b.stmts, jen.If(jen.Op("!").Qual(pkgTyped, "Has").Call(args...)).Block(
+					c.b.fail(c.n, jen.Qual(pkgTyped, "NoSuchKey").Call(jen.Lit(k)))))
+			}
+			schema = f.schema
+		}
+		for _, pf := range fields {
+			if !pf.embedded {
+				code = code.Clone().Dot(pf.goName)
+			}
+		}
+		ft := f.t
+		if ft.kind == gPointer {
+			ft = ft.elem
+			scalar := ft.kind == gString || ft.kind == gInt || ft.kind == gFloat || ft.kind == gBool
+			switch {
+			case v.self && last && scalar:
+				// Checked present above, so set.
+				code = jen.Op("*").Add(code)
+			case v.self && ft.kind == gStruct:
+				// Go selects through the pointer, checked set above.
+			case !v.self && last && scalar:
+				// A nil pointer of a built-in kind reads as its zero
+				// value in CEL, as in ptr.Deref.
+				code = jen.Qual(pkgPtr, "Deref").Call(code, zeroValue(ft))
+			default:
+				return nil, false
+			}
+		}
+		t = ft
+	}
+	out := &goExpr{code: code, t: t}
+	switch t.kind {
+	case gString:
+		out.kind = kString
+	case gBool:
+		out.kind = kBool
+	case gInt:
+		if t.unsigned {
+			return nil, false
+		}
+		out.kind = kInt
+		if schema != nil {
+			out.min, out.max = schema.Minimum, schema.Maximum
+		}
+	case gFloat:
+		if t.bits != 64 {
+			return nil, false
+		}
+		out.kind = kDouble
+	case gBytes:
+		out.kind = kBytes
+	case gMap, gSlice:
+		if !plain(t.elem) {
+			return nil, false
+		}
+		out.kind = kOther
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// plain reports whether values of t read the same in Go and in CEL.
+func plain(t *gtype) bool {
+	switch t.kind {
+	case gString, gBool, gBytes:
+		return true
+	case gInt:
+		return !t.unsigned
+	case gFloat:
+		return t.bits == 64
+	}
+	return false
+}
+
+// selfPresence says whether the custom resource field at keys can be read
+// by Go at all (present), and whether the API server guarantees it is set
+// whenever its parent is (guaranteed): required or defaulted.
+func (g *generator) selfPresence(keys []string) (present, guaranteed bool) {
+	switch keys[0] {
+	case "apiVersion", "kind":
+		return len(keys) == 1, true
+	case "metadata":
+		if len(keys) == 1 {
+			return true, true
+		}
+		switch keys[1] {
+		case "name":
+			return true, true
+		case "namespace":
+			return true, g.bp.Resource.Namespaced
+		case "generateName", "uid", "resourceVersion", "generation", "labels", "annotations":
+			return true, false
+		}
+		return false, false
+	}
+	s := g.bp.Resource.Schema
+	if s == nil {
+		return false, false
+	}
+	guaranteed = true
+	for _, k := range keys {
+		p, ok := s.Properties[k]
+		if !ok || p.Nullable {
+			return false, false
+		}
+		req := p.Default != nil
+		for _, r := range s.Required {
+			req = req || r == k
+		}
+		guaranteed = guaranteed && req
+		s = &p
+	}
+	return true, guaranteed
+}
+
+func (c *exprCompiler) call(call ast.CallExpr) (*goExpr, bool) {
+	args := call.Args()
+	if call.IsMemberFunction() {
+		args = append([]ast.Expr{call.Target()}, args...)
+	}
+	switch fn := call.FunctionName(); fn {
+	case operators.LogicalAnd, operators.LogicalOr:
+		// CEL's && and || forgive an error on the side that does not
+		// decide; Go's do not, so only operands that cannot fail compile.
+		l, ok := c.pure(args[0])
+		if !ok || l.kind != kBool {
+			return nil, false
+		}
+		r, ok := c.pure(args[1])
+		if !ok || r.kind != kBool {
+			return nil, false
+		}
+		op := "&&"
+		if fn == operators.LogicalOr {
+			op = "||"
+		}
+		return &goExpr{code: operand(l, r).Op(op).Add(operand(r, l)), t: tBool, kind: kBool, binary: true}, true
+	case operators.Conditional:
+		cond, ok := c.pure(args[0])
+		if !ok || cond.kind != kBool {
+			return nil, false
+		}
+		a, ok := c.pure(args[1])
+		if !ok {
+			return nil, false
+		}
+		b, ok := c.pure(args[2])
+		if !ok || a.kind != b.kind || a.kind == kOther {
+			return nil, false
+		}
+		return &goExpr{code: jen.Qual(pkgTyped, "If").Call(canon(cond), canon(a), canon(b)), t: canonType(a.kind), kind: a.kind}, true
+	case operators.LogicalNot:
+		x, ok := c.expr(args[0])
+		if !ok || x.kind != kBool {
+			return nil, false
+		}
+		return &goExpr{code: jen.Op("!").Add(operand(x, x)), t: tBool, kind: kBool}, true
+	case operators.Negate:
+		x, ok := c.expr(args[0])
+		if !ok {
+			return nil, false
+		}
+		switch x.kind {
+		case kInt:
+			if x.lit != nil {
+				return literal(types.Int(-x.lit.(int64)))
+			}
+			return &goExpr{code: c.b.call(c.n, "v", jen.Qual(pkgTyped, "Neg").Call(canon(x))), t: tInt64, kind: kInt}, true
+		case kDouble:
+			return &goExpr{code: jen.Op("-").Add(operand(x, x)), t: tFloat64, kind: kDouble}, true
+		}
+		return nil, false
+	case operators.Add, operators.Subtract, operators.Multiply, operators.Divide, operators.Modulo:
+		return c.arith(fn, args)
+	case operators.Equals, operators.NotEquals, operators.Less, operators.LessEquals, operators.Greater, operators.GreaterEquals:
+		return c.compare(fn, args)
+	case "size":
+		if len(args) != 1 {
+			return nil, false
+		}
+		x, ok := c.expr(args[0])
+		if !ok {
+			return nil, false
+		}
+		switch x.kind {
+		case kString:
+			return &goExpr{code: jen.Qual(pkgTyped, "Size").Call(canon(x)), t: tInt64, kind: kInt}, true
+		case kBytes, kOther:
+			return &goExpr{code: jen.Int64().Call(jen.Len(x.code)), t: tInt64, kind: kInt}, true
+		}
+		return nil, false
+	case "string":
+		if len(args) != 1 {
+			return nil, false
+		}
+		x, ok := c.expr(args[0])
+		if !ok {
+			return nil, false
+		}
+		code, ok := formatString(x)
+		if !ok {
+			return nil, false
+		}
+		return &goExpr{code: code, t: tString, kind: kString}, true
+	}
+	return nil, false
+}
+
+// pure compiles e only if it adds no statement: it cannot fail.
+func (c *exprCompiler) pure(e ast.Expr) (*goExpr, bool) {
+	n := len(c.b.stmts)
+	x, ok := c.expr(e)
+	if !ok || len(c.b.stmts) != n {
+		return nil, false
+	}
+	return x, true
+}
+
+func (c *exprCompiler) arith(fn string, args []ast.Expr) (*goExpr, bool) {
+	l, ok := c.expr(args[0])
+	if !ok {
+		return nil, false
+	}
+	r, ok := c.expr(args[1])
+	if !ok || l.kind != r.kind {
+		return nil, false
+	}
+	switch l.kind {
+	case kString:
+		if fn != operators.Add {
+			return nil, false
+		}
+		return &goExpr{code: operand(l, r).Op("+").Add(operand(r, l)), t: tString, kind: kString, binary: true}, true
+	case kDouble:
+		ops := map[string]string{operators.Add: "+", operators.Subtract: "-", operators.Multiply: "*", operators.Divide: "/"}
+		op, ok := ops[fn]
+		if !ok {
+			return nil, false
+		}
+		return &goExpr{code: operand(l, r).Op(op).Add(operand(r, l)), t: tFloat64, kind: kDouble, binary: true}, true
+	case kInt:
+		funcs := map[string]string{operators.Add: "Add", operators.Subtract: "Sub", operators.Multiply: "Mul", operators.Divide: "Div", operators.Modulo: "Mod"}
+		return &goExpr{code: c.b.call(c.n, "v", jen.Qual(pkgTyped, funcs[fn]).Call(canon(l), canon(r))), t: tInt64, kind: kInt}, true
+	}
+	return nil, false
+}
+
+func (c *exprCompiler) compare(fn string, args []ast.Expr) (*goExpr, bool) {
+	l, ok := c.expr(args[0])
+	if !ok {
+		return nil, false
+	}
+	r, ok := c.expr(args[1])
+	if !ok || l.kind != r.kind {
+		return nil, false
+	}
+	ops := map[string]string{
+		operators.Equals: "==", operators.NotEquals: "!=", operators.Less: "<",
+		operators.LessEquals: "<=", operators.Greater: ">", operators.GreaterEquals: ">=",
+	}
+	switch l.kind {
+	case kInt, kDouble, kString:
+	case kBool:
+		if fn != operators.Equals && fn != operators.NotEquals {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	lc, rc := operand(l, r), operand(r, l)
+	return &goExpr{code: lc.Op(ops[fn]).Add(rc), t: tBool, kind: kBool, binary: true}, true
+}
+
+// canon spells x in the Go type of its CEL kind: int64, float64, string,
+// bool or []byte.
+func canon(x *goExpr) *jen.Statement {
+	if c := canonType(x.kind); x.kind == kOther || x.t.pkg == "" && x.t.name == c.name && x.t.kind == c.kind {
+		return x.code.Clone()
+	}
+	return canonType(x.kind).code().Call(x.code.Clone())
+}
+
+// operand spells x for a binary operator whose other operand is y: a
+// literal next to a non-literal is untyped, so that Go gives it y's type.
+func operand(x, y *goExpr) *jen.Statement {
+	switch {
+	case x.lit != nil && y.lit == nil:
+		return jen.Lit(untyped(x.lit))
+	case x.binary:
+		return jen.Parens(canon(x))
+	}
+	return canon(x)
+}
+
+func untyped(v any) any {
+	if i, ok := v.(int64); ok {
+		return int(i)
+	}
+	return v
+}
+
+func canonType(k celKind) *gtype {
+	switch k {
+	case kInt:
+		return tInt64
+	case kDouble:
+		return tFloat64
+	case kString:
+		return tString
+	case kBool:
+		return tBool
+	case kBytes:
+		return tBytes
+	}
+	return nil
+}
+
+// formatString spells x as text the way CEL's string() and interpolation
+// format it.
+func formatString(x *goExpr) (*jen.Statement, bool) {
+	switch x.kind {
+	case kString:
+		return canon(x), true
+	case kInt:
+		if x.lit != nil {
+			return jen.Lit(strconv.FormatInt(x.lit.(int64), 10)), true
+		}
+		return jen.Qual("strconv", "FormatInt").Call(canon(x), jen.Lit(10)), true
+	case kBool:
+		return jen.Qual("strconv", "FormatBool").Call(canon(x)), true
+	case kDouble:
+		return jen.Qual("strconv", "FormatFloat").Call(canon(x), jen.LitRune('g'), jen.Lit(-1), jen.Lit(64)), true
+	}
+	return nil, false
+}
+
+// zeroValue spells the zero value of a scalar type.
+func zeroValue(t *gtype) *jen.Statement {
+	switch t.kind {
+	case gString:
+		if t.named() {
+			return t.code().Call(jen.Lit(""))
+		}
+		return jen.Lit("")
+	case gBool:
+		if t.named() {
+			return t.code().Call(jen.False())
+		}
+		return jen.False()
+	case gInt, gFloat:
+		return t.code().Call(jen.Lit(0))
+	case gPointer, gSlice, gMap, gBytes:
+		return jen.Nil()
+	}
+	return t.code().Values()
+}
+
+// fits reports whether every value of x fits in an integer of bits bits.
+func fits(x *goExpr, bits int) bool {
+	if x.t.kind == gInt && x.t.bits != 0 && x.t.bits <= bits {
+		return true
+	}
+	lo, hi := -math.Pow(2, float64(bits-1)), math.Pow(2, float64(bits-1))-1
+	if x.lit != nil {
+		v := float64(x.lit.(int64))
+		return v >= lo && v <= hi
+	}
+	return x.min != nil && x.max != nil && *x.min >= lo && *x.max <= hi
+}

@@ -1,0 +1,257 @@
+package codegen
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/inrun/inrun/rbac"
+)
+
+const (
+	pkgIR         = "github.com/inrun/inrun/ir"
+	pkgController = "github.com/inrun/inrun/runtime-lib/controller"
+	pkgCtrl       = "sigs.k8s.io/controller-runtime"
+)
+
+// controllerFile renders internal/controller/<kind>_controller.go: the
+// reconciler with its RBAC markers, and the Renderer compiled from the
+// Blueprint's expressions.
+func (p *project) controllerFile() *jen.File {
+	bp := p.Blueprint
+	kind := p.kind()
+	f := newFile(p.controllerPkg(), "controller")
+	f.ImportAlias(p.apiPkg(), p.api.alias)
+	rec := kind + "Reconciler"
+
+	f.Comment(fmt.Sprintf("%s reconciles %s objects: runtime-lib's Blueprint reconciler", rec, kind))
+	f.Comment("(server-side apply, prune, finalizers, status, conditions and events),")
+	f.Comment(fmt.Sprintf("with the %s Blueprint's expressions compiled to Go in %s.", bp.Name, p.gen.renderer()))
+	f.Type().Id(rec).Struct(
+		jen.Comment("Blueprint is the compiled Blueprint, from blueprint.Load."),
+		jen.Id("Blueprint").Op("*").Qual(pkgIR, "Blueprint"),
+		jen.Comment("Options tune the controller: workers, unavailable child kinds."),
+		jen.Comment("Their Renderer is set by SetupWithManager."),
+		jen.Id("Options").Qual(pkgController, "Options"),
+	)
+	f.Line()
+	for _, r := range rbac.Rules(bp) {
+		f.Comment(rbac.Marker(r))
+	}
+	f.Line()
+	f.Comment("SetupWithManager sets up the controller with the Manager. Reconcile is")
+	f.Comment("runtime-lib's: it watches the custom resource and every child kind, and")
+	f.Comment(fmt.Sprintf("renders children and status with %s.", p.gen.renderer()))
+	f.Func().Params(jen.Id("r").Op("*").Id(rec)).Id("SetupWithManager").Params(jen.Id("mgr").Qual(pkgCtrl, "Manager")).Error().Block(
+		jen.List(jen.Id("renderer"), jen.Err()).Op(":=").Id("New"+p.gen.renderer()).Call(jen.Id("r").Dot("Blueprint")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Id("opts").Op(":=").Id("r").Dot("Options"),
+		jen.Id("opts").Dot("Renderer").Op("=").Id("renderer"),
+		jen.Return(jen.Qual(pkgController, "Setup").Call(jen.Id("mgr"), jen.Id("r").Dot("Blueprint"), jen.Id("opts"))),
+	)
+	f.Line()
+	for _, c := range p.gen.rendererCode() {
+		f.Add(c)
+	}
+	return f
+}
+
+// blueprintFile renders internal/blueprint/blueprint.go, which embeds the
+// Blueprint and its CRD and compiles them at start.
+func (p *project) blueprintFile() *jen.File {
+	bp := p.Blueprint
+	f := newFile(p.blueprintPkg(), "blueprint")
+	f.PackageComment(fmt.Sprintf("Package blueprint holds the %s Blueprint this operator was generated from,", bp.Name))
+	f.PackageComment("embedded with its CRD, and compiles it with Inrun's compiler at start: the")
+	f.PackageComment("IR the controller runs is the one inrun check and inrun run see.")
+	f.Anon("embed")
+	patterns := BlueprintFile
+	if crd := bp.Resource.CRDFile; crd != "" {
+		patterns += " " + cleanSlash(crd)
+	}
+	f.Comment("//go:embed " + patterns)
+	f.Var().Id("files").Qual("embed", "FS")
+	f.Line()
+	f.Comment("Load compiles the embedded Blueprint. Positions in its messages are in")
+	f.Comment(BlueprintFile + ", the Blueprint inrun build read.")
+	f.Func().Id("Load").Params().Params(jen.Op("*").Qual(pkgIR, "Blueprint"), jen.Error()).Block(
+		jen.List(jen.Id("src"), jen.Err()).Op(":=").Id("files").Dot("ReadFile").Call(jen.Lit(BlueprintFile)),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Qual("github.com/inrun/inrun/compiler", "Compile").Call(jen.Lit(BlueprintFile), jen.Id("src"),
+			jen.Qual("github.com/inrun/inrun/compiler", "Options").Values(jen.Dict{jen.Id("ReadFile"): jen.Id("files").Dot("ReadFile")}))),
+	)
+	return f
+}
+
+// mainFile renders cmd/main.go, kubebuilder's entry point.
+func (p *project) mainFile() *jen.File {
+	bp := p.Blueprint
+	f := newFile(p.Module+"/cmd", "main")
+	f.ImportAlias(p.apiPkg(), p.api.alias)
+	f.ImportAlias(p.controllerPkg(), "controller")
+	setupLog := jen.Id("setupLog")
+	fail := func(msg string) jen.Code {
+		return jen.If(jen.Err().Op("!=").Nil()).Block(
+			setupLog.Clone().Dot("Error").Call(jen.Err(), jen.Lit(msg)),
+			jen.Qual("os", "Exit").Call(jen.Lit(1)),
+		)
+	}
+	f.Var().Defs(
+		jen.Id("scheme").Op("=").Qual(pkgRuntime, "NewScheme").Call(),
+		jen.Id("setupLog").Op("=").Qual(pkgCtrl, "Log").Dot("WithName").Call(jen.Lit("setup")),
+	)
+	f.Line()
+	f.Func().Id("init").Params().Block(
+		jen.Qual("k8s.io/apimachinery/pkg/util/runtime", "Must").Call(jen.Qual("k8s.io/client-go/kubernetes/scheme", "AddToScheme").Call(jen.Id("scheme"))),
+		jen.Qual("k8s.io/apimachinery/pkg/util/runtime", "Must").Call(jen.Qual(pkgApiext, "AddToScheme").Call(jen.Id("scheme"))),
+		jen.Qual("k8s.io/apimachinery/pkg/util/runtime", "Must").Call(jen.Qual(p.apiPkg(), "AddToScheme").Call(jen.Id("scheme"))),
+		jen.Comment("+kubebuilder:scaffold:scheme"),
+	)
+	f.Line()
+	str := func(v, name, def, usage string) jen.Code {
+		return jen.Qual("flag", "StringVar").Call(jen.Op("&").Id(v), jen.Lit(name), jen.Lit(def), jen.Lit(usage))
+	}
+	f.Func().Id("main").Params().Block(
+		jen.Var().Id("metricsAddr").String(),
+		jen.Var().Id("probeAddr").String(),
+		jen.Var().Id("enableLeaderElection").Bool(),
+		jen.Var().Id("workers").Int(),
+		str("metricsAddr", "metrics-bind-address", ":8080", "The address the metrics endpoint binds to. Use 0 to disable the metrics service."),
+		str("probeAddr", "health-probe-bind-address", ":8081", "The address the probe endpoint binds to. Use 0 to disable it."),
+		jen.Qual("flag", "BoolVar").Call(jen.Op("&").Id("enableLeaderElection"), jen.Lit("leader-elect"), jen.False(),
+			jen.Lit("Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager.")),
+		jen.Qual("flag", "IntVar").Call(jen.Op("&").Id("workers"), jen.Lit("workers"), jen.Lit(4), jen.Lit(fmt.Sprintf("How many %s objects are reconciled at once.", p.kind()))),
+		jen.Id("opts").Op(":=").Qual("sigs.k8s.io/controller-runtime/pkg/log/zap", "Options").Values(jen.Dict{jen.Id("Development"): jen.True()}),
+		jen.Id("opts").Dot("BindFlags").Call(jen.Qual("flag", "CommandLine")),
+		jen.Qual("flag", "Parse").Call(),
+		jen.Line(),
+		jen.Qual(pkgCtrl, "SetLogger").Call(jen.Qual("sigs.k8s.io/controller-runtime/pkg/log/zap", "New").Call(jen.Qual("sigs.k8s.io/controller-runtime/pkg/log/zap", "UseFlagOptions").Call(jen.Op("&").Id("opts")))),
+		jen.Line(),
+		jen.List(jen.Id("bp"), jen.Err()).Op(":=").Qual(p.blueprintPkg(), "Load").Call(),
+		fail("unable to compile the embedded Blueprint"),
+		jen.Id("bps").Op(":=").Index().Op("*").Qual(pkgIR, "Blueprint").Values(jen.Id("bp")),
+		jen.Line(),
+		jen.Comment("The manager runtime-lib shapes: child kinds are cached only when Inrun"),
+		jen.Comment("labels them, and custom resources are read unstructured."),
+		jen.List(jen.Id("mgrOpts"), jen.Err()).Op(":=").Qual(pkgController, "ManagerOptions").Call(jen.Id("bps")),
+		fail("unable to configure the manager"),
+		jen.Id("mgrOpts").Dot("Scheme").Op("=").Id("scheme"),
+		jen.Id("mgrOpts").Dot("Metrics").Op("=").Qual("sigs.k8s.io/controller-runtime/pkg/metrics/server", "Options").Values(jen.Dict{jen.Id("BindAddress"): jen.Id("metricsAddr")}),
+		jen.Id("mgrOpts").Dot("HealthProbeBindAddress").Op("=").Id("probeAddr"),
+		jen.Id("mgrOpts").Dot("LeaderElection").Op("=").Id("enableLeaderElection"),
+		jen.Comment(fmt.Sprintf("The same Lease as inrun run for the %s Blueprint: one of them leads.", bp.Name)),
+		jen.Id("mgrOpts").Dot("LeaderElectionID").Op("=").Qual(pkgController, "LeaderElectionID").Call(jen.Id("bps")),
+		jen.Id("mgrOpts").Dot("LeaderElectionReleaseOnCancel").Op("=").True(),
+		jen.Line(),
+		jen.Id("cfg").Op(":=").Qual(pkgCtrl, "GetConfigOrDie").Call(),
+		jen.Id("ctx").Op(":=").Qual(pkgCtrl, "SetupSignalHandler").Call(),
+		jen.Line(),
+		jen.Comment("Child kinds the operator may not watch are reported on every custom"),
+		jen.Comment("resource instead of stopping it."),
+		jen.List(jen.Id("c"), jen.Err()).Op(":=").Qual("sigs.k8s.io/controller-runtime/pkg/client", "New").Call(jen.Id("cfg"),
+			jen.Qual("sigs.k8s.io/controller-runtime/pkg/client", "Options").Values(jen.Dict{jen.Id("Scheme"): jen.Id("scheme")})),
+		fail("unable to create a client"),
+		jen.List(jen.Id("unavailable"), jen.Err()).Op(":=").Qual(pkgController, "CheckAccess").Call(jen.Id("ctx"), jen.Id("c"), jen.Id("bps"), jen.Lit("")),
+		fail("unable to run"),
+		jen.For(jen.List(jen.Id("gvk"), jen.Id("why")).Op(":=").Range().Id("unavailable")).Block(
+			setupLog.Clone().Dot("Error").Call(jen.Id("why"), jen.Lit("running without a child kind"), jen.Lit("kind"), jen.Id("gvk").Dot("String").Call()),
+		),
+		jen.Line(),
+		jen.List(jen.Id("mgr"), jen.Err()).Op(":=").Qual(pkgCtrl, "NewManager").Call(jen.Id("cfg"), jen.Id("mgrOpts")),
+		fail("unable to start manager"),
+		jen.If(jen.Err().Op("=").Parens(jen.Op("&").Qual(p.controllerPkg(), p.kind()+"Reconciler").Values(jen.Dict{
+			jen.Id("Blueprint"): jen.Id("bp"),
+			jen.Id("Options"): jen.Qual(pkgController, "Options").Values(jen.Dict{
+				jen.Id("Workers"):     jen.Id("workers"),
+				jen.Id("Unavailable"): jen.Id("unavailable"),
+			}),
+		})).Dot("SetupWithManager").Call(jen.Id("mgr")), jen.Err().Op("!=").Nil()).Block(
+			setupLog.Clone().Dot("Error").Call(jen.Err(), jen.Lit("unable to create controller"), jen.Lit("controller"), jen.Lit(p.kind())),
+			jen.Qual("os", "Exit").Call(jen.Lit(1)),
+		),
+		jen.Comment("+kubebuilder:scaffold:builder"),
+		jen.Line(),
+		jen.If(jen.Err().Op(":=").Id("mgr").Dot("AddHealthzCheck").Call(jen.Lit("healthz"), jen.Qual("sigs.k8s.io/controller-runtime/pkg/healthz", "Ping")), jen.Err().Op("!=").Nil()).Block(
+			setupLog.Clone().Dot("Error").Call(jen.Err(), jen.Lit("unable to set up health check")),
+			jen.Qual("os", "Exit").Call(jen.Lit(1)),
+		),
+		jen.If(jen.Err().Op(":=").Id("mgr").Dot("AddReadyzCheck").Call(jen.Lit("readyz"), jen.Qual("sigs.k8s.io/controller-runtime/pkg/healthz", "Ping")), jen.Err().Op("!=").Nil()).Block(
+			setupLog.Clone().Dot("Error").Call(jen.Err(), jen.Lit("unable to set up ready check")),
+			jen.Qual("os", "Exit").Call(jen.Lit(1)),
+		),
+		jen.Line(),
+		setupLog.Clone().Dot("Info").Call(jen.Lit("starting manager")),
+		jen.If(jen.Err().Op(":=").Id("mgr").Dot("Start").Call(jen.Id("ctx")), jen.Err().Op("!=").Nil()).Block(
+			setupLog.Clone().Dot("Error").Call(jen.Err(), jen.Lit("problem running manager")),
+			jen.Qual("os", "Exit").Call(jen.Lit(1)),
+		),
+	)
+	return f
+}
+
+// suiteTestFile renders internal/controller/suite_test.go: one local
+// control plane for the package's tests, as envtest suites have.
+func (p *project) suiteTestFile() *jen.File {
+	f := newFile(p.controllerPkg(), "controller")
+	f.Comment("TestMain shares one local control plane, started by the first test that")
+	f.Comment("needs it: kube-apiserver, etcd, kube-controller-manager, kube-scheduler")
+	f.Comment("and kwok, so that Deployments get Pods that become Ready. Build its")
+	f.Comment("binaries once with `inrun cluster assets`; without them the cluster tests")
+	f.Comment("are skipped.")
+	f.Func().Id("TestMain").Params(jen.Id("m").Op("*").Qual("testing", "M")).Block(
+		jen.Qual("github.com/inrun/inrun/localcluster/clustertest", "Main").Call(jen.Id("m"),
+			jen.Qual("github.com/inrun/inrun/localcluster", "Options").Values(jen.Dict{jen.Id("Mode"): jen.Qual("github.com/inrun/inrun/localcluster", "Full")})),
+	)
+	return f
+}
+
+// controllerTestFile renders internal/controller/<kind>_controller_test.go.
+func (p *project) controllerTestFile() *jen.File {
+	kind := p.kind()
+	f := newFile(p.controllerPkg(), "controller")
+	f.ImportAlias("github.com/inrun/inrun/codegen/operatortest", "operatortest")
+	t := jen.Id("t")
+	load := func() []jen.Code {
+		return []jen.Code{
+			jen.List(jen.Id("bp"), jen.Err()).Op(":=").Qual(p.blueprintPkg(), "Load").Call(),
+			jen.If(jen.Err().Op("!=").Nil()).Block(t.Clone().Dot("Fatal").Call(jen.Err())),
+			jen.List(jen.Id("renderer"), jen.Err()).Op(":=").Id("New" + p.gen.renderer()).Call(jen.Id("bp")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(t.Clone().Dot("Fatal").Call(jen.Err())),
+		}
+	}
+	testingT := jen.Id("t").Op("*").Qual("testing", "T")
+
+	if _, ok := p.Files["internal/blueprint/test/simulate.yaml"]; ok || true {
+		f.Comment(fmt.Sprintf("TestSimulate runs the cases of the Blueprint's test/simulate.yaml in memory with %s,", p.gen.renderer()))
+		f.Comment("and checks that every pass writes what the interpreter's CEL Renderer")
+		f.Comment("writes: the same children, the same status, the same number of writes.")
+		f.Func().Id("TestSimulate").Params(testingT).Block(append(load(),
+			jen.Qual("github.com/inrun/inrun/codegen/operatortest", "Simulate").Call(t, jen.Id("bp"), jen.Id("renderer"), jen.Lit("../blueprint/test/simulate.yaml")),
+		)...)
+		f.Line()
+	}
+	f.Comment(fmt.Sprintf("TestE2E runs the cases of the Blueprint's test/e2e.yaml on a local control plane, with %sReconciler", kind))
+	f.Comment("in a manager of its own.")
+	f.Func().Id("TestE2E").Params(testingT).Block(append(append([]jen.Code{
+		jen.If(jen.Qual("testing", "Short").Call()).Block(t.Clone().Dot("Skip").Call(jen.Lit("a local control plane is not short"))),
+		jen.Id("cluster").Op(":=").Qual("github.com/inrun/inrun/localcluster/clustertest", "Shared").Call(t),
+	}, load()[:2]...),
+		jen.Qual("github.com/inrun/inrun/codegen/operatortest", "E2E").Call(t, jen.Id("cluster").Dot("RESTConfig").Call(), jen.Id("bp"), jen.Lit("../blueprint/test/e2e.yaml"),
+			jen.Func().Params(jen.Id("mgr").Qual(pkgCtrl, "Manager")).Error().Block(
+				jen.Id("r").Op(":=").Op("&").Id(kind+"Reconciler").Values(jen.Dict{jen.Id("Blueprint"): jen.Id("bp")}),
+				jen.Id("r").Dot("Options").Dot("SkipNameValidation").Op("=").True(),
+				jen.Return(jen.Id("r").Dot("SetupWithManager").Call(jen.Id("mgr"))),
+			)),
+	)...)
+	return f
+}
+
+func cleanSlash(p string) string {
+	s := []byte(p)
+	for i := range s {
+		if s[i] == '\\' {
+			s[i] = '/'
+		}
+	}
+	return string(s)
+}

@@ -1,0 +1,107 @@
+package codegen
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/templates"
+)
+
+// templateData is what the templates of package templates see.
+type templateData struct {
+	Name, Project, Module     string
+	Group, GroupShort, Domain string
+	Version, Kind, LowerKind  string
+	Namespaced                bool
+	GoVersion, GoMinor        string
+	Requires                  []require
+	CRDFile, Sample           string
+	Children                  []*ir.Child
+	Compiled, Total           int
+	CEL                       []*ir.Expr
+}
+
+type require struct{ Path, Version string }
+
+// directRequires are the modules generated code imports.
+var directRequires = []string{
+	"k8s.io/api",
+	"k8s.io/apiextensions-apiserver",
+	"k8s.io/apimachinery",
+	"k8s.io/client-go",
+	"k8s.io/utils",
+	"sigs.k8s.io/controller-runtime",
+}
+
+// templates renders every template into p.Files.
+func (p *project) templates() error {
+	mod, err := inrunGoMod()
+	if err != nil {
+		return err
+	}
+	r := p.Blueprint.Resource
+	group, domain, _ := strings.Cut(r.Group, ".")
+	minor := mod.goVersion
+	if parts := strings.Split(minor, "."); len(parts) > 2 {
+		minor = strings.Join(parts[:2], ".")
+	}
+	d := templateData{
+		Name: p.Blueprint.Name, Project: p.Name, Module: p.Module,
+		Group: r.Group, GroupShort: group, Domain: domain,
+		Version: r.Version, Kind: r.Kind, LowerKind: p.lowerKind(),
+		Namespaced: r.Namespaced,
+		GoVersion:  mod.goVersion, GoMinor: minor,
+		Children: p.Blueprint.Children,
+		Total:    len(p.gen.exprs),
+		Compiled: len(p.gen.exprs) - len(p.gen.cel),
+	}
+	for i, x := range p.gen.exprs {
+		if p.gen.cel[i] {
+			d.CEL = append(d.CEL, x)
+		}
+	}
+	if r.CRDFile != "" {
+		d.CRDFile = fmt.Sprintf("%s_%s.yaml", r.Group, r.Plural)
+	}
+	if _, ok := p.Files[p.samplePath()]; ok {
+		d.Sample = strings.TrimPrefix(p.samplePath(), "config/samples/")
+	}
+	d.Requires = append(d.Requires, require{inrunModule, "v0.0.0-00010101000000-000000000000"})
+	for _, path := range directRequires {
+		v, ok := mod.requires[path]
+		if !ok {
+			return fmt.Errorf("Inrun's go.mod does not require %s", path)
+		}
+		d.Requires = append(d.Requires, require{path, v})
+	}
+	sort.Slice(d.Requires, func(i, j int) bool { return d.Requires[i].Path < d.Requires[j].Path })
+
+	return fs.WalkDir(templates.Project, "project", func(name string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(name, ".tmpl") {
+			return err
+		}
+		src, err := fs.ReadFile(templates.Project, name)
+		if err != nil {
+			return err
+		}
+		t, err := template.New(name).Option("missingkey=error").Parse(string(src))
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := t.Execute(&buf, d); err != nil {
+			return err
+		}
+		if strings.TrimSpace(buf.String()) == "" {
+			return nil
+		}
+		out := strings.TrimSuffix(strings.TrimPrefix(name, "project/"), ".tmpl")
+		p.Files[out] = buf.Bytes()
+		return nil
+	})
+}
