@@ -1,0 +1,162 @@
+package codegen
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// BuildOptions configure Build.
+type BuildOptions struct {
+	// Module is the generated module's path; see Options.Module.
+	Module string
+	// Out is the project directory. Default ./build/<name>-operator.
+	Out string
+	// Binary is where the operator binary goes. Default
+	// ./bin/<name>-operator.
+	Binary string
+	// SkipTests skips the generated tests.
+	SkipTests bool
+	// Progress receives a line per step with its duration, and the
+	// tests' output. Default: discarded.
+	Progress io.Writer
+	// Go is the go command. Default "go".
+	Go string
+}
+
+// Build is inrun build: it compiles the Blueprint at path (failing as inrun
+// check does, before anything is written), generates its operator into
+// opts.Out, runs go mod tidy, go vet ./... and, unless opts.SkipTests, the
+// generated tests, then builds the binary. A failed step's error holds its
+// output.
+func Build(ctx context.Context, path string, opts BuildOptions) (*Project, error) {
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.Go == "" {
+		opts.Go = "go"
+	}
+	start := time.Now()
+	p, err := Generate(path, Options{Module: opts.Module})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Out == "" {
+		opts.Out = filepath.Join("build", p.Name)
+	}
+	if opts.Binary == "" {
+		opts.Binary = filepath.Join("bin", p.Name)
+	}
+	binary, err := filepath.Abs(opts.Binary)
+	if err != nil {
+		return nil, err
+	}
+	step := func(name string, t time.Time) {
+		fmt.Fprintf(opts.Progress, "  %-40s %s\n", name, since(t))
+	}
+	fmt.Fprintf(opts.Progress, "inrun build: the %s Blueprint becomes %s, in %s\n", p.Blueprint.Name, p.Name, opts.Out)
+	step(fmt.Sprintf("generate (%d of %d expressions in Go)", p.Compiled, p.Total), start)
+
+	t := time.Now()
+	if err := p.Write(opts.Out); err != nil {
+		return nil, err
+	}
+	step("write, with third_party/inrun", t)
+
+	run := func(stream bool, args ...string) error {
+		t := time.Now()
+		name := "go " + strings.Join(args, " ")
+		if args[0] == "build" {
+			name = "go build ./cmd"
+		}
+		cmd := exec.CommandContext(ctx, opts.Go, args...)
+		cmd.Dir = opts.Out
+		// A go.work above --out must not pull the project into a workspace.
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		var out bytes.Buffer
+		if stream {
+			w := &prefixWriter{w: opts.Progress, prefix: "    "}
+			defer w.Flush()
+			// One writer for both, so that exec writes to it from one
+			// goroutine at a time.
+			both := io.MultiWriter(&out, w)
+			cmd.Stdout, cmd.Stderr = both, both
+		} else {
+			cmd.Stdout, cmd.Stderr = &out, &out
+		}
+		if err := cmd.Run(); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			msg := strings.TrimSpace(out.String())
+			if stream {
+				msg = "its output is above"
+			}
+			return fmt.Errorf("%s in %s failed (%v):\n%s", name, opts.Out, err, msg)
+		}
+		step(name, t)
+		return nil
+	}
+	if err := run(false, "mod", "tidy"); err != nil {
+		return p, err
+	}
+	if err := run(false, "vet", "./..."); err != nil {
+		return p, err
+	}
+	if !opts.SkipTests {
+		if err := run(true, "test", "./..."); err != nil {
+			return p, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(binary), 0o755); err != nil {
+		return p, err
+	}
+	if err := run(false, "build", "-o", binary, "./cmd"); err != nil {
+		return p, err
+	}
+	fmt.Fprintf(opts.Progress, "built %s in %s\n", opts.Binary, since(start))
+	return p, nil
+}
+
+func since(t time.Time) time.Duration {
+	d := time.Since(t)
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// prefixWriter indents each line written through it.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		if _, err := fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf[:i]); err != nil {
+			return 0, err
+		}
+		p.buf = p.buf[i+1:]
+	}
+}
+
+// Flush writes a last line without its newline.
+func (p *prefixWriter) Flush() {
+	if len(p.buf) > 0 {
+		fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf)
+		p.buf = nil
+	}
+}
