@@ -1,0 +1,210 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/inrun/inrun/e2e"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/runner"
+)
+
+// Binary runs an operator built by inrun build as a process. Start installs
+// the Blueprint's CRD, writes a kubeconfig for the cluster to a temporary
+// file, starts the binary with it and waits until it reports ready; the
+// stop function sends SIGTERM, waits for the manager's graceful shutdown,
+// and removes the kubeconfig.
+type Binary struct {
+	// Path is the operator binary. Required.
+	Path string
+	// Blueprint is the Blueprint it was built from, whose CRD Start
+	// installs. Required.
+	Blueprint *ir.Blueprint
+	// Args are passed after the kubeconfig, metrics and probe flags.
+	Args []string
+	// Output receives the operator's logs. Default: discarded.
+	Output io.Writer
+	// ReadyTimeout bounds the wait for the operator to answer /readyz.
+	// Default one minute.
+	ReadyTimeout time.Duration
+	// StopTimeout is how long the operator may take to exit after SIGTERM
+	// before it is killed. Default 30 seconds.
+	StopTimeout time.Duration
+
+	// MetricsAddr is where the running operator serves metrics; set by
+	// Start.
+	MetricsAddr string
+}
+
+var _ e2e.Runtime = (*Binary)(nil)
+
+// Start implements e2e.Runtime.
+func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, error) {
+	if b.Path == "" || b.Blueprint == nil {
+		return nil, errors.New("conformance: Binary needs Path and Blueprint")
+	}
+	readyTimeout, stopTimeout := b.ReadyTimeout, b.StopTimeout
+	if readyTimeout <= 0 {
+		readyTimeout = time.Minute
+	}
+	if stopTimeout <= 0 {
+		stopTimeout = 30 * time.Second
+	}
+	out := b.Output
+	if out == nil {
+		out = io.Discard
+	}
+	if err := runner.InstallCRDs(ctx, cfg, []*ir.Blueprint{b.Blueprint}); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "inrun-conformance-")
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := WriteKubeconfig(kubeconfig, cfg); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	probe, err := freeAddr()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	metrics, err := freeAddr()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	b.MetricsAddr = metrics
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--metrics-bind-address=" + metrics,
+		"--health-probe-bind-address=" + probe,
+	}, b.Args...)
+	cmd := exec.Command(b.Path, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var once sync.Once
+	var stopErr error
+	stop := func() error {
+		once.Do(func() {
+			defer os.RemoveAll(dir)
+			select {
+			case err := <-done:
+				// It stopped on its own: that is a failure.
+				stopErr = fmt.Errorf("the operator exited: %v", err)
+				return
+			default:
+			}
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-done:
+				if err != nil {
+					stopErr = fmt.Errorf("the operator failed on SIGTERM: %w", err)
+				}
+			case <-time.After(stopTimeout):
+				_ = cmd.Process.Kill()
+				<-done
+				stopErr = fmt.Errorf("the operator did not stop within %s of SIGTERM", stopTimeout)
+			}
+		})
+		return stopErr
+	}
+
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		if ready(ctx, "http://"+probe+"/readyz") {
+			return stop, nil
+		}
+		select {
+		case err := <-done:
+			done <- err
+			_ = stop()
+			return nil, fmt.Errorf("the operator %s exited before it was ready: %v", b.Path, err)
+		case <-ctx.Done():
+			_ = stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = stop()
+			return nil, fmt.Errorf("the operator %s was not ready within %s", b.Path, readyTimeout)
+		}
+	}
+}
+
+func ready(ctx context.Context, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+}
+
+// WriteKubeconfig writes a kubeconfig for cfg to path, readable by its owner
+// only, as it may hold a client key.
+func WriteKubeconfig(path string, cfg *rest.Config) error {
+	const name = "inrun-conformance"
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[name] = &clientcmdapi.Cluster{
+		Server:                   cfg.Host,
+		CertificateAuthority:     cfg.CAFile,
+		CertificateAuthorityData: cfg.CAData,
+		InsecureSkipTLSVerify:    cfg.Insecure,
+		TLSServerName:            cfg.ServerName,
+	}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{
+		ClientCertificate:     cfg.CertFile,
+		ClientCertificateData: cfg.CertData,
+		ClientKey:             cfg.KeyFile,
+		ClientKeyData:         cfg.KeyData,
+		Token:                 cfg.BearerToken,
+		TokenFile:             cfg.BearerTokenFile,
+		Username:              cfg.Username,
+		Password:              cfg.Password,
+	}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	kc.CurrentContext = name
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
