@@ -1,0 +1,261 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Results are the raw figures of one benchmark run, as -json writes them.
+type Results struct {
+	N             int       `json:"n"`
+	Workers       int       `json:"workers"`
+	LimitWorkers  int       `json:"limitWorkers"`
+	Loaders       int       `json:"loaders"`
+	QPS           float64   `json:"qps"`
+	QuietSeconds  float64   `json:"quietSeconds"`
+	SettleSeconds float64   `json:"settleSeconds"`
+	Started       time.Time `json:"started"`
+	Machine       Machine   `json:"machine"`
+	Runs          []*Run    `json:"runs"`
+	// CPUProfiles are the profile files written with -cpuprofile, by kind.
+	CPUProfiles map[string]string `json:"cpuProfiles,omitempty"`
+}
+
+// Machine describes where the figures were measured.
+type Machine struct {
+	CPUs     int    `json:"cpus"`
+	CPUModel string `json:"cpuModel,omitempty"`
+	Memory   string `json:"memory,omitempty"`
+	GOOS     string `json:"goos"`
+	GOARCH   string `json:"goarch"`
+	Kernel   string `json:"kernel,omitempty"`
+	Go       string `json:"go"`
+}
+
+// Run is one way of reconciling, measured.
+type Run struct {
+	Kind string `json:"kind"`
+	// NotBuilt marks a kind that does not exist yet.
+	NotBuilt bool `json:"notBuilt,omitempty"`
+	// InProcess marks the limit, whose memory figures are the benchmark's
+	// own process and so not comparable.
+	InProcess bool   `json:"inProcess,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Create    *Phase `json:"create,omitempty"`
+	Edit      *Phase `json:"edit,omitempty"`
+}
+
+// Phase is what it took to converge after creating, or after editing,
+// every Website.
+type Phase struct {
+	// LoadSeconds is how long the loader took to create or edit them all.
+	LoadSeconds float64 `json:"loadSeconds"`
+	// ReadySeconds is from the first create or edit until every Website
+	// reports Ready for its generation.
+	ReadySeconds float64 `json:"readySeconds"`
+	// SettledSeconds is from the same start until the operator's last
+	// write, found once it has written nothing for settleSeconds.
+	SettledSeconds float64 `json:"settledSeconds"`
+	// Writes are the writes to Websites, Deployments and Services
+	// (status included) that the API server served until it settled, less
+	// the loader's.
+	Writes      int64   `json:"writes"`
+	WritesPerCR float64 `json:"writesPerCR"`
+	// ClientWrites are the same writes as the operator's own client
+	// counted them: a cross-check of Writes.
+	ClientWrites      int64   `json:"clientWrites"`
+	ClientWritesPerCR float64 `json:"clientWritesPerCR"`
+	// StatusChanges are the updates of a Website's status that a watch
+	// saw: the status writes that changed something. Status writes beyond
+	// them changed nothing.
+	StatusChanges      int64   `json:"statusChanges"`
+	StatusChangesPerCR float64 `json:"statusChangesPerCR"`
+	// Events are the Events the operator's client recorded.
+	Events      int64   `json:"events"`
+	EventsPerCR float64 `json:"eventsPerCR"`
+	// OtherClientWrites are the operator's remaining writes, such as
+	// access reviews.
+	OtherClientWrites int64 `json:"otherClientWrites"`
+	// Reconciles is the growth of controller_runtime_reconcile_total;
+	// -1 for the limit, which has no controller.
+	Reconciles      int64   `json:"reconciles"`
+	ReconcilesPerCR float64 `json:"reconcilesPerCR"`
+	// QuietWrites are the object writes the API server served during the
+	// quiet window after settling; QuietClientWrites every write the
+	// operator's client sent then, Events included. Both must be zero.
+	QuietWrites          int64            `json:"quietWrites"`
+	QuietClientWrites    int64            `json:"quietClientWrites"`
+	QuietClientByRequest map[string]int64 `json:"quietClientByRequest,omitempty"`
+	// RSSBytes and PeakRSSBytes are the operator process's VmRSS when it
+	// settled and its VmHWM over the phase.
+	RSSBytes     int64 `json:"rssBytes"`
+	PeakRSSBytes int64 `json:"peakRSSBytes"`
+	// ControlPlaneWrites are the writes the API server served that neither
+	// the operator nor the loader sent: the Deployment and ReplicaSet
+	// controllers', the scheduler's, kwok's.
+	ControlPlaneWrites      int64   `json:"controlPlaneWrites"`
+	ControlPlaneWritesPerCR float64 `json:"controlPlaneWritesPerCR"`
+	// CPUSeconds is the CPU time used from the start of the phase until
+	// the operator settled, by the operator's process ("operator", not
+	// for the limit, which runs in the benchmark's process) and by each
+	// control plane component.
+	CPUSeconds map[string]float64 `json:"cpuSeconds"`
+	// ServerByRequest are every write the API server served during the
+	// phase, less the loader's, by verb and resource: the operator's and
+	// the control plane's own (the Deployment controller, the scheduler,
+	// kwok). ClientByRequest are the operator's, by its own count.
+	ServerByRequest map[string]int64 `json:"serverByRequest"`
+	ClientByRequest map[string]int64 `json:"clientByRequest"`
+}
+
+func (r *Results) write(path string) error {
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(raw, '\n'), 0o644)
+}
+
+// figure is one row of the table.
+type figure struct {
+	name string
+	// value reads the figure of a run; ok is false where it has none.
+	value func(*Run) (v float64, ok bool)
+	// format renders a value.
+	format func(float64) string
+}
+
+func phaseFigure(name string, edit bool, v func(*Phase) (float64, bool), format func(float64) string) figure {
+	return figure{name: name, format: format, value: func(r *Run) (float64, bool) {
+		ph := r.Create
+		if edit {
+			ph = r.Edit
+		}
+		if ph == nil {
+			return 0, false
+		}
+		return v(ph)
+	}}
+}
+
+func secondsFmt(v float64) string { return fmt.Sprintf("%.1fs", v) }
+func perCRFmt(v float64) string   { return fmt.Sprintf("%.2f", v) }
+func countFmt(v float64) string   { return fmt.Sprintf("%.0f", v) }
+func mibFmt(v float64) string     { return fmt.Sprintf("%.0f MiB", v/(1<<20)) }
+
+func figures() []figure {
+	var out []figure
+	for _, p := range []struct {
+		label string
+		edit  bool
+	}{{"create", false}, {"edit", true}} {
+		out = append(out,
+			phaseFigure(p.label+": all Ready", p.edit, func(ph *Phase) (float64, bool) { return ph.ReadySeconds, true }, secondsFmt),
+			phaseFigure(p.label+": settled", p.edit, func(ph *Phase) (float64, bool) { return ph.SettledSeconds, true }, secondsFmt),
+			phaseFigure(p.label+": writes/CR (API server)", p.edit, func(ph *Phase) (float64, bool) { return ph.WritesPerCR, true }, perCRFmt),
+			phaseFigure(p.label+": writes/CR (own client)", p.edit, func(ph *Phase) (float64, bool) { return ph.ClientWritesPerCR, true }, perCRFmt),
+			phaseFigure(p.label+": status changes/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.StatusChangesPerCR, true }, perCRFmt),
+			phaseFigure(p.label+": events/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.EventsPerCR, true }, perCRFmt),
+			phaseFigure(p.label+": reconciles/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.ReconcilesPerCR, ph.Reconciles >= 0 }, perCRFmt),
+			phaseFigure(p.label+": control-plane writes/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.ControlPlaneWritesPerCR, true }, perCRFmt),
+			phaseFigure(p.label+": operator CPU", p.edit, func(ph *Phase) (float64, bool) {
+				v, ok := ph.CPUSeconds[operatorCPU]
+				return v, ok
+			}, secondsFmt),
+			phaseFigure(p.label+": kube-apiserver CPU", p.edit, func(ph *Phase) (float64, bool) {
+				v, ok := ph.CPUSeconds["kube-apiserver"]
+				return v, ok
+			}, secondsFmt),
+			phaseFigure(p.label+": writes in quiet window", p.edit, func(ph *Phase) (float64, bool) {
+				return float64(max(ph.QuietWrites, ph.QuietClientWrites)), true
+			}, countFmt),
+		)
+	}
+	notInProcess := func(r *Run) bool { return !r.InProcess }
+	out = append(out,
+		figure{name: "RSS when settled (created)", format: mibFmt, value: func(r *Run) (float64, bool) {
+			return float64(rssOf(r.Create)), r.Create != nil && notInProcess(r)
+		}},
+		figure{name: "peak RSS, create", format: mibFmt, value: func(r *Run) (float64, bool) {
+			return float64(peakOf(r.Create)), r.Create != nil && notInProcess(r)
+		}},
+		figure{name: "peak RSS, edit", format: mibFmt, value: func(r *Run) (float64, bool) {
+			return float64(peakOf(r.Edit)), r.Edit != nil && notInProcess(r)
+		}},
+	)
+	return out
+}
+
+func rssOf(ph *Phase) int64 {
+	if ph == nil {
+		return 0
+	}
+	return ph.RSSBytes
+}
+
+func peakOf(ph *Phase) int64 {
+	if ph == nil {
+		return 0
+	}
+	return ph.PeakRSSBytes
+}
+
+// printTable prints every figure of every run, with its ratio to the
+// limit (×L) and to the hand-written operator (×H).
+func printTable(w io.Writer, res *Results) {
+	byKind := map[string]*Run{}
+	for _, r := range res.Runs {
+		byKind[r.Kind] = r
+	}
+	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, a Service and a status), %d CPUs, %d operator workers; ×L is the ratio to the limit, ×H to the hand-written operator.\n\n", res.N, res.Machine.CPUs, res.Workers)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	kinds := []string{}
+	for _, r := range res.Runs {
+		kinds = append(kinds, r.Kind)
+	}
+	fmt.Fprintf(tw, "figure\t%s\t\n", strings.Join(kinds, "\t"))
+	for _, f := range figures() {
+		cells := []string{f.name}
+		for _, r := range res.Runs {
+			cells = append(cells, cell(f, r, byKind[kindLimit], byKind[kindHandwritten]))
+		}
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+	for _, r := range res.Runs {
+		if r.Error != "" {
+			fmt.Fprintf(w, "\n%s failed: %s\n", r.Kind, r.Error)
+		}
+	}
+}
+
+func cell(f figure, r, limit, hand *Run) string {
+	switch {
+	case r.NotBuilt:
+		return "not built yet"
+	case r.Error != "" && r.Create == nil:
+		return "failed"
+	}
+	v, ok := f.value(r)
+	if !ok {
+		return "—"
+	}
+	s := f.format(v)
+	for _, base := range []struct {
+		run  *Run
+		mark string
+	}{{limit, "L"}, {hand, "H"}} {
+		if base.run == nil || base.run == r {
+			continue
+		}
+		if b, ok := f.value(base.run); ok && b != 0 {
+			s += fmt.Sprintf(" %.2f×%s", v/b, base.mark)
+		}
+	}
+	return s
+}

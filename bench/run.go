@@ -1,0 +1,513 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/localcluster"
+	"github.com/inrun/inrun/runtime-lib/runner"
+)
+
+// bench is one run of the benchmark: a control plane and what talks to it.
+type bench struct {
+	opts    *options
+	out     io.Writer // progress
+	cluster *localcluster.Cluster
+	cfg     *rest.Config
+	cs      kubernetes.Interface
+	dyn     dynamic.Interface
+	loader  *loader
+	logDir  string
+	bpPath  string
+}
+
+func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
+	bpPath, err := filepath.Abs(opts.blueprint)
+	if err != nil {
+		return err
+	}
+	bp, err := compiler.CompileFile(bpPath, compiler.Options{})
+	if err != nil {
+		return fmt.Errorf("%w\n(run the benchmark from the repository root, or pass -blueprint)", err)
+	}
+	logDir, err := os.MkdirTemp("", "inrun-bench-")
+	if err != nil {
+		return err
+	}
+	b := &bench{opts: opts, out: stderr, logDir: logDir, bpPath: bpPath}
+	results := &Results{
+		N:             opts.n,
+		Workers:       opts.workers,
+		LimitWorkers:  limitWorkers,
+		Loaders:       opts.loaders,
+		QPS:           opts.qps,
+		QuietSeconds:  opts.quiet.Seconds(),
+		SettleSeconds: opts.settle.Seconds(),
+		Started:       time.Now().UTC().Truncate(time.Second),
+		Machine:       describeMachine(),
+		CPUProfiles:   map[string]string{},
+	}
+
+	b.cluster, err = localcluster.Start(ctx, localcluster.Options{Mode: localcluster.Full, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := b.cluster.Stop(); err != nil {
+			fmt.Fprintln(stderr, "bench: stopping the control plane:", err)
+		}
+	}()
+	b.cfg = b.cluster.RESTConfig()
+	// The benchmark's own clients must never be what is slow.
+	b.cfg.QPS = -1
+	if b.cs, err = kubernetes.NewForConfig(b.cfg); err != nil {
+		return err
+	}
+	loaderCfg := rest.CopyConfig(b.cfg)
+	loaderCfg.UserAgent = "inrun-bench-loader"
+	b.loader = &loader{workers: opts.loaders, writes: newWriteCounter()}
+	b.loader.writes.instrument(loaderCfg)
+	if b.loader.dyn, err = dynamic.NewForConfig(loaderCfg); err != nil {
+		return err
+	}
+	if b.dyn, err = dynamic.NewForConfig(b.cfg); err != nil {
+		return err
+	}
+	if err := runner.InstallCRDs(ctx, b.cfg, []*ir.Blueprint{bp}); err != nil {
+		return err
+	}
+	if err := b.warmUp(ctx); err != nil {
+		return err
+	}
+
+	failed := false
+	for _, kind := range opts.only {
+		r, err := b.run(ctx, kind)
+		if r != nil {
+			results.Runs = append(results.Runs, r)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			failed = true
+			fmt.Fprintf(stderr, "bench: %s: %v\n", kind, err)
+			if r != nil {
+				r.Error = err.Error()
+			} else {
+				results.Runs = append(results.Runs, &Run{Kind: kind, Error: err.Error()})
+			}
+		}
+		if opts.cpuprofile != "" && kind != kindLimit {
+			results.CPUProfiles[kind] = b.profilePath(kind)
+		}
+	}
+	results.Runs = append(results.Runs, &Run{Kind: kindCompiled, NotBuilt: true})
+
+	printTable(stdout, results)
+	if opts.jsonPath != "" {
+		if err := results.write(opts.jsonPath); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "Wrote %s\n", opts.jsonPath)
+	}
+	if failed {
+		fmt.Fprintf(stderr, "The operators' logs are in %s\n", logDir)
+		return errors.New("some runs failed")
+	}
+	if opts.keepLogs {
+		fmt.Fprintf(stderr, "The operators' logs are in %s\n", logDir)
+	} else {
+		os.RemoveAll(logDir)
+	}
+	return nil
+}
+
+func (b *bench) profilePath(kind string) string {
+	return b.opts.cpuprofile + "." + kind + ".pprof"
+}
+
+func (b *bench) printf(format string, args ...any) {
+	fmt.Fprintf(b.out, format+"\n", args...)
+}
+
+// run measures one kind in a namespace of its own, and deletes everything
+// it made before it returns.
+func (b *bench) run(ctx context.Context, kind string) (_ *Run, retErr error) {
+	ns := "bench-" + kind
+	b.printf("\n== %s: %d Websites in namespace %s", kind, b.opts.n, ns)
+	if _, err := b.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := b.cleanup(context.WithoutCancel(ctx), ns); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
+	obs, err := observe(ctx, b.dyn, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer obs.stop()
+
+	var (
+		op              operator
+		created, edited func(*unstructured.Unstructured)
+	)
+	start := time.Now()
+	if kind == kindLimit {
+		l, err := startLimit(ctx, b.cfg, ns, b.opts.n)
+		if err != nil {
+			return nil, err
+		}
+		op, created, edited = l, l.created, l.edited
+	} else {
+		s := operatorSettings{
+			kind:       kind,
+			kubeconfig: b.cluster.KubeconfigPath(),
+			blueprint:  b.bpPath,
+			workers:    b.opts.workers,
+			qps:        b.opts.qps,
+			logDir:     b.logDir,
+		}
+		if b.opts.cpuprofile != "" {
+			if s.cpuprofile, err = filepath.Abs(b.profilePath(kind)); err != nil {
+				return nil, err
+			}
+		}
+		p, err := startSubprocess(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		op = p
+	}
+	b.printf("%s is ready (%s)", kind, time.Since(start).Round(100*time.Millisecond))
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = op.stop()
+		}
+	}()
+
+	r := &Run{Kind: kind, InProcess: op.inProcess()}
+	r.Create, err = b.phase(ctx, kind, "create", op, obs, 1, func(ctx context.Context) error {
+		return b.loader.create(ctx, ns, b.opts.n, created)
+	})
+	if err != nil {
+		return r, err
+	}
+	if p, ok := op.(*subprocess); ok && b.opts.memprofile != "" {
+		path := b.opts.memprofile + "." + kind + ".heap.pprof"
+		if err := p.heapProfile(ctx, path); err != nil {
+			return r, err
+		}
+		b.printf("   wrote %s", path)
+	}
+	resetPeak(op.pid())
+	r.Edit, err = b.phase(ctx, kind, "edit", op, obs, 2, func(ctx context.Context) error {
+		return b.loader.edit(ctx, ns, b.opts.n, 2, edited)
+	})
+	if err != nil {
+		return r, err
+	}
+	stopped = true
+	if err := op.stop(); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// sample is what the benchmark reads at one moment.
+type sample struct {
+	at     time.Time
+	server counts
+	op     opStats
+	loader counts
+	// cpu is the CPU time used by the operator's process ("operator") and
+	// each control plane component, by name.
+	cpu map[string]float64
+}
+
+func (b *bench) sample(ctx context.Context, op operator) (sample, error) {
+	s := sample{at: time.Now()}
+	var err error
+	if s.server, err = apiserverRequests(ctx, b.cs.Discovery().RESTClient()); err != nil {
+		return s, err
+	}
+	if s.op, err = op.stats(ctx); err != nil {
+		return s, err
+	}
+	s.loader, _ = b.loader.writes.snapshot()
+	s.cpu = map[string]float64{}
+	if !op.inProcess() {
+		if v, err := cpuSeconds(op.pid()); err == nil {
+			s.cpu[operatorCPU] = v
+		}
+	}
+	for _, c := range b.cluster.Components() {
+		if v, err := cpuSeconds(c.PID); err == nil {
+			s.cpu[c.Name] += v
+		}
+	}
+	return s, nil
+}
+
+// operatorCPU names the operator's process among the CPU figures.
+const operatorCPU = "operator"
+
+// operatorWrites are the writes to a Website's objects the API server
+// served between two samples, less the loader's own.
+func operatorWrites(from, to sample) counts {
+	server := to.server.sub(from.server)
+	loader := to.loader.sub(from.loader)
+	out := counts{}
+	for k, v := range server {
+		if writeVerbs[k.Verb] {
+			out[k] = v - loader[k]
+		}
+	}
+	return out
+}
+
+// phase creates or edits the Websites with load and measures until the
+// operator is quiet again.
+func (b *bench) phase(ctx context.Context, kind, name string, op operator, obs *observer, gen int64, load func(context.Context) error) (*Phase, error) {
+	b.printf("-- %s %s", kind, name)
+	ctx, cancel := context.WithTimeout(ctx, b.opts.timeout)
+	defer cancel()
+	before, err := b.sample(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	obs.expect(b.opts.n, gen)
+	ph := &Phase{}
+	start := time.Now()
+	loaded := make(chan error, 1)
+	go func() {
+		err := load(ctx)
+		ph.LoadSeconds = seconds(time.Since(start))
+		loaded <- err
+	}()
+
+	// Until every Website reports Ready.
+	tick := time.NewTicker(b.opts.progressDur)
+	defer tick.Stop()
+	loading := true
+	for {
+		seen, ready, at := obs.progress()
+		if !at.IsZero() {
+			ph.ReadySeconds = seconds(at.Sub(start))
+			break
+		}
+		select {
+		case err := <-loaded:
+			if err != nil {
+				return nil, err
+			}
+			loading = false
+			b.printf("   %5.1fs  the loader is done (%d Websites)", time.Since(start).Seconds(), b.opts.n)
+		case <-tick.C:
+			st, err := op.stats(ctx)
+			if err != nil {
+				return nil, err
+			}
+			b.printf("   %5.1fs  %d/%d ready (%d exist), %d writes by %s", time.Since(start).Seconds(), ready, b.opts.n, seen, st.Writes.sum(func(requestKey) bool { return true }), kind)
+		case <-obs.wait():
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s %s: %d of %d Websites ready after %s: %w", kind, name, ready, b.opts.n, b.opts.timeout, context.Cause(ctx))
+		}
+	}
+	if loading {
+		if err := <-loaded; err != nil {
+			return nil, err
+		}
+	}
+	b.printf("   %5.1fs  all %d Websites are ready", ph.ReadySeconds, b.opts.n)
+
+	// Until the operator has written nothing for the settle window, by
+	// the API server's count and by its own.
+	last, err := b.sample(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	lastChange := last.at
+	for last.at.Sub(lastChange) < b.opts.settle {
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			b.printf("   %s never settled", kind)
+			return ph, fmt.Errorf("%s %s: still writing after %s", kind, name, b.opts.timeout)
+		}
+		s, err := b.sample(ctx, op)
+		if err != nil {
+			return nil, err
+		}
+		all := func(requestKey) bool { return true }
+		if operatorWrites(last, s).sum(objectWrite) != 0 || s.op.Writes.sum(all) != last.op.Writes.sum(all) {
+			lastChange = s.at
+		}
+		last = s
+	}
+	settled := last.op.LastWrite.Sub(start)
+	if last.op.LastWrite.Before(start) {
+		settled = 0
+	}
+	ph.SettledSeconds = seconds(settled)
+	b.printf("   %5.1fs  %s made its last write; nothing for %s since", ph.SettledSeconds, kind, b.opts.settle)
+
+	b.fill(ph, before, last)
+	ph.StatusChanges = obs.changes()
+	ph.StatusChangesPerCR = float64(ph.StatusChanges) / float64(b.opts.n)
+	ph.RSSBytes, ph.PeakRSSBytes, _ = memory(op.pid())
+
+	// The quiet window: nothing changes, and nothing must be written.
+	if b.opts.quiet > 0 {
+		b.printf("   watching a quiet window of %s", b.opts.quiet)
+		select {
+		case <-time.After(b.opts.quiet):
+		case <-ctx.Done():
+			return ph, context.Cause(ctx)
+		}
+		end, err := b.sample(ctx, op)
+		if err != nil {
+			return ph, err
+		}
+		ph.QuietWrites = operatorWrites(last, end).sum(objectWrite)
+		ph.QuietClientWrites = end.op.Writes.sub(last.op.Writes).sum(func(k requestKey) bool { return writeVerbs[k.Verb] })
+		if quiet := end.op.Writes.sub(last.op.Writes).byName(); len(quiet) > 0 {
+			ph.QuietClientByRequest = quiet
+		}
+		b.printf("   quiet window: %d writes by the API server's count, %d by %s's", ph.QuietWrites, ph.QuietClientWrites, kind)
+	}
+	return ph, nil
+}
+
+// fill computes a phase's counts from the samples before and after it.
+func (b *bench) fill(ph *Phase, before, after sample) {
+	n := float64(b.opts.n)
+	server := operatorWrites(before, after)
+	client := after.op.Writes.sub(before.op.Writes)
+	ph.Writes = server.sum(objectWrite)
+	ph.WritesPerCR = float64(ph.Writes) / n
+	ph.ClientWrites = client.sum(objectWrite)
+	ph.ClientWritesPerCR = float64(ph.ClientWrites) / n
+	ph.Events = client.sum(eventWrite)
+	ph.EventsPerCR = float64(ph.Events) / n
+	ph.OtherClientWrites = client.sum(func(k requestKey) bool { return writeVerbs[k.Verb] && !objectWrite(k) && !eventWrite(k) })
+	if after.op.Reconciles >= 0 {
+		ph.Reconciles = after.op.Reconciles - before.op.Reconciles
+		ph.ReconcilesPerCR = float64(ph.Reconciles) / n
+	} else {
+		ph.Reconciles, ph.ReconcilesPerCR = -1, -1
+	}
+	ph.CPUSeconds = map[string]float64{}
+	for name, v := range after.cpu {
+		if was, ok := before.cpu[name]; ok {
+			ph.CPUSeconds[name] = math.Round((v-was)*100) / 100
+		}
+	}
+	ph.ControlPlaneWrites = server.sum(func(k requestKey) bool { return writeVerbs[k.Verb] }) - client.sum(func(k requestKey) bool { return writeVerbs[k.Verb] })
+	ph.ControlPlaneWritesPerCR = float64(ph.ControlPlaneWrites) / n
+	ph.ServerByRequest = server.byName()
+	ph.ClientByRequest = client.byName()
+}
+
+// cleanup deletes everything in namespace, then the namespace, and waits
+// until it is gone. Deleting the objects directly, rather than leaving them
+// to the namespace and garbage collectors, keeps the next run from
+// sharing the control plane with a long tail of deletions.
+func (b *bench) cleanup(ctx context.Context, ns string) error {
+	start := time.Now()
+	b.printf("-- deleting namespace %s", ns)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	background := metav1.DeletePropagationBackground
+	zero := int64(0)
+	for _, gvr := range []schema.GroupVersionResource{
+		websiteGVR,
+		{Group: "apps", Version: "v1", Resource: "deployments"},
+		{Group: "apps", Version: "v1", Resource: "replicasets"},
+		{Version: "v1", Resource: "pods"},
+		{Version: "v1", Resource: "services"},
+	} {
+		opts := metav1.DeleteOptions{PropagationPolicy: &background, GracePeriodSeconds: &zero}
+		err := b.dyn.Resource(gvr).Namespace(ns).DeleteCollection(ctx, opts, metav1.ListOptions{})
+		if apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err) {
+			err = b.deleteEach(ctx, gvr, ns, opts)
+		}
+		if err != nil {
+			return fmt.Errorf("deleting %s in %s: %w", gvr.Resource, ns, err)
+		}
+	}
+	if err := b.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := b.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s was not deleted: %w", ns, err)
+	}
+	b.printf("   gone in %s", time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+func (b *bench) deleteEach(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.DeleteOptions) error {
+	list, err := b.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, item := range list.Items {
+		if err := b.dyn.Resource(gvr).Namespace(ns).Delete(ctx, item.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func seconds(d time.Duration) float64 { return d.Round(10 * time.Millisecond).Seconds() }
+
+// describeMachine says where the figures come from.
+func describeMachine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Go: runtime.Version()}
+	if raw, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(raw))
+	}
+	if raw, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(raw)) {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				m.Memory = strings.TrimSpace(v)
+			}
+		}
+	}
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(raw)) {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				m.CPUModel = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return m
+}
