@@ -42,6 +42,10 @@ fmt-check: ## Fail if gofmt would change a file
 fuzz: ## Fuzz the Blueprint compiler for a minute
 	$(GO) test ./compiler -run '^$$' -fuzz FuzzCompile -fuzztime 60s
 
+.PHONY: microbench
+microbench: ## Micro-benchmarks of the hot paths
+	$(GO) test ./expr ./runtime-lib/... ./bench -run '^$$' -bench . -benchmem
+
 .PHONY: bench
-bench: ## Micro-benchmarks of the hot paths
-	$(GO) test ./expr ./runtime-lib/... -run '^$$' -bench . -benchmem
+bench: assets ## Convergence benchmark on a local control plane (N=1000; BENCHFLAGS="-json out.json"); see docs/performance.md
+	$(GO) run ./bench -n $(N) $(BENCHFLAGS)
