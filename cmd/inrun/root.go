@@ -53,6 +53,7 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 	root.AddCommand(
 		newRunCommand(),
 		newE2ECommand(),
+		newBuildCommand(),
 		newClusterCommand(),
 		newInitCommand(),
 		newCheckCommand(),
