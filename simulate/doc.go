@@ -6,5 +6,15 @@
 // controller-runtime's fake client, with server-side apply, status
 // subresources and the CRD's defaults, so what a case observes is what the
 // runtime would write on a cluster, less what a cluster's own controllers
-// do (those are injected with observe).
+// do (those are injected with observe). A case may go on in steps that
+// patch or delete the custom resource; once it is gone, the store deletes
+// what it owned, as the garbage collector would.
+//
+// A Blueprint with a remote reconciler is called over real HTTP, as on a
+// cluster. The simulate file says who answers: a reconciler process it
+// starts (Reconciler, which e2e uses too), a recorded reply served by an
+// HTTP server in this process, or else the reconciler the Blueprint names.
+// A process runs in a process group of its own and is stopped with all it
+// started, by a watchdog if this process dies first; the Blueprint's URL is
+// replaced on a copy (WithURL), never on the compiled IR.
 package simulate

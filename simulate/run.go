@@ -7,7 +7,10 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,8 +36,12 @@ type Input struct {
 
 // Outcome is the state of the store after a simulation.
 type Outcome struct {
-	// CR is the custom resource as stored, status included.
+	// CR is the custom resource as stored, status included; once Gone, as
+	// it was last seen.
 	CR *unstructured.Unstructured
+	// Gone is true when the CR no longer exists: deleted, and released by
+	// every finalizer.
+	Gone bool
 	// Children are the CR's children by id.
 	Children map[string][]*unstructured.Unstructured
 	// Reports are the reconciler's report of each pass.
@@ -64,10 +71,34 @@ func New(bp *ir.Blueprint) (*Simulator, error) {
 }
 
 // Run reconciles in.CR in a fresh store, in.Passes times, then once more to
-// measure idempotence.
+// measure idempotence. The remote reconciler, if the Blueprint has one, is
+// called where the Blueprint says.
 func (s *Simulator) Run(ctx context.Context, in Input) (*Outcome, error) {
-	store := NewStore(s.bp)
-	for _, obj := range in.Objects {
+	ss, err := s.newSession(ctx, s.bp, in.CR, in.Objects)
+	if err != nil {
+		return nil, err
+	}
+	return ss.run(ctx, in.Passes, in.Observe)
+}
+
+// session is one custom resource in a fresh store, reconciled pass by
+// pass: a case, and its steps.
+type session struct {
+	bp    *ir.Blueprint
+	store *Store
+	rec   *reconciler.Reconciler
+	key   client.ObjectKey
+	// cr is the custom resource as last read; it keeps its UID once the
+	// CR is gone, to find what it owned.
+	cr   *unstructured.Unstructured
+	gone bool
+}
+
+// newSession stores objects and cr in a fresh store and builds the
+// reconciler for bp, which is s.bp or a copy of it calling another URL.
+func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstructured.Unstructured, objects []*unstructured.Unstructured) (*session, error) {
+	store := NewStore(bp)
+	for _, obj := range objects {
 		o := obj.DeepCopy()
 		if o.GetNamespace() == "" && s.namespaced(o.GroupVersionKind()) {
 			o.SetNamespace("default")
@@ -76,68 +107,181 @@ func (s *Simulator) Run(ctx context.Context, in Input) (*Outcome, error) {
 			return nil, fmt.Errorf("creating %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 	}
-	cr := in.CR.DeepCopy()
+	cr = cr.DeepCopy()
 	if err := store.CreateCR(ctx, cr); err != nil {
 		return nil, err
 	}
 	opts := reconciler.Options{Client: store, Renderer: reconciler.CELRenderer{Programs: s.progs}}
-	if s.bp.Reconcile != nil && s.bp.Reconcile.Remote != nil {
-		// The case's reconciler must be running where the Blueprint says.
-		c, err := remote.New(remote.OptionsFor(s.bp.Reconcile.Remote))
+	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
+		// The reconciler must be running where the Blueprint (or the
+		// simulate file) says.
+		c, err := remote.New(remote.OptionsFor(bp.Reconcile.Remote))
 		if err != nil {
 			return nil, err
 		}
 		opts.Remote = c
 	}
-	rec, err := reconciler.New(s.bp, opts)
+	rec, err := reconciler.New(bp, opts)
 	if err != nil {
 		return nil, err
 	}
-	passes := in.Passes
+	return &session{bp: bp, store: store, rec: rec, key: client.ObjectKeyFromObject(cr), cr: cr}, nil
+}
+
+// sync runs one reconcile pass. Once the CR is gone a pass does nothing.
+func (ss *session) sync(ctx context.Context) (*reconciler.Report, error) {
+	if ss.gone {
+		return &reconciler.Report{Pending: map[string]string{}}, nil
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(ss.bp.Resource.GroupVersionKind)
+	if err := ss.store.Get(ctx, ss.key, live); err != nil {
+		return nil, err
+	}
+	ss.cr = live
+	rep, err := ss.rec.Sync(ctx, live)
+	if rep == nil {
+		return nil, err
+	}
+	return rep, ss.collect(ctx)
+}
+
+// collect notices a CR that is gone and deletes what it owned, as the
+// cluster's garbage collector would.
+func (ss *session) collect(ctx context.Context) error {
+	if ss.gone {
+		return nil
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(ss.bp.Resource.GroupVersionKind)
+	err := ss.store.Get(ctx, ss.key, live)
+	switch {
+	case err == nil:
+		return nil
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	ss.gone = true
+	children, err := reconciler.Children(ctx, ss.store, ss.bp, ss.cr)
+	if err != nil {
+		return err
+	}
+	for _, objs := range children {
+		for _, obj := range objs {
+			for _, ref := range obj.GetOwnerReferences() {
+				if ref.UID == ss.cr.GetUID() {
+					if err := ss.store.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+						return fmt.Errorf("deleting %s %s/%s, owned by the deleted CR: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+					}
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// run runs passes (DefaultPasses when zero), injecting observe after its
+// pass, then one more to count the writes of a converged reconcile, and
+// returns the state of the store.
+func (ss *session) run(ctx context.Context, passes int, observe []Observation) (*Outcome, error) {
 	if passes <= 0 {
 		passes = DefaultPasses
 	}
 	out := &Outcome{}
-	key := client.ObjectKeyFromObject(cr)
-	sync := func() (*reconciler.Report, error) {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(s.bp.Resource.GroupVersionKind)
-		if err := store.Get(ctx, key, live); err != nil {
-			return nil, err
-		}
-		rep, err := rec.Sync(ctx, live)
-		if rep == nil {
-			return nil, err
-		}
-		return rep, nil
-	}
 	for i := 1; i <= passes; i++ {
-		rep, err := sync()
+		rep, err := ss.sync(ctx)
 		if err != nil {
 			return nil, err
 		}
 		out.Reports = append(out.Reports, rep)
-		for _, o := range in.Observe {
+		for _, o := range observe {
 			if o.AfterPass == i {
-				if err := s.inject(ctx, store, cr, o); err != nil {
+				if err := ss.inject(ctx, o); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
-	before := store.Writes()
-	if _, err := sync(); err != nil {
+	before := ss.store.Writes()
+	if _, err := ss.sync(ctx); err != nil {
 		return nil, err
 	}
-	out.IdleWrites = store.Writes() - before
+	out.IdleWrites = ss.store.Writes() - before
 
-	out.CR = &unstructured.Unstructured{}
-	out.CR.SetGroupVersionKind(s.bp.Resource.GroupVersionKind)
-	if err := store.Get(ctx, key, out.CR); err != nil {
-		return nil, err
+	out.CR, out.Gone = ss.cr, ss.gone
+	if !ss.gone {
+		out.CR = &unstructured.Unstructured{}
+		out.CR.SetGroupVersionKind(ss.bp.Resource.GroupVersionKind)
+		if err := ss.store.Get(ctx, ss.key, out.CR); err != nil {
+			return nil, err
+		}
 	}
-	out.Children, err = reconciler.Children(ctx, store, s.bp, out.CR)
+	var err error
+	out.Children, err = reconciler.Children(ctx, ss.store, ss.bp, out.CR)
 	return out, err
+}
+
+// patch applies a JSON merge patch to the CR as the API server would: the
+// CRD's defaults filled in again, and a new generation when the spec
+// changed.
+func (ss *session) patch(ctx context.Context, patch map[string]any) error {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(ss.bp.Resource.GroupVersionKind)
+	if err := ss.store.Get(ctx, ss.key, live); err != nil {
+		return err
+	}
+	oldSpec := live.Object["spec"]
+	obj := mergePatch(live.DeepCopy().Object, patch).(map[string]any)
+	u := &unstructured.Unstructured{Object: obj}
+	// What a merge patch may not change.
+	u.SetGroupVersionKind(live.GroupVersionKind())
+	u.SetName(live.GetName())
+	u.SetNamespace(live.GetNamespace())
+	u.SetUID(live.GetUID())
+	u.SetResourceVersion(live.GetResourceVersion())
+	ss.store.defaultCR(u)
+	if !equality.Semantic.DeepEqual(oldSpec, u.Object["spec"]) {
+		u.SetGeneration(live.GetGeneration() + 1)
+	}
+	if err := ss.store.Update(ctx, u); err != nil {
+		return fmt.Errorf("patching the CR: %w", err)
+	}
+	return nil
+}
+
+// remove deletes the CR: with finalizers it stays, marked for deletion,
+// until the passes release it.
+func (ss *session) remove(ctx context.Context) error {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(ss.bp.Resource.GroupVersionKind)
+	if err := ss.store.Get(ctx, ss.key, live); err != nil {
+		return err
+	}
+	if err := ss.store.Delete(ctx, live); err != nil {
+		return fmt.Errorf("deleting the CR: %w", err)
+	}
+	return ss.collect(ctx)
+}
+
+// mergePatch applies an RFC 7386 JSON merge patch to doc.
+func mergePatch(doc, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return runtime.DeepCopyJSONValue(patch)
+	}
+	d, ok := doc.(map[string]any)
+	if !ok {
+		d = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(d, k)
+			continue
+		}
+		d[k] = mergePatch(d[k], v)
+	}
+	return d
 }
 
 func (s *Simulator) namespaced(gvk schema.GroupVersionKind) bool {
@@ -150,22 +294,21 @@ func (s *Simulator) namespaced(gvk schema.GroupVersionKind) bool {
 }
 
 // inject merges observed status into a child, as the cluster's own
-// controllers would.
-func (s *Simulator) inject(ctx context.Context, store *Store, cr *unstructured.Unstructured, o Observation) error {
-	c := s.bp.Child(o.Child)
-	if c == nil {
+// controllers would. The child is a template's id or, for what a remote
+// reconciler returned, remote.<its id>.
+func (ss *session) inject(ctx context.Context, o Observation) error {
+	if ss.bp.Child(o.Child) == nil && !strings.HasPrefix(o.Child, remoteChildPrefix) {
 		return fmt.Errorf("observe: the Blueprint has no child %q", o.Child)
 	}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(c.GroupVersionKind.GroupVersion().WithKind(c.Kind + "List"))
-	if err := store.List(ctx, list, client.MatchingLabels{reconciler.LabelOwnerUID: string(cr.GetUID()), reconciler.LabelChild: c.ID}); err != nil {
+	children, err := reconciler.Children(ctx, ss.store, ss.bp, ss.cr)
+	if err != nil {
 		return err
 	}
-	if len(list.Items) == 0 {
+	objs := children[o.Child]
+	if len(objs) == 0 {
 		return fmt.Errorf("observe after pass %d: child %q does not exist yet", o.AfterPass, o.Child)
 	}
-	for i := range list.Items {
-		obj := &list.Items[i]
+	for _, obj := range objs {
 		status, _, _ := unstructured.NestedMap(obj.Object, "status")
 		if status == nil {
 			status = map[string]any{}
@@ -176,9 +319,9 @@ func (s *Simulator) inject(ctx context.Context, store *Store, cr *unstructured.U
 		obj.Object["status"] = status
 		// Built-in kinds with status take it through the subresource only,
 		// as on a cluster; other kinds keep it in the object.
-		err := store.Status().Update(ctx, obj)
+		err := ss.store.Status().Update(ctx, obj)
 		if err != nil {
-			err = store.Update(ctx, obj)
+			err = ss.store.Update(ctx, obj)
 		}
 		if err != nil {
 			return fmt.Errorf("observe: writing status of %s: %w", types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}, err)
@@ -186,6 +329,10 @@ func (s *Simulator) inject(ctx context.Context, store *Store, cr *unstructured.U
 	}
 	return nil
 }
+
+// remoteChildPrefix starts the id of a child a remote reconciler returned:
+// remote.deployment for the resource it gave the id deployment.
+const remoteChildPrefix = "remote."
 
 // Result is the verdict on one case.
 type Result struct {
@@ -197,7 +344,15 @@ type Result struct {
 // Passed reports whether the case held.
 func (r *Result) Passed() bool { return r.Err == nil && len(r.Failures) == 0 }
 
-// RunCase runs one case of f and checks its expectations.
+// RunCase runs one case of f and checks its expectations: the first passes
+// and the case's expect, then each step in turn, each followed by one more
+// pass that must write nothing. A step whose expectations fail ends the
+// case.
+//
+// The remote reconciler, when the Blueprint has one, is the case's or the
+// file's recorded reply, served by an HTTP server in this process; else the
+// file's reconciler process, started for the case unless Serve keeps one
+// running; else the one the Blueprint names, which must be running.
 func (s *Simulator) RunCase(ctx context.Context, f *File, c *Case) *Result {
 	res := &Result{Case: c.Name}
 	cr, err := f.LoadCR(c)
@@ -205,20 +360,88 @@ func (s *Simulator) RunCase(ctx context.Context, f *File, c *Case) *Result {
 		res.Err = err
 		return res
 	}
-	in := Input{CR: cr, Passes: c.Passes, Observe: c.Observe}
+	var objects []*unstructured.Unstructured
 	for _, o := range c.Objects {
-		in.Objects = append(in.Objects, &unstructured.Unstructured{Object: deepCopy(o)})
+		objects = append(objects, &unstructured.Unstructured{Object: deepCopy(o)})
 	}
-	out, err := s.Run(ctx, in)
+	bp, replies, done, err := s.endpoint(ctx, f, c)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	res.Failures = Check(out, c.Expect)
-	if out.IdleWrites != 0 {
-		res.Failures = append(res.Failures, fmt.Sprintf("not idempotent: a further pass made %d writes; the reconcile should converge", out.IdleWrites))
+	defer func() {
+		if err := done(); err != nil {
+			if res.Err == nil {
+				res.Err = err
+			} else {
+				res.Failures = append(res.Failures, err.Error())
+			}
+		}
+	}()
+	ss, err := s.newSession(ctx, bp, cr, objects)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	out, err := ss.run(ctx, c.Passes, c.Observe)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	res.Failures = verdict(out, c.Expect, "")
+	for i := range c.Steps {
+		if len(res.Failures) > 0 {
+			skipped := fmt.Sprintf("step %d did not run", i+1)
+			if i+1 < len(c.Steps) {
+				skipped = fmt.Sprintf("steps %d to %d did not run", i+1, len(c.Steps))
+			}
+			res.Failures = append(res.Failures, skipped)
+			break
+		}
+		st := &c.Steps[i]
+		where := fmt.Sprintf("step %d (%s): ", i+1, st.action())
+		if st.Reply != nil {
+			replies.set(st.Reply, st.Delete)
+		}
+		switch {
+		case st.Patch != nil:
+			err = ss.patch(ctx, st.Patch)
+		case st.Delete:
+			err = ss.remove(ctx)
+		}
+		if err == nil {
+			out, err = ss.run(ctx, st.Passes, st.Observe)
+		}
+		if err != nil {
+			res.Err = fmt.Errorf("%s%w", where, err)
+			return res
+		}
+		res.Failures = verdict(out, st.Expect, where)
 	}
 	return res
+}
+
+// action names what a step does to the CR.
+func (st *Step) action() string {
+	switch {
+	case st.Delete:
+		return "delete"
+	case st.Patch != nil:
+		return "patch"
+	}
+	return "passes"
+}
+
+// verdict checks an outcome, idempotence included, prefixing every failure.
+func verdict(out *Outcome, exp Expectation, prefix string) []string {
+	fails := Check(out, exp)
+	if out.IdleWrites != 0 {
+		fails = append(fails, fmt.Sprintf("not idempotent: a further pass made %d writes; the reconcile should converge", out.IdleWrites))
+	}
+	for i := range fails {
+		fails[i] = prefix + fails[i]
+	}
+	return fails
 }
 
 // Check compares an outcome with an expectation and describes every
@@ -244,6 +467,13 @@ func Check(out *Outcome, exp Expectation) []string {
 		if objs := out.Children[id]; len(objs) > 0 {
 			fails = append(fails, fmt.Sprintf("child %q: expected to be absent, but %s %s exists", id, objs[0].GetKind(), objs[0].GetName()))
 		}
+	}
+	if exp.Gone && !out.Gone {
+		why := "it was not deleted"
+		if out.CR.GetDeletionTimestamp() != nil {
+			why = fmt.Sprintf("it is being deleted, but finalizers %v remain", out.CR.GetFinalizers())
+		}
+		fails = append(fails, "expected the CR to be gone, but "+why+pendingNote(out, "remote"))
 	}
 	if exp.Status != nil {
 		status, _, _ := unstructured.NestedMap(out.CR.Object, "status")

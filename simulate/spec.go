@@ -2,8 +2,10 @@ package simulate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,15 +13,27 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/inrun/inrun/sdk"
 )
 
 // File is a test/simulate.yaml: cases run against one Blueprint. The format
 // is documented in docs/simulate.md.
 type File struct {
-	Cases []Case `json:"cases"`
+	// Reconciler is a reconciler process started for the cases, whose URL
+	// replaces the Blueprint's reconcile.url; nil when the cases call the
+	// reconciler the Blueprint names, already running.
+	Reconciler *Reconciler `json:"reconciler,omitempty"`
+	// Reply is a recorded ReconcileResult that an HTTP server in this
+	// process answers every request with, instead of a reconciler.
+	Reply map[string]any `json:"reply,omitempty"`
+	Cases []Case         `json:"cases"`
 
 	// Path is where the file was read from.
 	Path string `json:"-"`
+
+	// process is the reconciler Simulator.Serve keeps running.
+	process *Process
 }
 
 // Case is one simulated scenario.
@@ -31,6 +45,26 @@ type Case struct {
 	Passes  int              `json:"passes,omitempty"`
 	Observe []Observation    `json:"observe,omitempty"`
 	Expect  Expectation      `json:"expect"`
+	// Reply is the case's recorded reply, instead of the file's reconciler
+	// or reply.
+	Reply map[string]any `json:"reply,omitempty"`
+	// Steps change the CR after the first passes and Expect, in order.
+	Steps []Step `json:"steps,omitempty"`
+}
+
+// Step changes the custom resource, runs more passes and checks what holds
+// after them.
+type Step struct {
+	// Patch is a JSON merge patch applied to the CR.
+	Patch map[string]any `json:"patch,omitempty"`
+	// Delete deletes the CR: the passes then finalize it.
+	Delete bool `json:"delete,omitempty"`
+	// Reply replaces the recorded reply from this step on. After a delete,
+	// finalizing requests get it; without one, they get done: true.
+	Reply   map[string]any `json:"reply,omitempty"`
+	Passes  int            `json:"passes,omitempty"`
+	Observe []Observation  `json:"observe,omitempty"`
+	Expect  Expectation    `json:"expect"`
 }
 
 // Observation is status the cluster would write onto a child after a pass.
@@ -46,6 +80,9 @@ type Expectation struct {
 	Absent   []string           `json:"absent,omitempty"`
 	Status   map[string]any     `json:"status,omitempty"`
 	Errors   []string           `json:"errors,omitempty"`
+	// Gone expects the CR to no longer exist: deleted, and every finalizer
+	// done with it.
+	Gone bool `json:"gone,omitempty"`
 }
 
 // ChildExpectation is a partial match on one child.
@@ -82,6 +119,19 @@ func Parse(path string, data []byte) (*File, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	var errs []error
+	if f.Reconciler != nil && f.Reply != nil {
+		errs = append(errs, fmt.Errorf("%s: set reconciler (a process to start) or reply (a recorded reply), not both", path))
+	}
+	if f.Reconciler != nil {
+		for _, p := range f.Reconciler.Problems() {
+			errs = append(errs, fmt.Errorf("%s: reconciler.%s", path, p))
+		}
+	}
+	if f.Reply != nil {
+		if err := checkReply(f.Reply, false); err != nil {
+			errs = append(errs, fmt.Errorf("%s: reply: %w", path, err))
+		}
+	}
 	seen := map[string]bool{}
 	for i, c := range f.Cases {
 		where := fmt.Sprintf("%s: cases[%d]", path, i)
@@ -97,25 +147,33 @@ func Parse(path string, data []byte) (*File, error) {
 		if (c.CR == "") == (c.Object == nil) {
 			errs = append(errs, fmt.Errorf("%s: set exactly one of cr (a file) or object (inline)", where))
 		}
-		if c.Passes < 0 {
-			errs = append(errs, fmt.Errorf("%s: passes must be at least 1", where))
-		}
-		passes := c.Passes
-		if passes == 0 {
-			passes = DefaultPasses
-		}
-		for j, o := range c.Observe {
-			if o.AfterPass < 1 || o.AfterPass >= passes {
-				errs = append(errs, fmt.Errorf("%s: observe[%d].afterPass must be between 1 and %d (passes-1), so that a pass follows it", where, j, passes-1))
-			}
-			if o.Child == "" {
-				errs = append(errs, fmt.Errorf("%s: observe[%d].child is required", where, j))
+		errs = append(errs, checkPhase(where, "", c.Passes, c.Observe, c.Expect)...)
+		if c.Reply != nil {
+			if err := checkReply(c.Reply, false); err != nil {
+				errs = append(errs, fmt.Errorf("%s: reply: %w", where, err))
 			}
 		}
-		for j, ch := range c.Expect.Children {
-			if ch.ID == "" {
-				errs = append(errs, fmt.Errorf("%s: expect.children[%d].id is required", where, j))
+		replies := c.Reply != nil || f.Reply != nil
+		deleted := -1
+		for j, st := range c.Steps {
+			field := fmt.Sprintf("steps[%d].", j)
+			if st.Patch != nil && st.Delete {
+				errs = append(errs, fmt.Errorf("%s: %spatch and delete are both set; a step does one thing to the CR, so split it into two steps", where, field))
 			}
+			if deleted >= 0 && (st.Patch != nil || st.Delete) {
+				errs = append(errs, fmt.Errorf("%s: %s: steps[%d] already deleted the CR; move this step before the delete", where, strings.TrimSuffix(field, "."), deleted))
+			}
+			if st.Delete && st.Patch == nil && deleted < 0 {
+				deleted = j
+			}
+			if st.Reply != nil {
+				if !replies {
+					errs = append(errs, fmt.Errorf("%s: %sreply: the case calls a reconciler, not a recorded reply; give the case (or the file) a reply too", where, field))
+				} else if err := checkReply(st.Reply, st.Delete); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %sreply: %w", where, field, err))
+				}
+			}
+			errs = append(errs, checkPhase(where, field, st.Passes, st.Observe, st.Expect)...)
 		}
 	}
 	if len(f.Cases) == 0 {
@@ -127,29 +185,100 @@ func Parse(path string, data []byte) (*File, error) {
 	return f, nil
 }
 
+// checkPhase checks the passes, observations and expectations of a case or
+// a step; field prefixes their names.
+func checkPhase(where, field string, passes int, observe []Observation, expect Expectation) []error {
+	var errs []error
+	if passes < 0 {
+		errs = append(errs, fmt.Errorf("%s: %spasses must be at least 1", where, field))
+	}
+	if passes == 0 {
+		passes = DefaultPasses
+	}
+	for j, o := range observe {
+		if o.AfterPass < 1 || o.AfterPass >= passes {
+			errs = append(errs, fmt.Errorf("%s: %sobserve[%d].afterPass must be between 1 and %d (passes-1), so that a pass follows it", where, field, j, passes-1))
+		}
+		if o.Child == "" {
+			errs = append(errs, fmt.Errorf("%s: %sobserve[%d].child is required", where, field, j))
+		}
+	}
+	for j, ch := range expect.Children {
+		if ch.ID == "" {
+			errs = append(errs, fmt.Errorf("%s: %sexpect.children[%d].id is required", where, field, j))
+		}
+	}
+	return errs
+}
+
+// checkReply reads a recorded reply as the runtime would, as the answer to
+// a finalizing request or not.
+func checkReply(reply map[string]any, finalizing bool) error {
+	_, err := sdk.DecodeResult(replyBody(reply), finalizing)
+	return err
+}
+
+// replyBody is a recorded reply as served: JSON, with apiVersion and kind
+// filled in when left out.
+func replyBody(reply map[string]any) []byte {
+	m := make(map[string]any, len(reply)+2)
+	maps.Copy(m, reply)
+	if _, ok := m["apiVersion"]; !ok {
+		m["apiVersion"] = sdk.APIVersion
+	}
+	if _, ok := m["kind"]; !ok {
+		m["kind"] = sdk.KindResult
+	}
+	// Values decoded from YAML always encode.
+	data, _ := json.Marshal(m)
+	return data
+}
+
 // fileProbe mirrors File for go-yaml's strict field check.
 type fileProbe struct {
+	Reconciler *struct {
+		Command      []string          `yaml:"command"`
+		URL          string            `yaml:"url"`
+		Env          map[string]string `yaml:"env"`
+		Dir          string            `yaml:"dir"`
+		StartTimeout string            `yaml:"startTimeout"`
+	} `yaml:"reconciler"`
+	Reply map[string]any `yaml:"reply"`
 	Cases []struct {
 		Name    string           `yaml:"name"`
 		CR      string           `yaml:"cr"`
 		Object  map[string]any   `yaml:"object"`
 		Objects []map[string]any `yaml:"objects"`
 		Passes  int              `yaml:"passes"`
-		Observe []struct {
-			AfterPass int            `yaml:"afterPass"`
-			Child     string         `yaml:"child"`
-			Status    map[string]any `yaml:"status"`
-		} `yaml:"observe"`
-		Expect struct {
-			Children []struct {
-				ID    string         `yaml:"id"`
-				Match map[string]any `yaml:"match"`
-			} `yaml:"children"`
-			Absent []string       `yaml:"absent"`
-			Status map[string]any `yaml:"status"`
-			Errors []string       `yaml:"errors"`
-		} `yaml:"expect"`
+		Observe []observeProbe   `yaml:"observe"`
+		Expect  expectProbe      `yaml:"expect"`
+		Reply   map[string]any   `yaml:"reply"`
+		Steps   []struct {
+			Patch   map[string]any `yaml:"patch"`
+			Delete  bool           `yaml:"delete"`
+			Reply   map[string]any `yaml:"reply"`
+			Passes  int            `yaml:"passes"`
+			Observe []observeProbe `yaml:"observe"`
+			Expect  expectProbe    `yaml:"expect"`
+		} `yaml:"steps"`
 	} `yaml:"cases"`
+}
+
+type observeProbe struct {
+	AfterPass int            `yaml:"afterPass"`
+	Child     string         `yaml:"child"`
+	Status    map[string]any `yaml:"status"`
+}
+
+type expectProbe struct {
+	Children []struct {
+		ID    string         `yaml:"id"`
+		Match map[string]any `yaml:"match"`
+	} `yaml:"children"`
+	Absent []string       `yaml:"absent"`
+	Status map[string]any `yaml:"status"`
+	Errors []string       `yaml:"errors"`
+	Gone   bool           `yaml:"gone"`
 }
 
 // LoadCR returns a case's custom resource, read from its file relative to

@@ -1,0 +1,72 @@
+package simulate_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/packs"
+	"github.com/inrun/inrun/simulate"
+)
+
+const websiteSteps = `cases:
+  - name: scale, then delete
+    cr: ../manifests/cr.yaml
+    expect:
+      children: [{id: deployment, match: {spec: {replicas: 2}}}]
+    steps:
+      - patch: {spec: {replicas: 5}}
+        expect:
+          children: [{id: deployment, match: {spec: {replicas: 5}}}]
+          status: {observedGeneration: 2}
+      - delete: true
+        passes: 1
+        expect:
+          gone: true
+          absent: [deployment, service]
+  - name: a failing step ends the case
+    cr: ../manifests/cr.yaml
+    steps:
+      - patch: {spec: {replicas: 5}}
+        expect:
+          children: [{id: deployment, match: {spec: {replicas: 6}}}]
+      - delete: true
+        expect: {gone: true}
+`
+
+// TestSteps runs steps on the website pack, whose Blueprint has no remote
+// reconciler: a patch is followed, with a new generation, and a deleted CR
+// is gone with what it owned, as the garbage collector would have it.
+func TestSteps(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy(packs.Default, dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "test", "steps.yaml")
+	if err := os.WriteFile(path, []byte(websiteSteps), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := simulate.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := sim.RunCase(context.Background(), f, &f.Cases[0]); !res.Passed() {
+		t.Errorf("case %q: %v\n%s", res.Case, res.Err, strings.Join(res.Failures, "\n"))
+	}
+	res := sim.RunCase(context.Background(), f, &f.Cases[1])
+	got := strings.Join(res.Failures, "\n")
+	if res.Err != nil || len(res.Failures) != 2 || !strings.HasPrefix(got, `step 1 (patch): child "deployment" differs`) || res.Failures[1] != "step 2 did not run" {
+		t.Errorf("case %q: error %v, failures:\n%s\nwant step 1's difference, then that step 2 did not run", res.Case, res.Err, got)
+	}
+}
