@@ -15,6 +15,10 @@
 //     this process (InProcess), which installs the CRDs and listens on no
 //     port; NoRuntime when an operator already runs on the cluster. The
 //     interface leaves room for a compiled operator run as a process.
+//   - A file's reconciler block starts a reconciler process for the run
+//     (simulate.Reconciler) before the runtime, and stops it after the
+//     runtime; the in-process runtime calls it at the block's url instead
+//     of the Blueprint's reconcile.url.
 //   - Each case runs in a fresh namespace of its own, labelled
 //     inrun.dev/e2e, and is deleted afterwards with everything the case
 //     created elsewhere, unless Options.Keep. The CR is deleted first and

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/runner"
+	"github.com/inrun/inrun/simulate"
 )
 
 // DefaultFile is the e2e file Run reads when Options.File is empty.
@@ -62,6 +65,11 @@ type Options struct {
 	// the runtime, up after the cases, prints how to reach them, and waits
 	// for ctx to end before stopping the control plane and the runtime.
 	Keep bool
+
+	// ReconcilerOutput receives what the file's reconciler process writes.
+	// Default: discarded, but for its last lines, printed after the cases
+	// when one failed.
+	ReconcilerOutput io.Writer
 
 	// Out receives the results: a line per case and step, the failures,
 	// and the summary. Default: discarded.
@@ -146,6 +154,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if f != nil && !opts.existing() {
 		errs = append(errs, f.checkKinds(opts.Blueprint, nil, true)...)
 	}
+	if f != nil {
+		errs = append(errs, f.checkReconciler(opts.Blueprint)...)
+	}
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
@@ -192,11 +203,24 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 
+	runtime := opts.Runtime
+	var proc *simulate.Process
+	switch {
+	case f.Reconciler != nil && runtime == NoRuntime:
+		fmt.Fprintln(opts.Progress, "Not starting the file's reconciler: without a runtime, the operator on the cluster calls its own.")
+	case f.Reconciler != nil:
+		if proc, runtime, err = startReconciler(ctx, &opts, f); err != nil {
+			return nil, err
+		}
+		// Stopped after the runtime; the last call below reports the error.
+		defer proc.Stop()
+	}
+
 	if opts.Runtime != NoRuntime {
 		fmt.Fprintf(opts.Progress, "Starting the runtime for Blueprint %s (%s %s) on %s.\n", opts.Blueprint.Name, opts.Blueprint.Resource.Kind, opts.Blueprint.Resource.GroupVersionKind.GroupVersion(), t.name)
 	}
 	rtStart := time.Now()
-	stopRuntime, err := opts.Runtime.Start(ctx, t.cfg)
+	stopRuntime, err := runtime.Start(ctx, t.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +248,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	rep.Duration = time.Since(start)
+	if proc != nil && rep.Failed() > 0 {
+		if out := strings.TrimRight(proc.Output(), "\n"); out != "" {
+			fmt.Fprintf(opts.Out, "The reconciler's last output:\n        %s\n", strings.ReplaceAll(out, "\n", "\n        "))
+		}
+	}
 	fmt.Fprintln(opts.Out, rep.Summary())
 	if ctx.Err() != nil {
 		return rep, fmt.Errorf("interrupted after %d of %d cases", len(rep.Cases), len(cases))
@@ -231,6 +260,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 	if opts.Keep {
 		wait := t.local != nil || opts.Runtime != NoRuntime
+		if proc != nil {
+			fmt.Fprintf(opts.Out, "\nThe reconciler keeps serving %s until then.\n", proc.URL())
+		}
 		t.printKeepHints(opts.Out, namespaces, opts.Blueprint.Resource.Plural, wait)
 		if wait {
 			<-ctx.Done()
@@ -241,7 +273,52 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err := stopRuntime(); err != nil {
 		return rep, err
 	}
+	if proc != nil {
+		if err := proc.Stop(); err != nil {
+			return rep, err
+		}
+	}
 	return rep, nil
+}
+
+// startReconciler starts the file's reconciler process for the run and
+// returns it with the runtime to start: opts.Runtime, calling the process
+// instead of the Blueprint's reconcile.url.
+func startReconciler(ctx context.Context, opts *Options, f *File) (*simulate.Process, Runtime, error) {
+	url, err := f.Reconciler.Endpoint(opts.Blueprint)
+	if err != nil {
+		return nil, nil, err
+	}
+	rt, err := withURL(opts.Runtime, opts.Blueprint, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(opts.Progress, "Starting the reconciler: %s, serving %s.\n", strings.Join(f.Reconciler.Command, " "), url)
+	start := time.Now()
+	p, err := f.Reconciler.Start(ctx, simulate.StartOptions{URL: url, BaseDir: filepath.Dir(f.Path), Output: opts.ReconcilerOutput})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	fmt.Fprintf(opts.Progress, "The reconciler is ready (%s).\n", time.Since(start).Round(100*time.Millisecond))
+	return p, rt, nil
+}
+
+// withURL returns rt with bp calling its remote reconciler at url. Only the
+// in-process runtime can be told so.
+func withURL(rt Runtime, bp *ir.Blueprint, url string) (Runtime, error) {
+	ip, ok := rt.(*InProcess)
+	if !ok {
+		return nil, fmt.Errorf("the file's reconciler needs the in-process runtime, which calls it at %s; a %T cannot be told where it is", url, rt)
+	}
+	cp := *ip
+	cp.Blueprints = make([]*ir.Blueprint, len(ip.Blueprints))
+	for i, b := range ip.Blueprints {
+		cp.Blueprints[i] = b
+		if b == bp || b.Name == bp.Name {
+			cp.Blueprints[i] = simulate.WithURL(b, url)
+		}
+	}
+	return &cp, nil
 }
 
 // servedBy returns a function that asks the cluster's discovery whether it

@@ -50,6 +50,10 @@ type InProcess struct {
 	// ReadyTimeout bounds the wait for the runtime's caches to sync, on
 	// top of ctx. Default one minute.
 	ReadyTimeout time.Duration
+	// SkipNameValidation lets a Blueprint run again in the same process:
+	// controller-runtime otherwise allows a controller name once. Tests
+	// that run one Blueprint several times set it.
+	SkipNameValidation bool
 }
 
 var _ Runtime = (*InProcess)(nil)
@@ -78,13 +82,14 @@ func (p *InProcess) Start(ctx context.Context, cfg *rest.Config) (func() error, 
 	done := make(chan error, 1)
 	go func() {
 		done <- runner.Run(runCtx, runner.Options{
-			Config:      rest.CopyConfig(cfg),
-			Blueprints:  p.Blueprints,
-			Workers:     p.Workers,
-			MetricsAddr: "0",
-			ProbeAddr:   "0",
-			Log:         log,
-			Ready:       func() { readyOnce.Do(func() { close(ready) }) },
+			Config:             rest.CopyConfig(cfg),
+			Blueprints:         p.Blueprints,
+			Workers:            p.Workers,
+			MetricsAddr:        "0",
+			ProbeAddr:          "0",
+			Log:                log,
+			SkipNameValidation: p.SkipNameValidation,
+			Ready:              func() { readyOnce.Do(func() { close(ready) }) },
 		})
 	}()
 	timer := time.NewTimer(timeout)

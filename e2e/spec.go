@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,10 +15,12 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/simulate"
 )
 
 // DefaultTimeout is how long a step's expectations may take to hold when
@@ -31,10 +34,16 @@ type File struct {
 	Path string
 	// Timeout is the file's default wait per step; zero when not set.
 	Timeout time.Duration
-	Cases   []Case
+	// Reconciler is a reconciler process started for the run, whose URL
+	// replaces the Blueprint's reconcile.url; nil when the runtime calls the
+	// reconciler the Blueprint names.
+	Reconciler *simulate.Reconciler
+	Cases      []Case
 
 	// kinds are every apiVersion and kind the file uses, for Check.
 	kinds []kindUse
+	// reconcilerPos is where the reconciler block is.
+	reconcilerPos ir.Pos
 }
 
 // Case is one scenario, run in a namespace of its own.
@@ -158,6 +167,7 @@ func Load(path string, bp *ir.Blueprint) (*File, error) {
 	f, errs := parse(path, data)
 	if f != nil {
 		errs = append(errs, f.checkKinds(bp, nil, true)...)
+		errs = append(errs, f.checkReconciler(bp)...)
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err
@@ -167,12 +177,13 @@ func Load(path string, bp *ir.Blueprint) (*File, error) {
 
 // The fields of each level of the file, in the order the docs list them.
 var (
-	fileFields   = []string{"timeout", "cases"}
-	caseFields   = []string{"name", "cr", "object", "objects", "steps"}
-	stepFields   = []string{"patch", "delete", "timeout", "expect"}
-	expectFields = []string{"objects", "absent", "status"}
-	refFields    = []string{"apiVersion", "kind", "name", "namespace"}
-	objectFields = append(slices.Clone(refFields), "match")
+	fileFields       = []string{"timeout", "reconciler", "cases"}
+	reconcilerFields = []string{"command", "url", "env", "dir", "startTimeout"}
+	caseFields       = []string{"name", "cr", "object", "objects", "steps"}
+	stepFields       = []string{"patch", "delete", "timeout", "expect"}
+	expectFields     = []string{"objects", "absent", "status"}
+	refFields        = []string{"apiVersion", "kind", "name", "namespace"}
+	objectFields     = append(slices.Clone(refFields), "match")
 )
 
 // parser decodes the YAML node tree by hand, so that every problem carries
@@ -212,6 +223,10 @@ func parse(path string, data []byte) (*File, ErrorList) {
 	}
 	if n := top["timeout"]; n != nil {
 		f.Timeout = p.duration(n, "timeout")
+	}
+	if n := top["reconciler"]; n != nil {
+		f.Reconciler = p.reconciler(n)
+		f.reconcilerPos = p.pos(p.key(n))
 	}
 	casesNode := top["cases"]
 	cases := p.sequence(casesNode, "cases")
@@ -315,6 +330,70 @@ func (p *parser) parseCase(f *File, i int, n *yaml.Node) *Case {
 		c.Steps = append(c.Steps, *s)
 	}
 	return c
+}
+
+// checkReconciler reports a reconciler block the Blueprint gives nothing to
+// do: without a reconcile section nothing calls it.
+func (f *File) checkReconciler(bp *ir.Blueprint) ErrorList {
+	if f.Reconciler == nil || bp == nil {
+		return nil
+	}
+	if _, err := f.Reconciler.Endpoint(bp); err != nil {
+		return ErrorList{{Pos: f.reconcilerPos, Field: "reconciler", Msg: err.Error()}}
+	}
+	return nil
+}
+
+// reconciler reads the reconciler block: a process to start for the run.
+func (p *parser) reconciler(n *yaml.Node) *simulate.Reconciler {
+	m := p.mapping(n, "reconciler", reconcilerFields)
+	if m == nil {
+		return nil
+	}
+	r := &simulate.Reconciler{}
+	switch cmd := m["command"]; {
+	case cmd == nil:
+		p.errorf(n, "reconciler.command", "required", "the program and its arguments as a list, such as [python3, reconcilers/python/reconciler.py]")
+	default:
+		for i, a := range p.sequence(cmd, "reconciler.command") {
+			r.Command = append(r.Command, p.str(a, fmt.Sprintf("reconciler.command[%d]", i)))
+		}
+		if c := resolve(cmd); len(r.Command) == 0 && (c.Kind == yaml.SequenceNode || isNull(c)) {
+			p.errorf(cmd, "reconciler.command", "empty", "the program and its arguments as a list, such as [python3, reconcilers/python/reconciler.py]")
+		}
+	}
+	if v := m["url"]; v != nil {
+		r.URL = p.str(v, "reconciler.url")
+		if r.URL != "" {
+			if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				p.errorf(v, "reconciler.url", fmt.Sprintf("%q is not an absolute http:// or https:// URL", r.URL), "write one such as http://127.0.0.1:18089/reconcile, on the port the process listens on")
+			}
+		}
+	}
+	if v := m["env"]; v != nil {
+		em := p.freeMap(v, "reconciler.env")
+		ev := resolve(v)
+		for i := 0; em != nil && i+1 < len(ev.Content); i += 2 {
+			k, val := ev.Content[i].Value, resolve(ev.Content[i+1])
+			if val.Kind != yaml.ScalarNode || isNull(val) {
+				p.errorf(val, "reconciler.env."+k, "expected a value, got "+describe(val), "environment variables are text, such as PORT: \"18089\"")
+				continue
+			}
+			if r.Env == nil {
+				r.Env = map[string]string{}
+			}
+			r.Env[k] = val.Value
+		}
+	}
+	if v := m["dir"]; v != nil {
+		r.Dir = p.str(v, "reconciler.dir")
+	}
+	if v := m["startTimeout"]; v != nil {
+		if d := p.duration(v, "reconciler.startTimeout"); d > 0 {
+			r.StartTimeout = &metav1.Duration{Duration: d}
+		}
+	}
+	return r
 }
 
 func (p *parser) parseStep(f *File, j int, n *yaml.Node) *Step {
