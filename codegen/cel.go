@@ -2,7 +2,9 @@ package codegen
 
 import (
 	"math"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/google/cel-go/common/ast"
@@ -66,6 +68,9 @@ type body struct {
 	// they come first and cannot fail where the runtime keeps its promise.
 	guards []jen.Code
 	stmts  []jen.Code
+	// kinds say what each statement is: "" for a fallible step, or the
+	// key of a check that a field of the custom resource is set.
+	kinds []string
 	names  map[string]bool
 	// zero are the values returned next to an error.
 	zero    []jen.Code
@@ -113,15 +118,23 @@ func (b *body) mark() mark {
 }
 
 func (b *body) reset(m mark) {
-	b.stmts, b.guards = b.stmts[:m.n], b.guards[:m.g]
+	b.stmts, b.kinds, b.guards = b.stmts[:m.n], b.kinds[:m.n], b.guards[:m.g]
 	b.names, b.guarded = m.names, m.guarded
+}
+
+// add appends statements of one kind.
+func (b *body) add(kind string, codes ...jen.Code) {
+	for _, c := range codes {
+		b.stmts = append(b.stmts, c)
+		b.kinds = append(b.kinds, kind)
+	}
 }
 
 // call adds `name, err := call` and the check of err, for a fallible step
 // of expression n, and returns name.
 func (b *body) call(n int, hint string, call jen.Code) *jen.Statement {
 	name := b.local(hint)
-	b.stmts = append(b.stmts,
+	b.add("",
 		jen.List(jen.Id(name), jen.Err()).Op(":=").Add(call),
 		jen.If(jen.Err().Op("!=").Nil()).Block(b.fail(n, jen.Err())),
 	)
@@ -133,7 +146,7 @@ func (b *body) call(n int, hint string, call jen.Code) *jen.Statement {
 func (b *body) eval(n int, hint string) *jen.Statement {
 	b.g.cel[n] = true
 	name := b.local(hint)
-	b.stmts = append(b.stmts,
+	b.add("",
 		jen.List(jen.Id(name), jen.Err()).Op(":=").Id("e").Dot("eval").Call(jen.Lit(n)),
 		jen.If(jen.Err().Op("!=").Nil()).Block(b.returnErr(jen.Err())),
 	)
@@ -236,12 +249,15 @@ func (c *exprCompiler) path(e ast.Expr) (*goExpr, bool) {
 			if !present {
 				return nil, false
 			}
-			if !guaranteed {
+			// One check per field and body: the first expression that
+			// reads a missing field fails, as in the interpreter.
+			if key := "has:" + strings.Join(keys[:i+1], "."); !guaranteed && !c.b.guarded[key] {
+				c.b.guarded[key] = true
 				args := []jen.Code{jen.Id("e").Dot("cr").Dot("Object")}
 				for _, p := range keys[:i+1] {
 					args = append(args, jen.Lit(p))
 				}
-				c.b.stmts = append(c.b.stmts, jen.If(jen.Op("!").Qual(pkgTyped, "Has").Call(args...)).Block(
+				c.b.add(key, jen.If(jen.Op("!").Qual(pkgTyped, "Has").Call(args...)).Block(
 					c.b.fail(c.n, jen.Qual(pkgTyped, "NoSuchKey").Call(jen.Lit(k)))))
 			}
 			schema = f.schema
@@ -341,17 +357,15 @@ func (g *generator) selfPresence(keys []string) (present, guaranteed bool) {
 	if s == nil {
 		return false, false
 	}
-	guaranteed = true
 	for _, k := range keys {
 		p, ok := s.Properties[k]
 		if !ok || p.Nullable {
 			return false, false
 		}
-		req := p.Default != nil
+		guaranteed = p.Default != nil
 		for _, r := range s.Required {
-			req = req || r == k
+			guaranteed = guaranteed || r == k
 		}
-		guaranteed = guaranteed && req
 		s = &p
 	}
 	return true, guaranteed
@@ -365,13 +379,22 @@ func (c *exprCompiler) call(call ast.CallExpr) (*goExpr, bool) {
 	switch fn := call.FunctionName(); fn {
 	case operators.LogicalAnd, operators.LogicalOr:
 		// CEL's && and || forgive an error on the side that does not
-		// decide; Go's do not, so only operands that cannot fail compile.
-		l, ok := c.pure(args[0])
-		if !ok || l.kind != kBool {
+		// decide; Go's do not. So the operands may only fail alike: by a
+		// field of the custom resource that both read being missing.
+		m := c.b.mark()
+		_, rKeys, ok := c.checksOnly(args[1])
+		c.b.reset(m)
+		if !ok {
 			return nil, false
 		}
-		r, ok := c.pure(args[1])
+		l, lKeys, ok := c.checksOnly(args[0])
+		if !ok || l.kind != kBool || strings.Join(lKeys, ",") != strings.Join(rKeys, ",") {
+			c.b.reset(m)
+			return nil, false
+		}
+		r, _, ok := c.checksOnly(args[1])
 		if !ok || r.kind != kBool {
+			c.b.reset(m)
 			return nil, false
 		}
 		op := "&&"
@@ -380,7 +403,9 @@ func (c *exprCompiler) call(call ast.CallExpr) (*goExpr, bool) {
 		}
 		return &goExpr{code: operand(l, r).Op(op).Add(operand(r, l)), t: tBool, kind: kBool, binary: true}, true
 	case operators.Conditional:
-		cond, ok := c.pure(args[0])
+		// An error in the condition is the conditional's; only the branch
+		// taken is evaluated, so the branches may not fail.
+		cond, ok := c.expr(args[0])
 		if !ok || cond.kind != kBool {
 			return nil, false
 		}
@@ -458,6 +483,25 @@ func (c *exprCompiler) pure(e ast.Expr) (*goExpr, bool) {
 		return nil, false
 	}
 	return x, true
+}
+
+// checksOnly compiles e only if all it adds are checks that fields of the
+// custom resource are set, and returns their keys, sorted.
+func (c *exprCompiler) checksOnly(e ast.Expr) (*goExpr, []string, bool) {
+	n := len(c.b.stmts)
+	x, ok := c.expr(e)
+	if !ok {
+		return nil, nil, false
+	}
+	var keys []string
+	for _, k := range c.b.kinds[n:] {
+		if k == "" {
+			return nil, nil, false
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return x, keys, true
 }
 
 func (c *exprCompiler) arith(fn string, args []ast.Expr) (*goExpr, bool) {

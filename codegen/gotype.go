@@ -40,6 +40,8 @@ type gtype struct {
 	bits     int
 	unsigned bool
 	elem     *gtype
+	// key is the key type of a gMap; nil for string.
+	key *gtype
 
 	// rt is the reflected type of a k8s.io/api type; api the generated
 	// type. Exactly one is set for a gStruct.
@@ -81,6 +83,9 @@ func (t *gtype) code() *jen.Statement {
 	case gSlice:
 		return jen.Index().Add(t.elem.code())
 	case gMap:
+		if t.key != nil {
+			return jen.Map(t.key.code()).Add(t.elem.code())
+		}
 		return jen.Map(jen.String()).Add(t.elem.code())
 	case gBytes:
 		return jen.Index().Byte()
@@ -102,6 +107,9 @@ func (t *gtype) String() string {
 	case gSlice:
 		return "[]" + t.elem.String()
 	case gMap:
+		if t.key != nil {
+			return "map[" + t.key.String() + "]" + t.elem.String()
+		}
 		return "map[string]" + t.elem.String()
 	case gBytes:
 		return "[]byte"
@@ -205,6 +213,9 @@ func (m *typeModel) of(rt reflect.Type) *gtype {
 	case reflect.Map:
 		if rt.Key().Kind() == reflect.String {
 			t.kind, t.elem = gMap, m.of(rt.Elem())
+			if rt.Key().Name() != "string" || rt.Key().PkgPath() != "" {
+				t.key = m.of(rt.Key())
+			}
 		} else {
 			t.kind = gOpaque
 		}

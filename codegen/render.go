@@ -450,7 +450,7 @@ func (g *generator) boolExpr(b *body, x *ir.Expr) *jen.Statement {
 	n := g.index[x]
 	g.cel[n] = true
 	name := b.local("ok")
-	b.stmts = append(b.stmts,
+	b.add("",
 		jen.List(jen.Id(name), jen.Err()).Op(":=").Id("e").Dot("r").Dot("programs").Dot("EvalBool").Call(
 			jen.Id("e").Dot("r").Dot("exprs").Index(jen.Lit(n)), jen.Id("e").Dot("vars")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(b.returnErr(jen.Err())),
