@@ -71,7 +71,7 @@ type body struct {
 	// kinds say what each statement is: "" for a fallible step, or the
 	// key of a check that a field of the custom resource is set.
 	kinds []string
-	names  map[string]bool
+	names map[string]bool
 	// zero are the values returned next to an error.
 	zero    []jen.Code
 	guarded map[string]bool
