@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -86,6 +88,103 @@ func TestDeclarativeExamples(t *testing.T) {
 			assertAllPass(t, bp, filepath.Join(exDir, "test", "e2e.yaml"))
 		})
 	}
+}
+
+// TestRemotePack runs the remote pack's e2e.yaml once per reconciler
+// language: each run starts that reconciler as a real process, from the
+// file's reconciler block with its command replaced, on a free port.
+func TestRemotePack(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy("remote", dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "test", "e2e.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lang := range []struct {
+		name    string
+		command string
+		tools   []string
+	}{
+		{"go", "[go, run, ./reconcilers/go/main.go]", []string{"go"}},
+		{"python", "[python3, reconcilers/python/reconciler.py]", []string{"python3"}},
+		{"bash", "[bash, reconcilers/bash/reconciler.sh]", []string{"bash", "socat", "jq"}},
+	} {
+		t.Run(lang.name, func(t *testing.T) {
+			for _, tool := range lang.tools {
+				if _, err := exec.LookPath(tool); err != nil {
+					msg := "the " + lang.name + " reconciler needs " + tool + ", which is not installed (.ci/run installs it: apt-get install " + tool + ")"
+					if os.Getenv(clustertest.EnvRequireAssets) == "1" {
+						t.Fatal(msg)
+					}
+					t.Skip(msg + "; " + clustertest.EnvRequireAssets + "=1 makes this a failure")
+				}
+			}
+			port := freePort(t)
+			file := filepath.Join(dir, "test", "e2e-"+lang.name+".yaml")
+			text := string(src)
+			for old, repl := range map[string]string{
+				"  command: [python3, reconcilers/python/reconciler.py]\n": "  command: " + lang.command + "\n",
+				"http://127.0.0.1:18089/reconcile":                         "http://127.0.0.1:" + port + "/reconcile",
+				`env: {PORT: "18089"}`:                                     `env: {PORT: "` + port + `"}`,
+			} {
+				if strings.Count(text, old) != 1 {
+					t.Fatalf("the pack's e2e.yaml no longer has %q once; update this test", old)
+				}
+				text = strings.Replace(text, old, repl, 1)
+			}
+			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := e2e.Load(file, bp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, reconcilerOut bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			start := time.Now()
+			rep, err := e2e.Run(ctx, e2e.Options{
+				Blueprint: bp,
+				File:      file,
+				Config:    clustertest.Shared(t).RESTConfig(),
+				// The same Blueprint runs once per language.
+				Runtime:          &e2e.InProcess{Blueprints: []*ir.Blueprint{bp}, SkipNameValidation: true},
+				ReconcilerOutput: &reconcilerOut,
+				Out:              &out,
+			})
+			t.Logf("output of inrun e2e (%s):\n%s\nthe reconciler's output:\n%s", time.Since(start).Round(100*time.Millisecond), out.String(), reconcilerOut.String())
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if len(rep.Cases) != len(f.Cases) || rep.Failed() != 0 {
+				t.Errorf("%d of %d cases passed; want every one", rep.Passed(), len(f.Cases))
+			}
+			// The reconciler was called, and told the WebApp was going.
+			for _, want := range []string{"reconcile e2e-", ": deployment, service", ": deployment\n", "finalizing e2e-"} {
+				if !strings.Contains(reconcilerOut.String(), want) {
+					t.Errorf("the reconciler's output lacks %q", want)
+				}
+			}
+		})
+	}
+}
+
+// freePort returns a port nothing listens on, so that tests running at the
+// same time do not meet each other's reconcilers.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 const wrongExpectation = `cases:

@@ -63,6 +63,9 @@ func TestExamples(t *testing.T) {
 	if got := Examples("declarative"); !slices.Equal(got, want) {
 		t.Errorf("Examples(declarative) = %v; want %v", got, want)
 	}
+	if got := Examples("remote"); !slices.Equal(got, []string{"."}) {
+		t.Errorf("Examples(remote) = %v; want [.]", got)
+	}
 	if got := Examples("no-such-pack"); got != nil {
 		t.Errorf("Examples(no-such-pack) = %v; want nil", got)
 	}
@@ -214,20 +217,18 @@ func checkExample(t *testing.T, dir string) {
 	readYAML(t, filepath.Join(dir, "manifests", "cr.yaml"), &cr)
 	checkCR("manifests/cr.yaml", cr)
 
+	// A child is a template's id or, for what a remote reconciler
+	// returns, remote.<the id it gives>.
+	knownChild := func(id string) bool {
+		return ids[id] || (bp.Reconcile != nil && strings.HasPrefix(id, "remote.") && lowerCamel.MatchString(strings.TrimPrefix(id, "remote.")))
+	}
 	var sim struct {
 		Cases []struct {
 			Name   string         `json:"name"`
 			CR     string         `json:"cr"`
 			Object map[string]any `json:"object"`
-			Expect struct {
-				Children []struct {
-					ID string `json:"id"`
-				} `json:"children"`
-				Absent []string `json:"absent"`
-			} `json:"expect"`
-			Observe []struct {
-				Child string `json:"child"`
-			} `json:"observe"`
+			simPhase
+			Steps []simPhase `json:"steps"`
 		} `json:"cases"`
 	}
 	readYAML(t, filepath.Join(dir, "test", "simulate.yaml"), &sim)
@@ -242,15 +243,18 @@ func checkExample(t *testing.T, dir string) {
 		}
 		names[c.Name] = true
 		checkCR(where, caseCR(t, dir, where, c.CR, c.Object))
-		refs := slices.Clone(c.Expect.Absent)
-		for _, ch := range c.Expect.Children {
-			refs = append(refs, ch.ID)
-		}
-		for _, o := range c.Observe {
-			refs = append(refs, o.Child)
+		var refs []string
+		for _, ph := range append([]simPhase{c.simPhase}, c.Steps...) {
+			refs = append(refs, ph.Expect.Absent...)
+			for _, ch := range ph.Expect.Children {
+				refs = append(refs, ch.ID)
+			}
+			for _, o := range ph.Observe {
+				refs = append(refs, o.Child)
+			}
 		}
 		for _, id := range refs {
-			if !ids[id] {
+			if !knownChild(id) {
 				t.Errorf("%s: child %q is not an id in blueprint.yaml", where, id)
 			}
 		}
@@ -280,6 +284,20 @@ func checkExample(t *testing.T, dir string) {
 	}
 }
 
+// simPhase is what a simulate case, or one of its steps, observes and
+// expects.
+type simPhase struct {
+	Expect struct {
+		Children []struct {
+			ID string `json:"id"`
+		} `json:"children"`
+		Absent []string `json:"absent"`
+	} `json:"expect"`
+	Observe []struct {
+		Child string `json:"child"`
+	} `json:"observe"`
+}
+
 // blueprint is the part of a Blueprint this test checks; the compiler owns the
 // full format.
 type blueprint struct {
@@ -288,8 +306,9 @@ type blueprint struct {
 	CRD        struct {
 		File string `json:"file"`
 	} `json:"crd"`
-	OnCreate    []child `json:"onCreate"`
-	OnReconcile []child `json:"onReconcile"`
+	OnCreate    []child        `json:"onCreate"`
+	OnReconcile []child        `json:"onReconcile"`
+	Reconcile   map[string]any `json:"reconcile"`
 }
 
 type child struct {
@@ -387,5 +406,27 @@ func readYAML(t *testing.T, file string, into any) {
 	}
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+// TestRemoteReconcilers checks that the remote pack ships its three
+// reconcilers, and that its README says how to run each with one command.
+func TestRemoteReconcilers(t *testing.T) {
+	files := Files("remote")
+	readme, err := content.ReadFile("remote/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, command := range map[string]string{
+		"reconcilers/go/main.go":           "go run ./reconcilers/go/main.go",
+		"reconcilers/python/reconciler.py": "python3 reconcilers/python/reconciler.py",
+		"reconcilers/bash/reconciler.sh":   "bash reconcilers/bash/reconciler.sh",
+	} {
+		if !slices.Contains(files, file) {
+			t.Errorf("the remote pack lacks %s", file)
+		}
+		if !strings.Contains(string(readme), command) {
+			t.Errorf("the remote pack's README does not say to run %q", command)
+		}
 	}
 }
