@@ -31,9 +31,6 @@ type Options struct {
 	// Module is the Go module path of the generated operator. Default: the
 	// project name, <blueprint name>-operator.
 	Module string
-	// ReadFile reads the Blueprint and the files it names. Default
-	// os.ReadFile.
-	ReadFile func(name string) ([]byte, error)
 }
 
 // Project is a generated operator, in memory: nothing is written until
@@ -67,23 +64,20 @@ func (p *Project) Paths() []string {
 // Blueprint the compiler rejects is returned as the compiler's error, the
 // one inrun check prints, and nothing is generated.
 func Generate(bpPath string, opts Options) (*Project, error) {
-	if opts.ReadFile == nil {
-		opts.ReadFile = os.ReadFile
-	}
 	// First as the user named it, so that mistakes read as inrun check
 	// prints them; then as the operator will embed it.
-	checked, err := compiler.CompileFile(bpPath, compiler.Options{ReadFile: opts.ReadFile})
+	checked, err := compiler.CompileFile(bpPath, compiler.Options{})
 	if err != nil {
 		return nil, err
 	}
-	src, err := opts.ReadFile(bpPath)
+	src, err := os.ReadFile(bpPath)
 	if err != nil {
 		return nil, err
 	}
 	dir := filepath.Dir(bpPath)
 	embedded := map[string][]byte{BlueprintFile: src}
 	bp, err := compiler.Compile(BlueprintFile, src, compiler.Options{ReadFile: func(name string) ([]byte, error) {
-		data, err := opts.ReadFile(filepath.Join(dir, name))
+		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err == nil {
 			embedded[filepath.ToSlash(filepath.Clean(name))] = data
 		}
@@ -104,7 +98,6 @@ func Generate(bpPath string, opts Options) (*Project, error) {
 	g := &project{
 		Project: &Project{Name: name, Module: opts.Module, Blueprint: bp, Files: map[string][]byte{}},
 		dir:     dir,
-		read:    opts.ReadFile,
 		embed:   embedded,
 	}
 	if err := g.generate(); err != nil {
@@ -117,7 +110,6 @@ func Generate(bpPath string, opts Options) (*Project, error) {
 type project struct {
 	*Project
 	dir   string
-	read  func(string) ([]byte, error)
 	embed map[string][]byte
 	tm    *typeModel
 	api   *apiModel
@@ -224,7 +216,7 @@ func importAliases() map[string]string {
 // for the generated tests to run.
 func (p *project) copyTests() {
 	for _, rel := range []string{"test/simulate.yaml", "test/e2e.yaml"} {
-		data, err := p.read(filepath.Join(p.dir, filepath.FromSlash(rel)))
+		data, err := os.ReadFile(filepath.Join(p.dir, filepath.FromSlash(rel)))
 		if err != nil {
 			continue
 		}
@@ -242,7 +234,7 @@ func (p *project) copyTests() {
 		if _, ok := p.embed[name]; ok {
 			continue
 		}
-		data, err := p.read(filepath.Join(p.dir, "manifests", e.Name()))
+		data, err := os.ReadFile(filepath.Join(p.dir, "manifests", e.Name()))
 		if err == nil {
 			p.Files["internal/blueprint/"+name] = data
 		}

@@ -9,9 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/inrun/inrun/codegen"
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/packs"
+	"github.com/inrun/inrun/rbac"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
@@ -110,5 +115,26 @@ func TestRendererImplementsEvaluation(t *testing.T) {
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the generated evaluation has %v; reconciler.Evaluation has %v", got, want)
+	}
+}
+
+// TestRoleIsInrunRBAC: config/rbac/role.yaml grants what inrun rbac prints.
+func TestRoleIsInrunRBAC(t *testing.T) {
+	p, err := codegen.Generate("../packs/declarative/04-copy-across-namespaces/blueprint.yaml", codegen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(p.Files["config/rbac/role.yaml"], &role); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rbac.ClusterRole(p.Blueprint).Rules, role.Rules); diff != "" {
+		t.Errorf("role.yaml's rules differ from inrun rbac's (-rbac +role.yaml):\n%s", diff)
+	}
+	src := string(p.Files["internal/controller/secretcopy_controller.go"])
+	for _, r := range rbac.Rules(p.Blueprint) {
+		if !strings.Contains(src, "// "+rbac.Marker(r)+"\n") {
+			t.Errorf("the controller lacks the marker %s", rbac.Marker(r))
+		}
 	}
 }
