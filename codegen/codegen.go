@@ -138,15 +138,21 @@ func (p *project) generate() error {
 	p.goFile("api/"+v+"/groupversion_info.go", p.api.groupVersionFile(bp))
 	p.goFile("api/"+v+"/"+p.lowerKind()+"_types.go", p.api.typesFile())
 	p.goFile("api/"+v+"/zz_generated.deepcopy.go", p.api.deepCopyFile())
+	p.copyTests()
 	p.goFile("internal/controller/"+p.lowerKind()+"_controller.go", p.controllerFile())
-	p.goFile("internal/controller/"+p.lowerKind()+"_controller_test.go", p.controllerTestFile())
-	p.goFile("internal/controller/suite_test.go", p.suiteTestFile())
+	_, simulate := p.Files["internal/blueprint/test/simulate.yaml"]
+	_, e2e := p.Files["internal/blueprint/test/e2e.yaml"]
+	if simulate || e2e {
+		p.goFile("internal/controller/"+p.lowerKind()+"_controller_test.go", p.controllerTestFile())
+	}
+	if e2e {
+		p.goFile("internal/controller/suite_test.go", p.suiteTestFile())
+	}
 	p.goFile("internal/blueprint/blueprint.go", p.blueprintFile())
 	p.goFile("cmd/main.go", p.mainFile())
 	for name, data := range p.embed {
 		p.Files["internal/blueprint/"+name] = data
 	}
-	p.copyTests()
 	if err := p.manifests(); err != nil {
 		return err
 	}

@@ -221,7 +221,7 @@ func (p *project) controllerTestFile() *jen.File {
 	}
 	testingT := jen.Id("t").Op("*").Qual("testing", "T")
 
-	if _, ok := p.Files["internal/blueprint/test/simulate.yaml"]; ok || true {
+	if _, ok := p.Files["internal/blueprint/test/simulate.yaml"]; ok {
 		f.Comment(fmt.Sprintf("TestSimulate runs the cases of the Blueprint's test/simulate.yaml in memory with %s,", p.gen.renderer()))
 		f.Comment("and checks that every pass writes what the interpreter's CEL Renderer")
 		f.Comment("writes: the same children, the same status, the same number of writes.")
@@ -230,19 +230,21 @@ func (p *project) controllerTestFile() *jen.File {
 		)...)
 		f.Line()
 	}
-	f.Comment(fmt.Sprintf("TestE2E runs the cases of the Blueprint's test/e2e.yaml on a local control plane, with %sReconciler", kind))
-	f.Comment("in a manager of its own.")
-	f.Func().Id("TestE2E").Params(testingT).Block(append(append([]jen.Code{
-		jen.If(jen.Qual("testing", "Short").Call()).Block(t.Clone().Dot("Skip").Call(jen.Lit("a local control plane is not short"))),
-		jen.Id("cluster").Op(":=").Qual("github.com/inrun/inrun/localcluster/clustertest", "Shared").Call(t),
-	}, load()[:2]...),
-		jen.Qual("github.com/inrun/inrun/codegen/operatortest", "E2E").Call(t, jen.Id("cluster").Dot("RESTConfig").Call(), jen.Id("bp"), jen.Lit("../blueprint/test/e2e.yaml"),
-			jen.Func().Params(jen.Id("mgr").Qual(pkgCtrl, "Manager")).Error().Block(
-				jen.Id("r").Op(":=").Op("&").Id(kind+"Reconciler").Values(jen.Dict{jen.Id("Blueprint"): jen.Id("bp")}),
-				jen.Id("r").Dot("Options").Dot("SkipNameValidation").Op("=").True(),
-				jen.Return(jen.Id("r").Dot("SetupWithManager").Call(jen.Id("mgr"))),
-			)),
-	)...)
+	if _, ok := p.Files["internal/blueprint/test/e2e.yaml"]; ok {
+		f.Comment(fmt.Sprintf("TestE2E runs the cases of the Blueprint's test/e2e.yaml on a local control plane, with %sReconciler", kind))
+		f.Comment("in a manager of its own.")
+		f.Func().Id("TestE2E").Params(testingT).Block(append(append([]jen.Code{
+			jen.If(jen.Qual("testing", "Short").Call()).Block(t.Clone().Dot("Skip").Call(jen.Lit("a local control plane is not short"))),
+			jen.Id("cluster").Op(":=").Qual("github.com/inrun/inrun/localcluster/clustertest", "Shared").Call(t),
+		}, load()[:2]...),
+			jen.Qual("github.com/inrun/inrun/codegen/operatortest", "E2E").Call(t, jen.Id("cluster").Dot("RESTConfig").Call(), jen.Id("bp"), jen.Lit("../blueprint/test/e2e.yaml"),
+				jen.Func().Params(jen.Id("mgr").Qual(pkgCtrl, "Manager")).Error().Block(
+					jen.Id("r").Op(":=").Op("&").Id(kind+"Reconciler").Values(jen.Dict{jen.Id("Blueprint"): jen.Id("bp")}),
+					jen.Id("r").Dot("Options").Dot("SkipNameValidation").Op("=").True(),
+					jen.Return(jen.Id("r").Dot("SetupWithManager").Call(jen.Id("mgr"))),
+				)),
+		)...)
+	}
 	return f
 }
 
