@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -53,16 +54,40 @@ func contains(have, want any) bool {
 		hn, ok := number(have)
 		return ok && hn == wn
 	}
-	return have == want
+	if have == want {
+		return true
+	}
+	return sameQuantity(have, want)
 }
 
-// isEmpty is true for the values the API server drops: empty maps and lists.
+// sameQuantity reports whether two strings are one resource quantity
+// written two ways: the API server stores "0.5" as "500m".
+func sameQuantity(have, want any) bool {
+	hs, ok1 := have.(string)
+	ws, ok2 := want.(string)
+	if !ok1 || !ok2 {
+		return false
+	}
+	hq, err1 := resource.ParseQuantity(hs)
+	wq, err2 := resource.ParseQuantity(ws)
+	return err1 == nil && err2 == nil && hq.Cmp(wq) == 0
+}
+
+// isEmpty is true for the values the API server may drop: empty maps and
+// lists, and the zero values of omitempty fields (false, 0, "").
 func isEmpty(v any) bool {
 	switch t := v.(type) {
 	case map[string]any:
 		return len(t) == 0
 	case []any:
 		return len(t) == 0
+	case bool:
+		return !t
+	case string:
+		return t == ""
+	}
+	if n, ok := number(v); ok {
+		return n == 0
 	}
 	return false
 }
