@@ -1,0 +1,69 @@
+package conformance_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/inrun/inrun/codegen"
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/conformance"
+	"github.com/inrun/inrun/e2e"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/localcluster/clustertest"
+	"github.com/inrun/inrun/packs"
+)
+
+// TestEveryPackExample runs each declarative pack example's test/e2e.yaml
+// twice on the same local control plane: against the interpreted runtime
+// and against the operator inrun build compiles from the same Blueprint.
+// Behaviour in one and not the other is a bug. (The website pack is
+// TestWebsite's; the remote pack needs its reconciler processes.)
+func TestEveryPackExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an operator per example and runs it on a local control plane")
+	}
+	cluster := clustertest.Shared(t)
+	for _, ex := range packs.Examples("declarative") {
+		dir := filepath.Join("..", "packs", "declarative", ex)
+		t.Run(ex, func(t *testing.T) {
+			bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			bin := filepath.Join(out, bp.Name+"-operator")
+			start := time.Now()
+			if _, err := codegen.Build(context.Background(), filepath.Join(dir, "blueprint.yaml"), codegen.BuildOptions{
+				Out: filepath.Join(out, "project"), Binary: bin, SkipTests: true,
+			}); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("built the operator in %s", time.Since(start).Round(time.Millisecond))
+			for _, rt := range []struct {
+				name    string
+				runtime e2e.Runtime
+			}{
+				{"interpreted", &e2e.InProcess{Blueprints: []*ir.Blueprint{bp}}},
+				{"compiled", &conformance.Binary{Path: bin, Blueprint: bp}},
+			} {
+				t.Run(rt.name, func(t *testing.T) {
+					rep, err := e2e.Run(context.Background(), e2e.Options{
+						Blueprint: bp,
+						File:      filepath.Join(dir, "test", "e2e.yaml"),
+						Config:    cluster.RESTConfig(),
+						Runtime:   rt.runtime,
+						Out:       &logWriter{t: t},
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if rep.Failed() > 0 {
+						t.Error(rep.Summary())
+					}
+				})
+			}
+		})
+	}
+}
