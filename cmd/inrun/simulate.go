@@ -56,6 +56,12 @@ Exit status: 0 when every case passes, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
+			// A reconciler process the file names serves every case.
+			stop, err := sim.Serve(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = stop() }()
 			out := cmd.OutOrStdout()
 			passed, failed := 0, 0
 			start := time.Now()
