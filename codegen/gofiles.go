@@ -5,6 +5,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/rbac"
 )
 
@@ -121,6 +122,12 @@ func (p *project) mainFile() *jen.File {
 		jen.Qual("flag", "BoolVar").Call(jen.Op("&").Id("enableLeaderElection"), jen.Lit("leader-elect"), jen.False(),
 			jen.Lit("Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager.")),
 		jen.Qual("flag", "IntVar").Call(jen.Op("&").Id("workers"), jen.Lit("workers"), jen.Lit(4), jen.Lit(fmt.Sprintf("How many %s objects are reconciled at once.", p.kind()))),
+		jen.Do(func(g *jen.Statement) {
+			if hasRemote(bp) {
+				g.Var().Id("reconcilerURL").String().Line().Add(
+					str("reconcilerURL", "reconciler-url", "", "Call the remote reconciler at this URL instead of where the Blueprint says."))
+			}
+		}),
 		jen.Id("opts").Op(":=").Qual("sigs.k8s.io/controller-runtime/pkg/log/zap", "Options").Values(jen.Dict{jen.Id("Development"): jen.True()}),
 		jen.Id("opts").Dot("BindFlags").Call(jen.Qual("flag", "CommandLine")),
 		jen.Qual("flag", "Parse").Call(),
@@ -129,6 +136,13 @@ func (p *project) mainFile() *jen.File {
 		jen.Line(),
 		jen.List(jen.Id("bp"), jen.Err()).Op(":=").Qual(p.blueprintPkg(), "Load").Call(),
 		fail("unable to compile the embedded Blueprint"),
+		jen.Do(func(g *jen.Statement) {
+			if hasRemote(bp) {
+				g.If(jen.Id("reconcilerURL").Op("!=").Lit("")).Block(
+					jen.Id("bp").Op("=").Id("bp").Dot("WithRemoteURL").Call(jen.Id("reconcilerURL")),
+				)
+			}
+		}),
 		jen.Id("bps").Op(":=").Index().Op("*").Qual(pkgIR, "Blueprint").Values(jen.Id("bp")),
 		jen.Line(),
 		jen.Comment("The manager runtime-lib shapes: child kinds are cached only when Inrun"),
@@ -256,4 +270,9 @@ func cleanSlash(p string) string {
 		}
 	}
 	return string(s)
+}
+
+// hasRemote reports whether bp calls a remote reconciler.
+func hasRemote(bp *ir.Blueprint) bool {
+	return bp.Reconcile != nil && bp.Reconcile.Remote != nil
 }

@@ -51,6 +51,17 @@ type Binary struct {
 	MetricsAddr string
 }
 
+var _ e2e.URLRuntime = (*Binary)(nil)
+
+// WithReconcilerURL implements e2e.URLRuntime: the operator is started with
+// --reconciler-url, which operators of Blueprints with a remote reconciler
+// accept.
+func (b *Binary) WithReconcilerURL(_ *ir.Blueprint, url string) e2e.Runtime {
+	cp := *b
+	cp.Args = append(append([]string(nil), b.Args...), "--reconciler-url="+url)
+	return &cp
+}
+
 var _ e2e.Runtime = (*Binary)(nil)
 
 // Start implements e2e.Runtime.

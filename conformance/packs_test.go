@@ -15,18 +15,29 @@ import (
 	"github.com/inrun/inrun/packs"
 )
 
-// TestEveryPackExample runs each declarative pack example's test/e2e.yaml
+// TestEveryPackExample runs each declarative and remote pack example's test/e2e.yaml
 // twice on the same local control plane: against the interpreted runtime
 // and against the operator inrun build compiles from the same Blueprint.
 // Behaviour in one and not the other is a bug. (The website pack is
-// TestWebsite's; the remote pack needs its reconciler processes.)
+// TestWebsite's.)
 func TestEveryPackExample(t *testing.T) {
+	examples := []string{}
+	for _, ex := range packs.Examples("declarative") {
+		examples = append(examples, filepath.Join("declarative", ex))
+	}
+	// The remote pack's e2e.yaml starts its Python reconciler; both runtimes
+	// are told where it listens.
+	examples = append(examples, "remote")
+	conformEach(t, examples)
+}
+
+func conformEach(t *testing.T, examples []string) {
 	if testing.Short() {
 		t.Skip("builds an operator per example and runs it on a local control plane")
 	}
 	cluster := clustertest.Shared(t)
-	for _, ex := range packs.Examples("declarative") {
-		dir := filepath.Join("..", "packs", "declarative", ex)
+	for _, ex := range examples {
+		dir := filepath.Join("..", "packs", ex)
 		t.Run(ex, func(t *testing.T) {
 			bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
 			if err != nil {

@@ -303,22 +303,35 @@ func startReconciler(ctx context.Context, opts *Options, f *File) (*simulate.Pro
 	return p, rt, nil
 }
 
-// withURL returns rt with bp calling its remote reconciler at url. Only the
-// in-process runtime can be told so.
+// URLRuntime is a Runtime that can be told where a Blueprint's remote
+// reconciler listens, so that a file's reconciler block can start one.
+type URLRuntime interface {
+	Runtime
+	// WithReconcilerURL returns a Runtime like this one, whose bp calls its
+	// remote reconciler at url.
+	WithReconcilerURL(bp *ir.Blueprint, url string) Runtime
+}
+
+// withURL returns rt with bp calling its remote reconciler at url.
 func withURL(rt Runtime, bp *ir.Blueprint, url string) (Runtime, error) {
-	ip, ok := rt.(*InProcess)
+	u, ok := rt.(URLRuntime)
 	if !ok {
-		return nil, fmt.Errorf("the file's reconciler needs the in-process runtime, which calls it at %s; a %T cannot be told where it is", url, rt)
+		return nil, fmt.Errorf("the file's reconciler listens at %s, but a %T cannot be told where it is", url, rt)
 	}
+	return u.WithReconcilerURL(bp, url), nil
+}
+
+// WithReconcilerURL implements URLRuntime.
+func (ip *InProcess) WithReconcilerURL(bp *ir.Blueprint, url string) Runtime {
 	cp := *ip
 	cp.Blueprints = make([]*ir.Blueprint, len(ip.Blueprints))
 	for i, b := range ip.Blueprints {
 		cp.Blueprints[i] = b
 		if b == bp || b.Name == bp.Name {
-			cp.Blueprints[i] = simulate.WithURL(b, url)
+			cp.Blueprints[i] = b.WithRemoteURL(url)
 		}
 	}
-	return &cp, nil
+	return &cp
 }
 
 // servedBy returns a function that asks the cluster's discovery whether it

@@ -74,6 +74,20 @@ func (b *Blueprint) Child(id string) *Child {
 	return nil
 }
 
+// WithRemoteURL returns a copy of b that calls its remote reconciler at url
+// instead of where the Blueprint says; b itself is unchanged. A Blueprint
+// without a remote reconciler is returned as it is.
+func (b *Blueprint) WithRemoteURL(url string) *Blueprint {
+	if b.Reconcile == nil || b.Reconcile.Remote == nil {
+		return b
+	}
+	out, rec, remote := *b, *b.Reconcile, *b.Reconcile.Remote
+	remote.URL, remote.Service = url, nil
+	rec.Remote = &remote
+	out.Reconcile = &rec
+	return &out
+}
+
 // Resource describes the custom resource kind a Blueprint reconciles.
 type Resource struct {
 	schema.GroupVersionKind

@@ -90,16 +90,7 @@ func (r *Reconciler) Endpoint(bp *ir.Blueprint) (string, error) {
 // parts on the way to the URL are copied; expressions are shared, so the
 // programs compiled for bp serve the copy too.
 func WithURL(bp *ir.Blueprint, rawURL string) *ir.Blueprint {
-	if bp.Reconcile == nil || bp.Reconcile.Remote == nil {
-		return bp
-	}
-	out := *bp
-	rec := *bp.Reconcile
-	remote := *bp.Reconcile.Remote
-	remote.URL, remote.Service = rawURL, nil
-	rec.Remote = &remote
-	out.Reconcile = &rec
-	return &out
+	return bp.WithRemoteURL(rawURL)
 }
 
 // StartOptions say where and how a reconciler process starts.
