@@ -160,6 +160,7 @@ type exprSite struct {
 	child  *ir.Child // nil outside children
 	where  string
 	isBool bool
+	api    bool // in reconcile.api: sees args, finalizing and response
 }
 
 func (c *compilation) sites() []exprSite {
@@ -182,6 +183,9 @@ func (c *compilation) sites() []exprSite {
 		for _, x := range c.bp.Reconcile.Args.Exprs() {
 			out = append(out, exprSite{x: x, where: "reconcile.args"})
 		}
+	}
+	for _, x := range expr.APIExprs(c.bp) {
+		out = append(out, exprSite{x: x, where: "reconcile.api", api: true})
 	}
 	return out
 }
@@ -213,8 +217,19 @@ func (c *compilation) checkExpressions() {
 	for _, ch := range usable {
 		vars = append(vars, ch.ID)
 	}
+	var apiEnv *expr.Env
 	for _, s := range sites {
-		c.checkExpr(env, vars, s)
+		if !s.api {
+			c.checkExpr(env, vars, s)
+			continue
+		}
+		if apiEnv == nil {
+			if apiEnv, err = env.ForAPI(); err != nil {
+				c.errs.add(s.x.Pos, ExprType, "", "cannot build the environment of reconcile.api: %v", err)
+				return
+			}
+		}
+		c.checkExpr(apiEnv, append(vars, expr.Args, expr.Finalizing, expr.Response), s)
 	}
 }
 

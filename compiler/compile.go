@@ -442,7 +442,7 @@ func (c *compilation) reconcile(top *object) {
 	if o == nil {
 		return
 	}
-	c.only(o, "args", "url", "service", "timeout", "resources", "tokenSecret", "caBundle")
+	c.only(o, "args", "url", "service", "timeout", "resources", "tokenSecret", "caBundle", "api")
 	r := &ir.Reconcile{Pos: c.pos(n)}
 	if a := o.get("args"); a != nil {
 		if a.Kind != yaml.MappingNode {
@@ -494,9 +494,78 @@ func (c *compilation) reconcile(top *object) {
 			r.Remote.Timeout = d
 		}
 	}
+	if n := o.get("api"); n != nil {
+		if r.Remote != nil {
+			c.errs.add(c.pos(o.keys["api"]), InvalidValue, "keep reconcile.api, or url/service for a reconciler that speaks Inrun's contract", "reconcile.api cannot be combined with url or service")
+		} else {
+			r.Remote = &ir.Remote{Pos: c.pos(n)}
+		}
+		r.Remote.API = c.apiMapping(n)
+	}
 	c.remoteResources(o, r)
 	c.remoteAuth(o, r)
 	c.bp.Reconcile = r
+}
+
+// httpMethods are the methods reconcile.api may use.
+var httpMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
+
+// apiResultFields are the fields of a ReconcileResult reconcile.api.result
+// may set.
+var apiResultFields = []string{"status", "labels", "annotations", "resources", "conditions", "events", "requeueAfter", "done"}
+
+// apiMapping reads reconcile.api: an existing HTTP API called with a
+// request built by expressions, and a Result built from its response.
+func (c *compilation) apiMapping(n *yaml.Node) *ir.APIMapping {
+	o := c.object(n, "reconcile.api")
+	if o == nil {
+		return nil
+	}
+	c.only(o, "method", "url", "headers", "body", "result")
+	m := &ir.APIMapping{Pos: c.pos(n)}
+	if mn := o.get("method"); mn != nil {
+		m.Method = c.value(mn)
+		if m.Method.Kind == ir.Literal {
+			if method, _ := m.Method.Literal.(string); !httpMethods[strings.ToUpper(method)] {
+				c.errs.add(m.Method.Pos, InvalidValue, "use GET, POST, PUT, PATCH or DELETE", "reconcile.api.method %v is not an HTTP method", m.Method.Literal)
+			}
+		}
+	}
+	if u := o.get("url"); u == nil {
+		c.errs.add(c.pos(n), MissingField, "add the API's URL; it may hold ${...}", "reconcile.api.url is required")
+	} else {
+		m.URL = c.value(u)
+		// The scheme and host are written out; only the rest may vary.
+		lead := ""
+		switch m.URL.Kind {
+		case ir.Literal:
+			lead, _ = m.URL.Literal.(string)
+		case ir.Interpolation:
+			lead = m.URL.Parts[0].Text
+		}
+		if !strings.HasPrefix(lead, "http://") && !strings.HasPrefix(lead, "https://") {
+			c.errs.add(m.URL.Pos, InvalidValue, "start it with http:// or https:// and the host; expressions may follow", "reconcile.api.url must be an absolute http(s) URL")
+		}
+	}
+	if h := o.get("headers"); h != nil {
+		if h.Kind != yaml.MappingNode {
+			c.errs.add(c.pos(h), WrongType, "", "reconcile.api.headers must be a map, not %s", describe(h))
+		} else {
+			m.Headers = c.value(h)
+		}
+	}
+	if b := o.get("body"); b != nil {
+		m.Body = c.value(b)
+	}
+	r := o.get("result")
+	if r == nil {
+		c.errs.add(c.pos(n), MissingField, "say what the response means, e.g. result: {status: {phase: ${response.body.state}}}", "reconcile.api.result is required")
+		return m
+	}
+	ro := c.object(r, "reconcile.api.result")
+	c.only(ro, apiResultFields...)
+	m.Result = c.value(r)
+	return m
 }
 
 // remoteResources reads reconcile.resources: the kinds the reconciler may

@@ -133,6 +133,38 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 	return &Env{cel: env, vars: vars}, nil
 }
 
+// The variables reconcile.api's expressions see besides self.
+const (
+	// Args is reconcile.args, evaluated.
+	Args = "args"
+	// Finalizing is true when the custom resource is being deleted.
+	Finalizing = "finalizing"
+	// Response is the API's answer, in reconcile.api.result only:
+	// {status: int, headers: map, body: the JSON body or its text}.
+	Response = "response"
+)
+
+// ForAPI returns the environment of reconcile.api's expressions: this one
+// plus args, finalizing and response, which the API mapping sets.
+func (e *Env) ForAPI() (*Env, error) {
+	env, err := e.cel.Extend(
+		cel.Variable(Args, cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable(Finalizing, cel.BoolType),
+		cel.Variable(Response, cel.DynType),
+	)
+	if err != nil {
+		return nil, err
+	}
+	vars := make(map[string]VarType, len(e.vars)+3)
+	for k, v := range e.vars {
+		vars[k] = v
+	}
+	for _, n := range []string{Args, Finalizing, Response} {
+		vars[n] = VarType{Dynamic: true}
+	}
+	return &Env{cel: env, vars: vars}, nil
+}
+
 // CEL returns the underlying cel-go environment.
 func (e *Env) CEL() *cel.Env { return e.cel }
 

@@ -35,18 +35,48 @@ func Compile(bp *ir.Blueprint) (*Programs, error) {
 		return nil, err
 	}
 	p := &Programs{env: env, progs: map[*ir.Expr]cel.Program{}}
-	for _, x := range AllExprs(bp) {
+	if err := p.compile(env, AllExprs(bp)); err != nil {
+		return nil, err
+	}
+	if api := APIExprs(bp); len(api) > 0 {
+		apiEnv, err := env.ForAPI()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.compile(apiEnv, api); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (p *Programs) compile(env *Env, xs []*ir.Expr) error {
+	for _, x := range xs {
 		ast, iss := env.Compile(x.Source)
 		if iss.Err() != nil {
-			return nil, fmt.Errorf("%s: %w", x.Pos, iss.Err())
+			return fmt.Errorf("%s: %w", x.Pos, iss.Err())
 		}
 		prg, err := env.CEL().Program(ast, cel.EvalOptions(cel.OptOptimize))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", x.Pos, err)
+			return fmt.Errorf("%s: %w", x.Pos, err)
 		}
 		p.progs[x] = prg
 	}
-	return p, nil
+	return nil
+}
+
+// APIExprs returns the expressions of reconcile.api, which see the API
+// variables (see Env.ForAPI) besides self.
+func APIExprs(bp *ir.Blueprint) []*ir.Expr {
+	if bp.Reconcile == nil || bp.Reconcile.Remote == nil || bp.Reconcile.Remote.API == nil {
+		return nil
+	}
+	api := bp.Reconcile.Remote.API
+	var out []*ir.Expr
+	for _, v := range []*ir.Value{api.Method, api.URL, api.Headers, api.Body, api.Result} {
+		out = append(out, v.Exprs()...)
+	}
+	return out
 }
 
 // AllExprs returns every expression of bp, in Blueprint order.
@@ -116,6 +146,12 @@ func (v *Vars) Set(name string, obj *unstructured.Unstructured) error {
 		v.values[name] = obj.Object
 	}
 	return nil
+}
+
+// SetValue presents a plain JSON-like value as the variable name, such as
+// args or response in reconcile.api.
+func (v *Vars) SetValue(name string, value any) {
+	v.values[name] = value
 }
 
 // Has reports whether the variable has a value.
@@ -311,12 +347,12 @@ func ToJSON(v ref.Val) (any, error) {
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
 	}
-	return normalizeNumbers(out), nil
+	return NormalizeNumbers(out), nil
 }
 
-// normalizeNumbers turns whole float64s from encoding/json into int64, as
-// Kubernetes' unstructured decoding does.
-func normalizeNumbers(v any) any {
+// NormalizeNumbers turns whole float64s from encoding/json into int64, in
+// place, as Kubernetes' unstructured decoding does, so that CEL sees ints.
+func NormalizeNumbers(v any) any {
 	switch t := v.(type) {
 	case float64:
 		if t == float64(int64(t)) {
@@ -324,11 +360,11 @@ func normalizeNumbers(v any) any {
 		}
 	case map[string]any:
 		for k, e := range t {
-			t[k] = normalizeNumbers(e)
+			t[k] = NormalizeNumbers(e)
 		}
 	case []any:
 		for i, e := range t {
-			t[i] = normalizeNumbers(e)
+			t[i] = NormalizeNumbers(e)
 		}
 	}
 	return v

@@ -186,6 +186,27 @@ type Remote struct {
 	// CABundle is PEM that verifies an https reconciler; empty means the
 	// system's roots.
 	CABundle string
+	// API maps the request onto an existing HTTP API that knows nothing
+	// about Inrun, instead of sending the contract's request to URL.
+	API *APIMapping
+}
+
+// APIMapping builds an HTTP call from the request and a Result from the
+// response, with expressions over self, args, finalizing and (in Result)
+// response: {status, headers, body}.
+type APIMapping struct {
+	Pos Pos
+	// Method is a string Value: the HTTP method, e.g.
+	// ${finalizing ? "DELETE" : "PUT"}; nil means POST.
+	Method *Value
+	// URL is a string Value: literal or interpolated.
+	URL *Value
+	// Headers is a map Value of strings; nil for none.
+	Headers *Value
+	// Body is sent as JSON; nil sends no body.
+	Body *Value
+	// Result is a map Value in the shape of a ReconcileResult.
+	Result *Value
 }
 
 // ResourceKind is a kind a remote reconciler may return.

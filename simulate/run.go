@@ -115,7 +115,13 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		// The reconciler must be running where the Blueprint (or the
 		// simulate file) says.
-		c, err := remote.New(remote.OptionsFor(bp.Reconcile.Remote))
+		var c remote.Caller
+		var err error
+		if bp.Reconcile.Remote.API != nil {
+			c, err = remote.NewAPI(bp, s.progs, remote.APIOptions{})
+		} else {
+			c, err = remote.New(remote.OptionsFor(bp.Reconcile.Remote))
+		}
 		if err != nil {
 			return nil, err
 		}

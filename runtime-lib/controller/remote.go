@@ -7,14 +7,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/remote"
 )
 
-// RemoteClient builds the HTTP client of bp's remote reconciler. Its bearer
+// RemoteClient builds the Caller of bp's remote reconciler: the contract's
+// HTTP client, or the mapping onto an existing API (reconcile.api). Its bearer
 // token, when the Blueprint names a Secret, is read from the cluster at
 // each call, so a rotated token is used at once.
-func RemoteClient(bp *ir.Blueprint, r client.Reader) (*remote.Client, error) {
+func RemoteClient(bp *ir.Blueprint, r client.Reader) (remote.Caller, error) {
 	spec := bp.Reconcile.Remote
 	opts := remote.OptionsFor(spec)
 	opts.CABundle = []byte(spec.CABundle)
@@ -30,6 +32,13 @@ func RemoteClient(bp *ir.Blueprint, r client.Reader) (*remote.Client, error) {
 			}
 			return string(token), nil
 		}
+	}
+	if spec.API != nil {
+		progs, err := expr.Compile(bp)
+		if err != nil {
+			return nil, err
+		}
+		return remote.NewAPI(bp, progs, remote.APIOptions{Timeout: opts.Timeout, TokenSource: opts.TokenSource, CABundle: opts.CABundle})
 	}
 	c, err := remote.New(opts)
 	if err != nil {

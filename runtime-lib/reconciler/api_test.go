@@ -1,0 +1,173 @@
+package reconciler_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/runtime-lib/remote"
+	"github.com/inrun/inrun/simulate"
+)
+
+// registry is an existing HTTP API that knows nothing about Inrun: PUT
+// /apps/NS/NAME registers an app and answers its state and a revision;
+// DELETE unregisters it with 204.
+type registry struct {
+	mu       sync.Mutex
+	apps     map[string]map[string]any
+	revision int
+	teams    []string
+}
+
+func (r *registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.teams = append(r.teams, req.Header.Get("X-Team"))
+	key := strings.TrimPrefix(req.URL.Path, "/apps/")
+	switch req.Method {
+	case http.MethodPut:
+		var app map[string]any
+		if err := json.NewDecoder(req.Body).Decode(&app); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.revision++
+		r.apps[key] = app
+		_ = json.NewEncoder(w).Encode(map[string]any{"state": "registered", "revision": r.revision})
+	case http.MethodDelete:
+		delete(r.apps, key)
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		http.Error(w, "no", http.StatusMethodNotAllowed)
+	}
+}
+
+func TestExistingAPIAsReconciler(t *testing.T) {
+	reg := &registry{apps: map[string]map[string]any{}}
+	server := httptest.NewServer(reg)
+	defer server.Close()
+
+	bp, err := compiler.CompileFile("testdata/api.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Point the mapping's URL at the test server, as an address a user writes.
+	u := bp.Reconcile.Remote.API.URL
+	u.Parts[0].Text = strings.Replace(u.Parts[0].Text, "http://127.0.0.1:1", server.URL, 1)
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := remote.NewAPI(bp, progs, remote.APIOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
+	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api, Renderer: reconciler.CELRenderer{Programs: progs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cr = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "shopfront", "namespace": "shop"},
+		"spec":     map[string]any{"image": "nginx:1", "replicas": int64(2), "port": int64(80), "expose": true},
+	}}
+	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	reg.mu.Lock()
+	app := reg.apps["shop/shopfront"]
+	reg.mu.Unlock()
+	if app["image"] != "nginx:1" || app["replicas"] != 2.0 {
+		t.Errorf("the API got %v, want the body the Blueprint maps from args", app)
+	}
+	status, _, _ := unstructured.NestedMap(f.get().Object, "status")
+	if status["state"] != "registered" || status["revision"] != int64(1) {
+		t.Errorf("status = %v, want the response mapped into state and revision", status)
+	}
+	cm := f.object(configMapGVK, "shop", "shopfront-registration")
+	if cm == nil {
+		t.Fatal("the ConfigMap the mapping returns was not applied")
+	}
+	if rev, _, _ := unstructured.NestedString(cm.Object, "data", "revision"); rev != "1" {
+		t.Errorf("registration revision = %q, want 1", rev)
+	}
+
+	if err := f.store.Delete(context.Background(), f.get()); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	reg.mu.Lock()
+	_, still := reg.apps["shop/shopfront"]
+	teams := reg.teams
+	reg.mu.Unlock()
+	if still {
+		t.Error("the finalizing request did not unregister the app")
+	}
+	if teams[0] != "shop" {
+		t.Errorf("X-Team header = %q, want the namespace", teams[0])
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(bp.Resource.GroupVersionKind)
+	if err := f.store.Get(context.Background(), client.ObjectKeyFromObject(f.cr), live); err == nil {
+		t.Errorf("the custom resource outlived a done finalizing call; finalizers %v", live.GetFinalizers())
+	}
+}
+
+func TestExistingAPIFailureKeepsChildren(t *testing.T) {
+	var fail bool
+	var mu sync.Mutex
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			http.Error(w, "maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"state": "registered", "revision": 7})
+	}))
+	defer server.Close()
+	bp, err := compiler.CompileFile("testdata/api.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := bp.Reconcile.Remote.API.URL
+	u.Parts[0].Text = strings.Replace(u.Parts[0].Text, "http://127.0.0.1:1", server.URL, 1)
+	progs, _ := expr.Compile(bp)
+	api, _ := remote.NewAPI(bp, progs, remote.APIOptions{})
+	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
+	f.rec, _ = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api})
+	f.cr = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "shopfront", "namespace": "shop"},
+		"spec":     map[string]any{"image": "nginx:1", "replicas": int64(2), "port": int64(80), "expose": true},
+	}}
+	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	mu.Lock()
+	fail = true
+	mu.Unlock()
+	rep := f.sync()
+	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("errors = %v, want the API's 503", err)
+	}
+	if f.object(configMapGVK, "shop", "shopfront-registration") == nil {
+		t.Error("a failing API caused its resource to be deleted")
+	}
+}
