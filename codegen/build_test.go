@@ -11,8 +11,10 @@ import (
 	"github.com/inrun/inrun/codegen"
 )
 
-// TestBuildWebsite builds the website operator with the real go toolchain:
-// go mod tidy through the module proxy, go vet, go build.
+// TestBuildWebsite is inrun build as a user runs it on the website pack,
+// with the real go toolchain: go mod tidy through the module proxy, go vet,
+// the generated project's own tests (simulate in memory, e2e on a local
+// control plane), go build.
 func TestBuildWebsite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a controller-runtime module: a minute or two")
@@ -21,10 +23,9 @@ func TestBuildWebsite(t *testing.T) {
 	bin := filepath.Join(dir, "bin", "website-operator")
 	var progress bytes.Buffer
 	_, err := codegen.Build(context.Background(), "../packs/website/blueprint.yaml", codegen.BuildOptions{
-		Out:       filepath.Join(dir, "website-operator"),
-		Binary:    bin,
-		SkipTests: true,
-		Progress:  &progress,
+		Out:      filepath.Join(dir, "website-operator"),
+		Binary:   bin,
+		Progress: &progress,
 	})
 	t.Log("\n" + progress.String())
 	if err != nil {
@@ -37,7 +38,7 @@ func TestBuildWebsite(t *testing.T) {
 	if fi.Mode()&0o111 == 0 {
 		t.Errorf("%s is not executable", bin)
 	}
-	for _, step := range []string{"go mod tidy", "go vet ./...", "go build"} {
+	for _, step := range []string{"go mod tidy", "go vet ./...", "go test", "go build"} {
 		if !strings.Contains(progress.String(), step) {
 			t.Errorf("progress does not report %q", step)
 		}
