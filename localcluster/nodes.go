@@ -80,6 +80,11 @@ func (c *Cluster) startNodeComponents(ctx context.Context) error {
 		// There is no token controller to mint service account tokens.
 		"--use-service-account-credentials=false",
 		"--controllers="+controllers,
+		// client-go's default of 20 requests a second would make the
+		// Deployment controller, not what is under test, set the pace
+		// once there are a few hundred Deployments (see docs/performance.md).
+		"--kube-api-qps=1000",
+		"--kube-api-burst=2000",
 	); err != nil {
 		return err
 	}
@@ -99,6 +104,8 @@ func (c *Cluster) startNodeComponents(ctx context.Context) error {
 		"--bind-address="+host,
 		"--secure-port="+port,
 		"--cert-dir="+schedulerDir,
+		"--kube-api-qps=1000",
+		"--kube-api-burst=2000",
 	); err != nil {
 		return err
 	}

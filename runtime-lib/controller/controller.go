@@ -65,7 +65,12 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		}
 		opts.Remote = c
 	}
+	ownerIndex, err := indexOwners(mgr, bp, opts.Unavailable)
+	if err != nil {
+		return err
+	}
 	rec, err := reconciler.New(bp, reconciler.Options{
+		OwnerIndex:  ownerIndex,
 		Client:      mgr.GetClient(),
 		APIReader:   mgr.GetAPIReader(),
 		FieldOwner:  opts.FieldOwner,
@@ -103,6 +108,33 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)))
 	}
 	return b.Complete(rec)
+}
+
+// OwnerIndex is the cache index of children by the UID of the custom
+// resource that owns them: listing a custom resource's children reads its
+// own, not every object of their kind.
+const OwnerIndex = "inrun.dev/owner-uid"
+
+// indexOwners adds OwnerIndex to the cache of every kind bp owns. Another
+// Blueprint's controller may have added it already; that is the same index.
+func indexOwners(mgr manager.Manager, bp *ir.Blueprint, unavailable map[schema.GroupVersionKind]error) (string, error) {
+	for _, k := range reconciler.OwnedKinds(bp) {
+		if unavailable[k.GroupVersionKind] != nil {
+			continue // an index would start an informer it may not run
+		}
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(k.GroupVersionKind)
+		err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, OwnerIndex, func(o client.Object) []string {
+			if uid := o.GetLabels()[reconciler.LabelOwnerUID]; uid != "" {
+				return []string{uid}
+			}
+			return nil
+		})
+		if err != nil && !strings.Contains(err.Error(), "conflict") {
+			return "", fmt.Errorf("indexing %s by owner: %w", k.Kind, err)
+		}
+	}
+	return OwnerIndex, nil
 }
 
 // ownerOf maps a child to the custom resource named in its inventory.
@@ -152,7 +184,9 @@ func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
 		names[bp.Name] = true
 	}
 	return manager.Options{
-		Cache:  cache.Options{ByObject: byObject},
+		// Managed fields are most of an object's size and nothing reads
+		// them from the cache.
+		Cache:  cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()},
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	}, nil
 }

@@ -80,7 +80,7 @@ func (p *pass) observe(ctx context.Context) error {
 	p.excluded = map[string]bool{}
 	p.failed = map[string]bool{}
 
-	observed, err := listChildren(ctx, p.opts.Client, p.bp, p.cr, p.opts.Unavailable)
+	observed, err := listChildren(ctx, p.opts.Client, p.bp, p.cr, p.opts.Unavailable, p.opts.OwnerIndex)
 	if err != nil {
 		return err
 	}
@@ -106,10 +106,14 @@ func (p *pass) observe(ctx context.Context) error {
 // Children lists the objects labelled as children of cr by bp, by child
 // id, each id's objects sorted by kind, namespace and name.
 func Children(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured) (map[string][]*unstructured.Unstructured, error) {
-	return listChildren(ctx, r, bp, cr, nil)
+	return listChildren(ctx, r, bp, cr, nil, "")
 }
 
-func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured, skip map[schema.GroupVersionKind]error) (map[string][]*unstructured.Unstructured, error) {
+func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured, skip map[schema.GroupVersionKind]error, ownerIndex string) (map[string][]*unstructured.Unstructured, error) {
+	opts := []client.ListOption{client.MatchingLabels{LabelBlueprint: bp.Name, LabelOwnerUID: string(cr.GetUID())}}
+	if ownerIndex != "" {
+		opts = append(opts, client.MatchingFields{ownerIndex: string(cr.GetUID())})
+	}
 	out := map[string][]*unstructured.Unstructured{}
 	for _, k := range OwnedKinds(bp) {
 		if skip[k.GroupVersionKind] != nil {
@@ -117,10 +121,7 @@ func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *un
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(k.GroupVersion().WithKind(k.Kind + "List"))
-		err := r.List(ctx, list, client.MatchingLabels{
-			LabelBlueprint: bp.Name,
-			LabelOwnerUID:  string(cr.GetUID()),
-		})
+		err := r.List(ctx, list, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("listing %s children: %w", k.Kind, explainKind(err, "list", k.Plural))
 		}

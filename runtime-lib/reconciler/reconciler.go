@@ -46,6 +46,10 @@ type Options struct {
 	// Unavailable are child kinds the runtime may not list or watch, with
 	// why. Their children are left alone and reported on every Sync.
 	Unavailable map[schema.GroupVersionKind]error
+	// OwnerIndex, when set, names a field index of the Client's cache on
+	// LabelOwnerUID (see controller.Setup). Children are then listed
+	// through it, not by scanning every object of their kind.
+	OwnerIndex string
 	// Remote calls the Blueprint's remote reconciler. Required when the
 	// Blueprint has one (reconcile.url or reconcile.service); the runtime
 	// builds it with remote.New.
