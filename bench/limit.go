@@ -224,7 +224,7 @@ func (l *limit) applyStatus(ctx context.Context, s limitSite, ready int64) error
 }
 
 // inventory dresses a child as Inrun does: its labels, the owner
-// annotation, the owner reference and a hash of what is applied.
+// annotation, the owner reference and a hash of what is applied (a label).
 func inventory(s limitSite, child string, obj map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: obj}
 	u.SetNamespace(s.namespace)
@@ -244,8 +244,9 @@ func inventory(s limitSite, child string, obj map[string]any) *unstructured.Unst
 	u.SetAnnotations(annotations)
 	raw, _ := json.Marshal(u.Object)
 	sum := sha256.Sum256(raw)
-	annotations[reconciler.AnnotationAppliedHash] = hex.EncodeToString(sum[:8])
-	u.SetAnnotations(annotations)
+	labels := u.GetLabels()
+	labels[reconciler.LabelAppliedHash] = hex.EncodeToString(sum[:8])
+	u.SetLabels(labels)
 	return u
 }
 

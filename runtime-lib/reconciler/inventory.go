@@ -18,9 +18,12 @@ const (
 	LabelChild = "inrun.dev/child"
 	// AnnotationOwner names the owner as group/Kind/namespace/name, for people.
 	AnnotationOwner = "inrun.dev/owner"
-	// AnnotationAppliedHash is a hash of what was last applied; a child whose
-	// hash and fields match needs no write.
-	AnnotationAppliedHash = "inrun.dev/applied-hash"
+	// LabelAppliedHash is a hash of what was last applied; a child whose
+	// hash and fields match needs no write. It is a label, not an
+	// annotation, because Deployments copy their annotations onto their
+	// ReplicaSets: a changing annotation would cost a ReplicaSet update on
+	// every edit.
+	LabelAppliedHash = "inrun.dev/applied-hash"
 
 	// Finalizer holds a custom resource until its children outside the reach
 	// of garbage collection (other namespaces, cluster scope) are deleted.

@@ -267,13 +267,13 @@ func (p *pass) decorate(c *ir.Child, u *unstructured.Unstructured) error {
 	labels[LabelBlueprint] = p.bp.Name
 	labels[LabelOwnerUID] = string(p.cr.GetUID())
 	labels[LabelChild] = c.ID
+	delete(labels, LabelAppliedHash)
 	u.SetLabels(labels)
 	annotations := u.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
 	annotations[AnnotationOwner] = ownerRef(p.cr)
-	delete(annotations, AnnotationAppliedHash)
 	u.SetAnnotations(annotations)
 	if p.canOwn(u) {
 		t := true
@@ -288,8 +288,8 @@ func (p *pass) decorate(c *ir.Child, u *unstructured.Unstructured) error {
 	}
 	// The hash covers everything applied, so that removing a field from
 	// the template is a change even though the remaining fields match.
-	annotations[AnnotationAppliedHash] = hashObject(u.Object)
-	u.SetAnnotations(annotations)
+	labels[LabelAppliedHash] = hashObject(u.Object)
+	u.SetLabels(labels)
 	return nil
 }
 
