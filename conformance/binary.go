@@ -16,11 +16,10 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/inrun/inrun/e2e"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
 
@@ -88,7 +87,7 @@ func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, err
 		return nil, err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := WriteKubeconfig(kubeconfig, cfg); err != nil {
+	if err := localcluster.WriteKubeconfig(kubeconfig, cfg); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -189,33 +188,3 @@ func freeAddr() (string, error) {
 	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
 
-// WriteKubeconfig writes a kubeconfig for cfg to path, readable by its owner
-// only, as it may hold a client key.
-func WriteKubeconfig(path string, cfg *rest.Config) error {
-	const name = "inrun-conformance"
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters[name] = &clientcmdapi.Cluster{
-		Server:                   cfg.Host,
-		CertificateAuthority:     cfg.CAFile,
-		CertificateAuthorityData: cfg.CAData,
-		InsecureSkipTLSVerify:    cfg.Insecure,
-		TLSServerName:            cfg.ServerName,
-	}
-	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{
-		ClientCertificate:     cfg.CertFile,
-		ClientCertificateData: cfg.CertData,
-		ClientKey:             cfg.KeyFile,
-		ClientKeyData:         cfg.KeyData,
-		Token:                 cfg.BearerToken,
-		TokenFile:             cfg.BearerTokenFile,
-		Username:              cfg.Username,
-		Password:              cfg.Password,
-	}
-	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
-	kc.CurrentContext = name
-	data, err := clientcmd.Write(*kc)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o600)
-}

@@ -190,7 +190,7 @@ func written(ctx context.Context, dyn dynamic.Interface, bp *ir.Blueprint, ns, n
 		if err != nil {
 			return nil, err
 		}
-		out[c.ID] = obj.GetAnnotations()[reconciler.AnnotationAppliedHash]
+		out[c.ID] = obj.GetLabels()[reconciler.LabelAppliedHash]
 		for _, mf := range obj.GetManagedFields() {
 			if mf.Manager == reconciler.ManagedBy && mf.Time != nil {
 				out[c.ID+" applied"] = mf.Time.String()

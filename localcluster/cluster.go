@@ -207,7 +207,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	c.monitorDone = make(chan struct{})
 	go c.monitor()
 	// The components of a Full cluster use the same admin kubeconfig.
-	if err := writeKubeconfig(c.kubeconfigPath, c.config); err != nil {
+	if err := WriteKubeconfig(c.kubeconfigPath, c.config); err != nil {
 		return nil, err
 	}
 
@@ -220,7 +220,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	}
 
 	if opts.KubeconfigPath != "" {
-		if err := writeKubeconfig(opts.KubeconfigPath, c.config); err != nil {
+		if err := WriteKubeconfig(opts.KubeconfigPath, c.config); err != nil {
 			return nil, err
 		}
 	}

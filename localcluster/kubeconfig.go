@@ -15,19 +15,28 @@ import (
 // kubeconfig as one a Cluster wrote and may overwrite.
 const contextName = "inrun-local"
 
-// writeKubeconfig writes an admin kubeconfig for cfg to path, readable by
-// its owner only: it holds a client key.
-func writeKubeconfig(path string, cfg *rest.Config) error {
+// WriteKubeconfig writes a kubeconfig that reaches the API server as cfg
+// does to path, readable by its owner only: it may hold a client key. Tools
+// outside the process, such as kubectl or an operator binary, read it.
+func WriteKubeconfig(path string, cfg *rest.Config) error {
 	const user = "inrun-admin"
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters[contextName] = &clientcmdapi.Cluster{
 		Server:                   cfg.Host,
+		CertificateAuthority:     cfg.CAFile,
 		CertificateAuthorityData: cfg.CAData,
+		InsecureSkipTLSVerify:    cfg.Insecure,
+		TLSServerName:            cfg.ServerName,
 	}
 	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{
+		ClientCertificate:     cfg.CertFile,
 		ClientCertificateData: cfg.CertData,
+		ClientKey:             cfg.KeyFile,
 		ClientKeyData:         cfg.KeyData,
 		Token:                 cfg.BearerToken,
+		TokenFile:             cfg.BearerTokenFile,
+		Username:              cfg.Username,
+		Password:              cfg.Password,
 	}
 	kc.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: user}
 	kc.CurrentContext = contextName
