@@ -187,4 +187,3 @@ func freeAddr() (string, error) {
 	defer l.Close()
 	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
-
