@@ -205,7 +205,12 @@ func (f *runFlags) restConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS, cfg.Burst = 50, 100
+	if cfg.QPS == 0 {
+		// As controller-runtime's GetConfig, and so generated operators, do:
+		// the API server's priority and fairness protects it, not a
+		// client-side limit that would set the runtime's pace.
+		cfg.QPS = -1
+	}
 	return cfg, nil
 }
 
