@@ -140,13 +140,7 @@ func runOperator(args []string) error {
 		if err := handwritten.Setup(mgr, handwritten.Options{Workers: s.workers}); err != nil {
 			return err
 		}
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			if mgr.GetCache().WaitForCacheSync(ctx) {
-				ready()
-			}
-			<-ctx.Done()
-			return nil
-		})); err != nil {
+		if err := runner.OnCacheSync(mgr, ready); err != nil {
 			return err
 		}
 		return mgr.Start(ctx)

@@ -57,34 +57,8 @@ func TestExistingAPIAsReconciler(t *testing.T) {
 	server := httptest.NewServer(reg)
 	defer server.Close()
 
-	bp, err := compiler.CompileFile("testdata/api.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Point the mapping's URL at the test server, as an address a user writes.
-	u := bp.Reconcile.Remote.API.URL
-	u.Parts[0].Text = strings.Replace(u.Parts[0].Text, "http://127.0.0.1:1", server.URL, 1)
-	progs, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := remote.NewAPI(bp, progs, remote.APIOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
-	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api, Renderer: reconciler.CELRenderer{Programs: progs}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "shopfront", "namespace": "shop"},
-		"spec":     map[string]any{"image": "nginx:1", "replicas": int64(2), "port": int64(80), "expose": true},
-	}}
-	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
-		t.Fatal(err)
-	}
+	f := newAPIFixture(t, server.URL)
+	bp := f.bp
 
 	if err := f.sync().Err(); err != nil {
 		t.Fatal(err)
@@ -141,24 +115,7 @@ func TestExistingAPIFailureKeepsChildren(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"state": "registered", "revision": 7})
 	}))
 	defer server.Close()
-	bp, err := compiler.CompileFile("testdata/api.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := bp.Reconcile.Remote.API.URL
-	u.Parts[0].Text = strings.Replace(u.Parts[0].Text, "http://127.0.0.1:1", server.URL, 1)
-	progs, _ := expr.Compile(bp)
-	api, _ := remote.NewAPI(bp, progs, remote.APIOptions{})
-	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
-	f.rec, _ = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api})
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "shopfront", "namespace": "shop"},
-		"spec":     map[string]any{"image": "nginx:1", "replicas": int64(2), "port": int64(80), "expose": true},
-	}}
-	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
-		t.Fatal(err)
-	}
+	f := newAPIFixture(t, server.URL)
 	f.sync()
 	mu.Lock()
 	fail = true
@@ -170,4 +127,39 @@ func TestExistingAPIFailureKeepsChildren(t *testing.T) {
 	if f.object(configMapGVK, "shop", "shopfront-registration") == nil {
 		t.Error("a failing API caused its resource to be deleted")
 	}
+}
+
+// newAPIFixture is the api.yaml Blueprint, its mapping pointed at the
+// existing API at url, reconciling a Website in an in-memory store.
+func newAPIFixture(t *testing.T, url string) *fixture {
+	t.Helper()
+	bp, err := compiler.CompileFile("testdata/api.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Point the mapping's URL at the test server, as an address a user writes.
+	u := bp.Reconcile.Remote.API.URL
+	u.Parts[0].Text = strings.Replace(u.Parts[0].Text, "http://127.0.0.1:1", url, 1)
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := remote.NewAPI(bp, progs, remote.APIOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
+	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api, Renderer: reconciler.CELRenderer{Programs: progs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cr = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "shopfront", "namespace": "shop"},
+		"spec":     map[string]any{"image": "nginx:1", "replicas": int64(2), "port": int64(80), "expose": true},
+	}}
+	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -132,18 +132,23 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	if opts.Ready != nil {
-		ready := opts.Ready
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			if mgr.GetCache().WaitForCacheSync(ctx) {
-				ready()
-			}
-			<-ctx.Done()
-			return nil
-		})); err != nil {
+		if err := OnCacheSync(mgr, opts.Ready); err != nil {
 			return err
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// OnCacheSync has mgr call ready once it has started and its caches are in
+// sync: the moment a runtime, or a benchmark's operator, can be measured.
+func OnCacheSync(mgr manager.Manager, ready func()) error {
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if mgr.GetCache().WaitForCacheSync(ctx) {
+			ready()
+		}
+		<-ctx.Done()
+		return nil
+	}))
 }
 
 // checkAccess finds the child kinds the runtime may not watch, in the one
