@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -20,12 +18,12 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/inrun/inrun/bench/handwritten"
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
+	runtimecontroller "github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
 
@@ -37,9 +35,10 @@ const operatorCommand = "operator"
 // sync, followed by the URL of its figures.
 const readyLine = "ready "
 
-// runOperator runs an operator until SIGTERM. It serves its figures (writes
-// counted by its client, reconciles from controller-runtime's metrics) as
-// JSON on a loopback port, which it prints once it is ready.
+// runOperator runs an operator until SIGTERM. Its figures are on its
+// metrics endpoint, as they are for the compiled operator: writes counted by
+// runtime-lib's write metrics, reconciles by controller-runtime's. Once its
+// caches are in sync it prints the URL where it serves heap profiles.
 func runOperator(args []string) error {
 	var s operatorSettings
 	fs := flag.NewFlagSet(operatorCommand, flag.ContinueOnError)
@@ -49,6 +48,7 @@ func runOperator(args []string) error {
 	fs.IntVar(&s.workers, "workers", 8, "workers")
 	fs.Float64Var(&s.qps, "qps", -1, "client-side rate limit; -1 for none")
 	fs.StringVar(&s.cpuprofile, "cpuprofile", "", "write a CPU profile here")
+	fs.StringVar(&s.metricsAddr, "metrics-addr", "", "where to serve metrics")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,8 +62,6 @@ func runOperator(args []string) error {
 	}
 	// A user agent of its own says who sent what in the API server's logs.
 	cfg.UserAgent = "inrun-bench-" + s.kind
-	writes := newWriteCounter()
-	writes.instrument(cfg)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -89,15 +87,6 @@ func runOperator(args []string) error {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
-		st, err := gatherStats(writes)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(st)
-	})
 	// The benchmark takes a heap profile here when asked to (-memprofile).
 	mux.Handle("/debug/pprof/heap", pprof.Handler("heap"))
 	srv := &http.Server{Handler: mux}
@@ -115,7 +104,7 @@ func runOperator(args []string) error {
 			Config:      cfg,
 			Blueprints:  []*ir.Blueprint{bp},
 			Workers:     s.workers,
-			MetricsAddr: "0",
+			MetricsAddr: s.metricsAddr,
 			ProbeAddr:   "0",
 			Log:         log,
 			Ready:       ready,
@@ -128,10 +117,12 @@ func runOperator(args []string) error {
 		if err := handwritten.AddToScheme(scheme); err != nil {
 			return err
 		}
+		// Counted as the interpreted runtime and generated operators count.
+		runtimecontroller.CountWrites(cfg)
 		mgr, err := manager.New(cfg, manager.Options{
 			Scheme:                 scheme,
 			Logger:                 log,
-			Metrics:                metricsserver.Options{BindAddress: "0"},
+			Metrics:                metricsserver.Options{BindAddress: s.metricsAddr},
 			HealthProbeBindAddress: "0",
 		})
 		if err != nil {
@@ -146,32 +137,4 @@ func runOperator(args []string) error {
 		return mgr.Start(ctx)
 	}
 	return fmt.Errorf("unknown operator kind %q", s.kind)
-}
-
-// gatherStats reads the writes counted so far and the reconciles
-// controller-runtime has counted.
-func gatherStats(writes *writeCounter) (wireStats, error) {
-	c, last := writes.snapshot()
-	st := wireStats{LastWrite: last}
-	for k, v := range c {
-		st.Writes = append(st.Writes, wireCount{requestKey: k, Count: v})
-	}
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		return st, err
-	}
-	found := false
-	for _, mf := range families {
-		if mf.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		found = true
-		for _, m := range mf.GetMetric() {
-			st.Reconciles += int64(m.GetCounter().GetValue())
-		}
-	}
-	if !found {
-		return st, errors.New("controller_runtime_reconcile_total is not registered")
-	}
-	return st, nil
 }

@@ -9,10 +9,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
+
+	runtimecontroller "github.com/inrun/inrun/runtime-lib/controller"
 )
 
 // requestKey names a kind of API request as the API server's
@@ -113,87 +118,90 @@ func (c counts) clone() counts {
 	return out
 }
 
-// writeCounter counts the write requests a client sends, by key, and
-// remembers when the last one was sent. It wraps a rest.Config's transport.
+// writeCounter counts the write requests a client sends with the runtime's
+// own write metrics, in a registry of its own so that the loader's and the
+// limit's counts stay apart in this one process.
 type writeCounter struct {
-	mu     sync.Mutex
-	counts counts
-	last   time.Time
+	metrics *runtimecontroller.WriteMetrics
+	reg     *prometheus.Registry
 }
 
-func newWriteCounter() *writeCounter { return &writeCounter{counts: counts{}} }
+func newWriteCounter() *writeCounter {
+	w := &writeCounter{metrics: runtimecontroller.NewWriteMetrics(), reg: prometheus.NewRegistry()}
+	w.reg.MustRegister(w.metrics.Collectors()...)
+	return w
+}
 
 // instrument makes every client built from cfg count its writes in w.
-func (w *writeCounter) instrument(cfg *rest.Config) {
-	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
-		return countingTransport{w: w, next: next}
-	})
-}
+func (w *writeCounter) instrument(cfg *rest.Config) { w.metrics.Instrument(cfg) }
 
 // snapshot returns the counts so far and the time of the last write.
 func (w *writeCounter) snapshot() (counts, time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.counts.clone(), w.last
-}
-
-type countingTransport struct {
-	w    *writeCounter
-	next http.RoundTripper
-}
-
-func (t countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if verb := clientVerb(r); verb != "" {
-		key := keyOfPath(r.URL.Path)
-		key.Verb = verb
-		t.w.mu.Lock()
-		t.w.counts[key]++
-		t.w.last = time.Now()
-		t.w.mu.Unlock()
+	families, err := w.reg.Gather()
+	if err != nil {
+		// A registry holding only two well-formed collectors cannot fail.
+		panic(err)
 	}
-	return t.next.RoundTrip(r)
+	st := statsOf(families)
+	return st.Writes, st.LastWrite
 }
 
-// clientVerb names a write request as the API server's metrics do, or
-// returns "" for a read.
-func clientVerb(r *http.Request) string {
-	switch r.Method {
-	case http.MethodPost, http.MethodPut, http.MethodDelete:
-		return r.Method
-	case http.MethodPatch:
-		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/apply-patch") {
-			return "APPLY"
+// statsOf reads an operator's figures from its metrics: its writes from
+// runtime-lib's write metrics and its reconciles from controller-runtime's.
+// Reconciles is -1 where controller-runtime's metric is absent.
+func statsOf(families []*dto.MetricFamily) opStats {
+	st := opStats{Writes: counts{}, Reconciles: -1}
+	for _, mf := range families {
+		switch mf.GetName() {
+		case runtimecontroller.WritesMetric:
+			for _, m := range mf.GetMetric() {
+				l := map[string]string{}
+				for _, lp := range m.GetLabel() {
+					l[lp.GetName()] = lp.GetValue()
+				}
+				k := requestKey{Verb: l["verb"], Group: l["group"], Resource: l["resource"], Subresource: l["subresource"]}
+				st.Writes[k] += int64(m.GetCounter().GetValue())
+			}
+		case runtimecontroller.LastWriteMetric:
+			for _, m := range mf.GetMetric() {
+				if v := m.GetGauge().GetValue(); v > 0 {
+					st.LastWrite = time.Unix(0, int64(v*1e9))
+				}
+			}
+		case "controller_runtime_reconcile_total":
+			st.Reconciles = 0
+			for _, m := range mf.GetMetric() {
+				st.Reconciles += int64(m.GetCounter().GetValue())
+			}
 		}
-		return "PATCH"
 	}
-	return ""
+	return st
 }
 
-// keyOfPath reads the group, resource and subresource of an API path such
-// as /apis/apps/v1/namespaces/ns/deployments/name/status.
-func keyOfPath(path string) requestKey {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	var k requestKey
-	switch {
-	case len(parts) >= 2 && parts[0] == "api":
-		parts = parts[2:]
-	case len(parts) >= 3 && parts[0] == "apis":
-		k.Group = parts[1]
-		parts = parts[3:]
-	default:
-		k.Resource = path
-		return k
+// scrapeStats reads an operator's figures from its metrics endpoint.
+func scrapeStats(ctx context.Context, url string) (opStats, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return opStats{}, err
 	}
-	if len(parts) >= 3 && parts[0] == "namespaces" {
-		parts = parts[2:]
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return opStats{}, err
 	}
-	if len(parts) > 0 {
-		k.Resource = parts[0]
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return opStats{}, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	if len(parts) > 2 {
-		k.Subresource = parts[2]
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	byName, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return opStats{}, fmt.Errorf("GET %s: %w", url, err)
 	}
-	return k
+	families := make([]*dto.MetricFamily, 0, len(byName))
+	for _, mf := range byName {
+		families = append(families, mf)
+	}
+	return statsOf(families), nil
 }
 
 // apiserverRequests scrapes apiserver_request_total from kube-apiserver's

@@ -1,24 +1,71 @@
 package main
 
-import "testing"
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
 
-func TestKeyOfPath(t *testing.T) {
-	for _, tc := range []struct {
-		path string
-		want requestKey
-	}{
-		{"/api/v1/namespaces/ns/services/web", requestKey{Resource: "services"}},
-		{"/api/v1/namespaces/ns/services", requestKey{Resource: "services"}},
-		{"/api/v1/namespaces/ns", requestKey{Resource: "namespaces"}},
-		{"/apis/apps/v1/namespaces/ns/deployments/web", requestKey{Group: "apps", Resource: "deployments"}},
-		{"/apis/example.inrun.dev/v1/namespaces/ns/websites/web/status", requestKey{Group: "example.inrun.dev", Resource: "websites", Subresource: "status"}},
-		{"/apis/events.k8s.io/v1/namespaces/ns/events", requestKey{Group: "events.k8s.io", Resource: "events"}},
-		{"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", requestKey{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}},
-		{"/apis/rbac.authorization.k8s.io/v1/clusterroles/admin", requestKey{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}},
-	} {
-		if got := keyOfPath(tc.path); got != tc.want {
-			t.Errorf("keyOfPath(%q) = %+v, want %+v", tc.path, got, tc.want)
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/rest"
+)
+
+// TestScrapeStats counts writes sent through an instrumented config, then
+// reads them back as the benchmark reads an operator: from the registry in
+// process and from a metrics endpoint in the text format.
+func TestScrapeStats(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer api.Close()
+	w := newWriteCounter()
+	reconciles := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "controller_runtime_reconcile_total"}, []string{"controller", "result"})
+	w.reg.MustRegister(reconciles)
+	reconciles.WithLabelValues("website", "success").Add(3)
+	reconciles.WithLabelValues("website", "error").Add(1)
+	cfg := &rest.Config{Host: api.URL}
+	w.instrument(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	for _, path := range []string{"/apis/apps/v1/namespaces/ns/deployments/a", "/apis/apps/v1/namespaces/ns/deployments/b", "/api/v1/namespaces/ns/services/a"} {
+		req, _ := http.NewRequest(http.MethodPatch, api.URL+path, strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/apply-patch+yaml")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
 		}
+		resp.Body.Close()
+	}
+	metrics := httptest.NewServer(promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{}))
+	defer metrics.Close()
+	st, err := scrapeStats(context.Background(), metrics.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := counts{
+		{Verb: "APPLY", Group: "apps", Resource: "deployments"}: 2,
+		{Verb: "APPLY", Resource: "services"}:                   1,
+	}
+	if diff := cmp.Diff(want, st.Writes); diff != "" {
+		t.Errorf("scraped writes (-want +got):\n%s", diff)
+	}
+	if st.Reconciles != 4 {
+		t.Errorf("scraped reconciles = %d, want 4", st.Reconciles)
+	}
+	if st.LastWrite.Before(before.Add(-time.Millisecond)) || st.LastWrite.After(time.Now()) {
+		t.Errorf("scraped last write %v, want after %v", st.LastWrite, before)
+	}
+	inProcess, last := w.snapshot()
+	if diff := cmp.Diff(want, inProcess); diff != "" {
+		t.Errorf("writes in process (-want +got):\n%s", diff)
+	}
+	if d := last.Sub(st.LastWrite); d > time.Microsecond || d < -time.Microsecond {
+		t.Errorf("last write in process %v, scraped %v", last, st.LastWrite)
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/inrun/inrun/localcluster"
 )
 
 // operator is what the benchmark measures: the limit, in process, or an
@@ -41,97 +43,131 @@ type opStats struct {
 	Reconciles int64
 }
 
-// wireStats is opStats as the operator subcommand serves it.
-type wireStats struct {
-	Writes     []wireCount `json:"writes"`
-	LastWrite  time.Time   `json:"lastWrite"`
-	Reconciles int64       `json:"reconciles"`
-}
-
-type wireCount struct {
-	requestKey
-	Count int64 `json:"count"`
-}
-
-func (w wireStats) stats() opStats {
-	s := opStats{Writes: counts{}, LastWrite: w.LastWrite, Reconciles: w.Reconciles}
-	for _, c := range w.Writes {
-		s.Writes[c.requestKey] += c.Count
-	}
-	return s
-}
-
-// subprocess is an operator run by the operator subcommand of this very
-// binary.
+// subprocess is an operator run as a process of its own: the hand-written
+// operator and the interpreted runtime by the operator subcommand of this
+// very binary, the compiled operator by the binary inrun build made.
 type subprocess struct {
-	kind     string
-	cmd      *exec.Cmd
-	statsURL string
+	kind       string
+	cmd        *exec.Cmd
+	metricsURL string
+	// pprofURL serves heap profiles; "" for the compiled operator, which
+	// serves none.
+	pprofURL string
 	logPath  string
 	exited   chan struct{}
 	waitErr  error
 }
 
-// operatorSettings are what the operator subcommand is told.
+// operatorSettings are what an operator is told.
 type operatorSettings struct {
 	kind       string
 	kubeconfig string
 	blueprint  string
-	workers    int
-	qps        float64
-	cpuprofile string
-	logDir     string
+	// binary is the compiled operator.
+	binary      string
+	workers     int
+	qps         float64
+	cpuprofile  string
+	metricsAddr string
+	logDir      string
 }
 
-// startSubprocess starts the operator subcommand and waits until its caches
-// are in sync.
+// compiledReady is what controller-runtime logs once a controller's caches
+// are in sync and its workers start: the compiled operator's ready line.
+const compiledReady = "Starting workers"
+
+// startSubprocess starts an operator and waits until its caches are in
+// sync. Its stdout and stderr go to a log in s.logDir.
 func startSubprocess(ctx context.Context, s operatorSettings) (*subprocess, error) {
-	exe, err := os.Executable()
+	metricsAddr, err := localcluster.FreeAddr()
 	if err != nil {
 		return nil, err
+	}
+	var (
+		cmd *exec.Cmd
+		// ready reads a line of output and says whether the operator is
+		// ready, and where it serves heap profiles.
+		ready func(line string) (pprofURL string, ok bool)
+	)
+	if s.kind == kindCompiled {
+		cmd = exec.Command(s.binary,
+			"--kubeconfig="+s.kubeconfig,
+			"--metrics-bind-address="+metricsAddr,
+			"--health-probe-bind-address=0",
+			"--workers="+strconv.Itoa(s.workers),
+			// Info level and JSON, as the other operators log.
+			"--zap-devel=false",
+		)
+		ready = func(line string) (string, bool) { return "", strings.Contains(line, compiledReady) }
+	} else {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{operatorCommand,
+			"-kind", s.kind,
+			"-kubeconfig", s.kubeconfig,
+			"-blueprint", s.blueprint,
+			"-workers", strconv.Itoa(s.workers),
+			"-qps", strconv.FormatFloat(s.qps, 'g', -1, 64),
+			"-metrics-addr", metricsAddr,
+		}
+		if s.cpuprofile != "" {
+			args = append(args, "-cpuprofile", s.cpuprofile)
+		}
+		cmd = exec.Command(exe, args...)
+		ready = func(line string) (string, bool) { return strings.CutPrefix(line, readyLine) }
 	}
 	log, err := os.Create(filepath.Join(s.logDir, s.kind+".log"))
 	if err != nil {
 		return nil, err
 	}
-	defer log.Close()
-	args := []string{operatorCommand,
-		"-kind", s.kind,
-		"-kubeconfig", s.kubeconfig,
-		"-blueprint", s.blueprint,
-		"-workers", strconv.Itoa(s.workers),
-		"-qps", strconv.FormatFloat(s.qps, 'g', -1, 64),
-	}
-	if s.cpuprofile != "" {
-		args = append(args, "-cpuprofile", s.cpuprofile)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stderr = log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		log.Close()
 		return nil, err
 	}
-	p := &subprocess{kind: s.kind, cmd: cmd, logPath: log.Name(), exited: make(chan struct{})}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	p := &subprocess{kind: s.kind, cmd: cmd, metricsURL: "http://" + metricsAddr + "/metrics", logPath: log.Name(), exited: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
+		log.Close()
 		return nil, fmt.Errorf("starting the %s operator: %w", s.kind, err)
 	}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if url, ok := strings.CutPrefix(sc.Text(), readyLine); ok {
-				ready <- url
+	readyURL := make(chan string, 2)
+	var mu sync.Mutex
+	var copying sync.WaitGroup
+	for _, r := range []io.Reader{stdout, stderr} {
+		copying.Go(func() {
+			sc := bufio.NewScanner(r)
+			sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+			for sc.Scan() {
+				mu.Lock()
+				fmt.Fprintln(log, sc.Text())
+				mu.Unlock()
+				if url, ok := ready(sc.Text()); ok {
+					select {
+					case readyURL <- url:
+					default:
+					}
+				}
 			}
-		}
-		// Keep the pipe drained until the process exits.
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
+			// Keep the pipe drained until the process exits.
+			_, _ = io.Copy(io.Discard, r)
+		})
+	}
 	go func() {
+		// Wait may close the pipes only once they are read to the end.
+		copying.Wait()
 		p.waitErr = cmd.Wait()
+		log.Close()
 		close(p.exited)
 	}()
 	select {
-	case p.statsURL = <-ready:
+	case p.pprofURL = <-readyURL:
 		return p, nil
 	case <-p.exited:
 		return nil, fmt.Errorf("the %s operator exited while starting (%v); its log is %s:\n%s", s.kind, p.waitErr, p.logPath, tail(p.logPath, 20))
@@ -150,26 +186,20 @@ func (p *subprocess) stats(ctx context.Context) (opStats, error) {
 		return opStats{}, fmt.Errorf("the %s operator exited (%v); its log is %s:\n%s", p.kind, p.waitErr, p.logPath, tail(p.logPath, 20))
 	default:
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.statsURL, nil)
+	st, err := scrapeStats(ctx, p.metricsURL)
 	if err != nil {
-		return opStats{}, err
+		return opStats{}, fmt.Errorf("reading the %s operator's metrics: %w", p.kind, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return opStats{}, fmt.Errorf("reading the %s operator's figures: %w", p.kind, err)
-	}
-	defer resp.Body.Close()
-	var w wireStats
-	if err := json.NewDecoder(resp.Body).Decode(&w); err != nil {
-		return opStats{}, fmt.Errorf("reading the %s operator's figures: %w", p.kind, err)
-	}
-	return w.stats(), nil
+	return st, nil
 }
 
 // heapProfile saves a heap profile of the operator, taken after a
 // garbage collection, to path.
 func (p *subprocess) heapProfile(ctx context.Context, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.statsURL+"debug/pprof/heap?gc=1", nil)
+	if p.pprofURL == "" {
+		return fmt.Errorf("the %s operator serves no heap profile", p.kind)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.pprofURL+"debug/pprof/heap?gc=1", nil)
 	if err != nil {
 		return err
 	}

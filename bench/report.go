@@ -40,8 +40,6 @@ type Machine struct {
 // Run is one way of reconciling, measured.
 type Run struct {
 	Kind string `json:"kind"`
-	// NotBuilt marks a kind that does not exist yet.
-	NotBuilt bool `json:"notBuilt,omitempty"`
 	// InProcess marks the limit, whose memory figures are the benchmark's
 	// own process and so not comparable.
 	InProcess bool   `json:"inProcess,omitempty"`
@@ -235,10 +233,7 @@ func printTable(w io.Writer, res *Results) {
 }
 
 func cell(f figure, r, limit, hand *Run) string {
-	switch {
-	case r.NotBuilt:
-		return "not built yet"
-	case r.Error != "" && r.Create == nil:
+	if r.Error != "" && r.Create == nil {
 		return "failed"
 	}
 	v, ok := f.value(r)

@@ -158,6 +158,8 @@ func (p *project) mainFile() *jen.File {
 		jen.Id("mgrOpts").Dot("LeaderElectionReleaseOnCancel").Op("=").True(),
 		jen.Line(),
 		jen.Id("cfg").Op(":=").Qual(pkgCtrl, "GetConfigOrDie").Call(),
+		jen.Comment("Writes are counted by kind on the metrics endpoint, as inrun run counts them."),
+		jen.Qual(pkgController, "CountWrites").Call(jen.Id("cfg")),
 		jen.Id("ctx").Op(":=").Qual(pkgCtrl, "SetupSignalHandler").Call(),
 		jen.Line(),
 		jen.Comment("Child kinds the operator may not watch are reported on every custom"),

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -91,12 +89,12 @@ func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, err
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	probe, err := freeAddr()
+	probe, err := localcluster.FreeAddr()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	metrics, err := freeAddr()
+	metrics, err := localcluster.FreeAddr()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -176,14 +174,4 @@ func ready(ctx context.Context, url string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-// freeAddr returns a loopback address with a port nothing listens on.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }

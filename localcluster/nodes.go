@@ -89,7 +89,7 @@ func (c *Cluster) startNodeComponents(ctx context.Context) error {
 		return err
 	}
 
-	schedulerAddr, err := freeAddr()
+	schedulerAddr, err := FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (c *Cluster) startNodeComponents(ctx context.Context) error {
 		return err
 	}
 
-	kwokAddr, err := freeAddr()
+	kwokAddr, err := FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -237,11 +237,11 @@ func healthy(ctx context.Context, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// freeAddr returns a loopback host:port that was free a moment ago.
-// Another process may take it before the component binds it; the component
-// then exits with "address already in use", which Start reports with the
-// component's log.
-func freeAddr() (string, error) {
+// FreeAddr returns a loopback host:port that was free a moment ago, for a
+// process started next to the control plane (a component, an operator
+// under test) to serve on. Another process may take it first; the one
+// started then exits with "address already in use".
+func FreeAddr() (string, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(loopback, "0"))
 	if err != nil {
 		return "", err

@@ -116,7 +116,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// client-go's informers log through controller-runtime's root logger.
 	ctrllog.SetLogger(opts.Log)
-	mgr, err := manager.New(opts.Config, mopts)
+	// Writes are counted by kind on the metrics endpoint, as generated
+	// operators count theirs.
+	cfg := rest.CopyConfig(opts.Config)
+	controller.CountWrites(cfg)
+	mgr, err := manager.New(cfg, mopts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
