@@ -31,6 +31,9 @@ type VarType struct {
 	Schema *structuralschema.Structural
 	// Dynamic is true when no schema is known; the variable is dyn.
 	Dynamic bool
+
+	// values is Schema adapted once for reading objects (see valueSchema).
+	values *valueSchema
 }
 
 // Env is the CEL environment of one Blueprint.
@@ -53,7 +56,7 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 			return nil, fmt.Errorf("schema of %s: %w", bp.Resource.Kind, err)
 		}
 		selfSchema = s
-		vars[Self] = VarType{Schema: s}
+		vars[Self] = VarType{Schema: s, values: newValueSchema(s)}
 	} else {
 		vars[Self] = VarType{Dynamic: true}
 	}
@@ -74,7 +77,7 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 				natives = append(natives, t)
 			}
 		case c.GroupVersionKind == bp.Resource.GroupVersionKind && selfSchema != nil:
-			vars[c.ID] = VarType{Schema: selfSchema}
+			vars[c.ID] = vars[Self]
 		default:
 			vars[c.ID] = VarType{Dynamic: true}
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/cel/common"
@@ -141,7 +140,7 @@ func (v *Vars) Set(name string, obj *unstructured.Unstructured) error {
 		}
 		v.values[name] = typed.Interface()
 	case vt.Schema != nil:
-		v.values[name] = common.UnstructuredToVal(obj.Object, &model.Structural{Structural: vt.Schema})
+		v.values[name] = common.UnstructuredToVal(obj.Object, vt.values)
 	default:
 		v.values[name] = obj.Object
 	}
