@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,6 +53,8 @@ type pass struct {
 	remoteState remoteState
 	// readExternals is set once an externalRef has been read.
 	readExternals bool
+	// written are the children created or applied this pass.
+	written []*unstructured.Unstructured
 }
 
 // objectKey identifies an object across kinds and namespaces.
@@ -339,7 +342,7 @@ func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Un
 	}
 	p.rep.Writes++
 	p.rep.Created = append(p.rep.Created, keyOf(obj).String())
-	p.opts.Recorder.Eventf(p.cr, obj, corev1.EventTypeNormal, "Created", "Create", "Created %s", keyOf(obj))
+	p.written = append(p.written, obj)
 	logr.FromContextOrDiscard(ctx).V(1).Info("created child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
 }
@@ -353,7 +356,7 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	}
 	p.rep.Writes++
 	p.rep.Applied = append(p.rep.Applied, keyOf(obj).String())
-	p.opts.Recorder.Eventf(p.cr, obj, corev1.EventTypeNormal, "Applied", "Apply", "Applied %s", keyOf(obj))
+	p.written = append(p.written, obj)
 	logr.FromContextOrDiscard(ctx).V(1).Info("applied child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
 }
@@ -382,6 +385,46 @@ func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
 	default:
 		p.setLive(c.ID, obj)
 	}
+}
+
+// maxEventNote is the most an events.k8s.io note may hold.
+const maxEventNote = 1024
+
+// recordWrites records one Event for the children this pass created or
+// applied. One per pass rather than one per child: an Event is a write
+// too, and a custom resource's changes are read together in kubectl
+// describe.
+func (p *pass) recordWrites() {
+	if len(p.written) == 0 {
+		return
+	}
+	var note strings.Builder
+	for i, what := range [][]string{p.rep.Created, p.rep.Applied} {
+		if len(what) == 0 {
+			continue
+		}
+		if note.Len() > 0 {
+			note.WriteString("; ")
+		}
+		note.WriteString([]string{"Created ", "Applied "}[i])
+		note.WriteString(strings.Join(what, ", "))
+	}
+	msg := note.String()
+	if len(msg) > maxEventNote {
+		const more = "… (see the custom resource's children)"
+		msg = msg[:maxEventNote-len(more)] + more
+	}
+	// The one object changed is related to the Event; several are named
+	// in the note only, as an Event relates to one object.
+	var related runtime.Object
+	if len(p.written) == 1 {
+		related = p.written[0]
+	}
+	reason, action := "Applied", "Apply"
+	if len(p.rep.Applied) == 0 {
+		reason, action = "Created", "Create"
+	}
+	p.opts.Recorder.Eventf(p.cr, related, corev1.EventTypeNormal, reason, action, "%s", msg)
 }
 
 // childError records a problem of the Blueprint or the custom resource: the

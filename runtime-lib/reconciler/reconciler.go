@@ -184,6 +184,7 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 	if r.hasRemote() {
 		pass.remote(ctx)
 	}
+	pass.recordWrites()
 	pass.prune(ctx)
 	if err := pass.writeStatus(ctx); err != nil {
 		return rep, r.fail(ctx, cr, rep, "StatusFailed", err)

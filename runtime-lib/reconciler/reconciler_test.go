@@ -2,10 +2,12 @@ package reconciler_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -271,4 +273,67 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// recordedEvent is an Event as the reconciler records it.
+type recordedEvent struct {
+	related           runtime.Object
+	eventType, reason string
+	action, note      string
+}
+
+type eventRecorder struct{ events []recordedEvent }
+
+func (r *eventRecorder) Eventf(_, related runtime.Object, eventType, reason, action, note string, args ...any) {
+	r.events = append(r.events, recordedEvent{related: related, eventType: eventType, reason: reason, action: action, note: fmt.Sprintf(note, args...)})
+}
+
+// TestSyncRecordsOneEventPerChange checks that a pass records one Event for
+// all the children it wrote, relates it to the child when there is one,
+// and records nothing when nothing changed.
+func TestSyncRecordsOneEventPerChange(t *testing.T) {
+	f := newFixture(t, spec())
+	rec := &eventRecorder{}
+	var err error
+	f.rec, err = reconciler.New(f.bp, reconciler.Options{Client: f.store, Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.events) != 1 {
+		t.Fatalf("first pass recorded %d Events, want 1: %+v", len(rec.events), rec.events)
+	}
+	first := rec.events[0]
+	if first.eventType != "Normal" || first.reason != "Applied" || first.related != nil {
+		t.Errorf("first Event = %+v; want Normal, Applied, related to nothing since four children changed", first)
+	}
+	for _, want := range []string{"Created Secret shop/", "Applied ", "Deployment shop/web", "ConfigMap elsewhere/web-copy"} {
+		if !strings.Contains(first.note, want) {
+			t.Errorf("first Event's note %q does not name %q", first.note, want)
+		}
+	}
+
+	rec.events = nil
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.events) != 0 {
+		t.Fatalf("a converged pass recorded %+v, want nothing", rec.events)
+	}
+
+	// The image is the Deployment's alone (the Secret is create-once).
+	f.patchSpec("image", "nginx:2")
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.events) != 1 {
+		t.Fatalf("after an edit %d Events, want 1: %+v", len(rec.events), rec.events)
+	}
+	edit := rec.events[0]
+	d, ok := edit.related.(*unstructured.Unstructured)
+	if edit.note != "Applied Deployment shop/web" || !ok || d.GetName() != "web" || d.GetKind() != "Deployment" {
+		t.Errorf("after an edit: %+v; want one Event about the Deployment, related to it", edit)
+	}
 }
