@@ -159,6 +159,7 @@ func figures() []figure {
 			phaseFigure(p.label+": writes/CR (own client)", p.edit, func(ph *Phase) (float64, bool) { return ph.ClientWritesPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": status changes/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.StatusChangesPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": events/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.EventsPerCR, true }, perCRFmt),
+			phaseFigure(p.label+": writes+events/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.ClientWritesPerCR + ph.EventsPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": reconciles/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.ReconcilesPerCR, ph.Reconciles >= 0 }, perCRFmt),
 			phaseFigure(p.label+": control-plane writes/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.ControlPlaneWritesPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": operator CPU", p.edit, func(ph *Phase) (float64, bool) {
