@@ -168,6 +168,10 @@ func statsOf(families []*dto.MetricFamily) opStats {
 					st.LastWrite = time.Unix(0, int64(v*1e9))
 				}
 			}
+		case "workqueue_depth", "controller_runtime_active_workers":
+			for _, m := range mf.GetMetric() {
+				st.Backlog += int64(m.GetGauge().GetValue())
+			}
 		case "controller_runtime_reconcile_total":
 			st.Reconciles = 0
 			for _, m := range mf.GetMetric() {

@@ -25,6 +25,11 @@ func TestScrapeStats(t *testing.T) {
 	w.reg.MustRegister(reconciles)
 	reconciles.WithLabelValues("website", "success").Add(3)
 	reconciles.WithLabelValues("website", "error").Add(1)
+	depth := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "workqueue_depth"}, []string{"controller", "name"})
+	active := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "controller_runtime_active_workers"}, []string{"controller"})
+	w.reg.MustRegister(depth, active)
+	depth.WithLabelValues("website", "website").Set(5)
+	active.WithLabelValues("website").Set(2)
 	cfg := &rest.Config{Host: api.URL}
 	w.instrument(cfg)
 	hc, err := rest.HTTPClientFor(cfg)
@@ -56,6 +61,9 @@ func TestScrapeStats(t *testing.T) {
 	}
 	if st.Reconciles != 4 {
 		t.Errorf("scraped reconciles = %d, want 4", st.Reconciles)
+	}
+	if st.Backlog != 7 {
+		t.Errorf("scraped backlog = %d, want 7 (5 queued, 2 in progress)", st.Backlog)
 	}
 	if st.LastWrite.Before(before.Add(-time.Millisecond)) || st.LastWrite.After(time.Now()) {
 		t.Errorf("scraped last write %v, want after %v", st.LastWrite, before)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -43,8 +44,10 @@ type limit struct {
 	c      client.Client
 	writes *writeCounter
 	queue  chan func(context.Context) error
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// running counts the jobs being done.
+	running atomic.Int64
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu    sync.Mutex
 	sites map[string]*limitSite
@@ -106,7 +109,9 @@ func startLimit(ctx context.Context, cfg *rest.Config, namespace string, n int) 
 				case <-ctx.Done():
 					return
 				case job := <-l.queue:
+					l.running.Add(1)
 					l.do(ctx, job)
+					l.running.Add(-1)
 				}
 			}
 		})
@@ -292,7 +297,7 @@ func (l *limit) stats(context.Context) (opStats, error) {
 		return opStats{}, fmt.Errorf("the limit gave up on a write: %w", err)
 	}
 	c, last := l.writes.snapshot()
-	return opStats{Writes: c, LastWrite: last, Reconciles: -1}, nil
+	return opStats{Writes: c, LastWrite: last, Reconciles: -1, Backlog: int64(len(l.queue)) + l.running.Load()}, nil
 }
 
 // pid is the limit's process: the benchmark's own.

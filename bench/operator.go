@@ -41,6 +41,10 @@ type opStats struct {
 	// Reconciles is the sum of controller_runtime_reconcile_total, or -1
 	// where there is no controller.
 	Reconciles int64
+	// Backlog is the work queued or in progress: workqueue_depth plus
+	// controller_runtime_active_workers, or the limit's queued and running
+	// jobs. An operator with a backlog is not quiet, writing or not.
+	Backlog int64
 }
 
 // subprocess is an operator run as a process of its own: the hand-written

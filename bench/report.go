@@ -154,7 +154,7 @@ func figures() []figure {
 	}{{"create", false}, {"edit", true}} {
 		out = append(out,
 			phaseFigure(p.label+": all Ready", p.edit, func(ph *Phase) (float64, bool) { return ph.ReadySeconds, true }, secondsFmt),
-			phaseFigure(p.label+": settled", p.edit, func(ph *Phase) (float64, bool) { return ph.SettledSeconds, true }, secondsFmt),
+			phaseFigure(p.label+": quiet", p.edit, func(ph *Phase) (float64, bool) { return ph.SettledSeconds, true }, secondsFmt),
 			phaseFigure(p.label+": writes/CR (API server)", p.edit, func(ph *Phase) (float64, bool) { return ph.WritesPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": writes/CR (own client)", p.edit, func(ph *Phase) (float64, bool) { return ph.ClientWritesPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": status changes/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.StatusChangesPerCR, true }, perCRFmt),

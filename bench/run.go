@@ -379,6 +379,11 @@ func (b *bench) phase(ctx context.Context, kind, name string, op operator, obs *
 		return nil, err
 	}
 	lastChange := last.at
+	// lastBusy is the last sample that saw a backlog.
+	var lastBusy time.Time
+	if last.op.Backlog > 0 {
+		lastBusy = last.at
+	}
 	for last.at.Sub(lastChange) < b.opts.settle {
 		select {
 		case <-time.After(time.Second):
@@ -394,14 +399,23 @@ func (b *bench) phase(ctx context.Context, kind, name string, op operator, obs *
 		if operatorWrites(last, s).sum(objectWrite) != 0 || s.op.Writes.sum(all) != last.op.Writes.sum(all) {
 			lastChange = s.at
 		}
+		if s.op.Backlog > 0 {
+			lastChange, lastBusy = s.at, s.at
+		}
 		last = s
 	}
-	settled := last.op.LastWrite.Sub(start)
-	if last.op.LastWrite.Before(start) {
+	// Quiet from the last write, or from the last backlog seen if that
+	// came later.
+	quietFrom := last.op.LastWrite
+	if lastBusy.After(quietFrom) {
+		quietFrom = lastBusy
+	}
+	settled := quietFrom.Sub(start)
+	if quietFrom.Before(start) {
 		settled = 0
 	}
 	ph.SettledSeconds = seconds(settled)
-	b.printf("   %5.1fs  %s made its last write; nothing for %s since", ph.SettledSeconds, kind, b.opts.settle)
+	b.printf("   %5.1fs  %s went quiet (last write %.1fs); nothing written or queued for %s since", ph.SettledSeconds, kind, max(0, last.op.LastWrite.Sub(start).Seconds()), b.opts.settle)
 
 	b.fill(ph, before, last)
 	ph.StatusChanges = obs.changes()
