@@ -7,19 +7,23 @@
 //     server-side apply writes a Website needs and nothing else;
 //   - handwritten: a controller-runtime operator written by hand
 //     (package handwritten);
-//   - interpreted: Inrun's runtime (runner.Run) with the pack's Blueprint.
+//   - interpreted: Inrun's runtime (runner.Run) with the pack's Blueprint;
+//   - compiled: the operator inrun build generates from the same Blueprint,
+//     built before the control plane starts (or given by -compiled-binary).
 //
 // For each it creates N Websites, waits until all report Ready, waits until
-// the operator makes no write for 5 seconds, counts the writes made during a
-// quiet window after that, then edits every Website once and measures the
-// same again. Writes are counted by the API server (apiserver_request_total)
-// and, as a cross-check, by the operator's own client. Operators run as
-// subprocesses of this command (the hidden "operator" subcommand), so that
-// their peak RSS is theirs alone.
+// the operator has written nothing and had no work queued for 5 seconds,
+// counts the writes made during a quiet window after that, then edits every
+// Website once and measures the same again. Writes are counted by the API
+// server (apiserver_request_total) and, as a cross-check, by the operator's
+// own client, through runtime-lib's write metrics on its metrics endpoint.
+// Operators run as processes of their own (the hidden "operator" subcommand
+// of this command, or the compiled binary), so that their CPU time and peak
+// RSS are theirs alone.
 //
 // Usage, from the repository root:
 //
-//	go run ./bench [-n N] [-json out.json] [-only limit,handwritten,interpreted] [-quiet 60s] [-cpuprofile prefix]
+//	go run ./bench [-n N] [-json out.json] [-only limit,handwritten,interpreted,compiled] [-quiet 60s] [-cpuprofile prefix]
 //
 // docs/performance.md explains each figure. The micro-benchmarks in this
 // directory run with go test -bench.
