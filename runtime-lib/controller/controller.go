@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -105,9 +106,22 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		child.SetGroupVersionKind(k.GroupVersionKind)
 		// Children are mapped to their owner by the inventory annotation,
 		// which works across namespaces where owner references cannot.
-		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)))
+		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(notEcho(rec)))
 	}
 	return b.Complete(rec)
+}
+
+// notEcho passes every child event but those that only bring back the
+// reconciler's own write (reconciler.IsEcho). Deletions always pass.
+func notEcho(rec *reconciler.Reconciler) predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return !rec.IsEcho(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool { return !rec.IsEcho(e.ObjectNew) },
+		DeleteFunc: func(e event.DeleteEvent) bool {
+			rec.Forget(e.Object)
+			return true
+		},
+	}
 }
 
 // OwnerIndex is the cache index of children by the UID of the custom

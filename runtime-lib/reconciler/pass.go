@@ -343,6 +343,7 @@ func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Un
 	p.rep.Writes++
 	p.rep.Created = append(p.rep.Created, keyOf(obj).String())
 	p.written = append(p.written, obj)
+	p.wrote(obj)
 	logr.FromContextOrDiscard(ctx).V(1).Info("created child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
 }
@@ -357,6 +358,7 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	p.rep.Writes++
 	p.rep.Applied = append(p.rep.Applied, keyOf(obj).String())
 	p.written = append(p.written, obj)
+	p.wrote(obj)
 	logr.FromContextOrDiscard(ctx).V(1).Info("applied child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -98,6 +99,9 @@ const ExternalResync = 30 * time.Second
 type Reconciler struct {
 	bp   *ir.Blueprint
 	opts Options
+	// echoes holds the resourceVersion of each child, by objectKey, as
+	// this Reconciler's last write of it left it (see IsEcho).
+	echoes sync.Map
 }
 
 var _ reconcile.Reconciler = &Reconciler{}
@@ -130,6 +134,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 func (r *Reconciler) hasRemote() bool {
 	return r.bp.Reconcile != nil && r.bp.Reconcile.Remote != nil
+}
+
+// IsEcho reports whether a watch event of obj only brings back this
+// Reconciler's own last write of it. The pass that wrote obj went on with
+// the API server's answer, so reconciling again for its echo would find
+// nothing to do; with a Deployment that is one reconcile in every three.
+// Anyone else's change has another resourceVersion and is no echo. Each
+// write answers one call.
+func (r *Reconciler) IsEcho(obj client.Object) bool {
+	return r.echoes.CompareAndDelete(echoKey(obj), obj.GetResourceVersion())
+}
+
+// Forget drops what IsEcho knows of obj, once it is deleted.
+func (r *Reconciler) Forget(obj client.Object) { r.echoes.Delete(echoKey(obj)) }
+
+// wrote remembers obj as the API server answered a write of it.
+func (r *Reconciler) wrote(obj client.Object) {
+	if rv := obj.GetResourceVersion(); rv != "" {
+		r.echoes.Store(echoKey(obj), rv)
+	}
+}
+
+// echoKey names obj by kind, namespace and name; an object deleted and
+// created again has a new resourceVersion, so it is no echo either.
+func echoKey(obj client.Object) objectKey {
+	return objectKey{gvk: obj.GetObjectKind().GroupVersionKind(), namespace: obj.GetNamespace(), name: obj.GetName()}
 }
 
 // Report says what one Sync did.

@@ -337,3 +337,46 @@ func TestSyncRecordsOneEventPerChange(t *testing.T) {
 		t.Errorf("after an edit: %+v; want one Event about the Deployment, related to it", edit)
 	}
 }
+
+// TestIsEcho checks that the watch event of the reconciler's own write is
+// recognised once, and that anyone else's change is not.
+func TestIsEcho(t *testing.T) {
+	f := newFixture(t, spec())
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := f.object(deploymentGVK, "shop", "web")
+	if !f.rec.IsEcho(d) {
+		t.Fatal("the Deployment as the reconciler applied it is not its echo")
+	}
+	if f.rec.IsEcho(d) {
+		t.Error("an echo was recognised twice; a second event of that version is news")
+	}
+
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	if f.rec.IsEcho(d) {
+		t.Error("a converged pass wrote nothing, so there is no echo to expect")
+	}
+
+	// Someone else scales the Deployment: a change, not an echo.
+	d.Object["spec"].(map[string]any)["replicas"] = int64(5)
+	if err := f.store.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if f.rec.IsEcho(f.object(deploymentGVK, "shop", "web")) {
+		t.Error("someone else's change was taken for an echo")
+	}
+	// The reconciler undoes it; its write's event is an echo again.
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	restored := f.object(deploymentGVK, "shop", "web")
+	if got, _, _ := unstructured.NestedInt64(restored.Object, "spec", "replicas"); got != 2 {
+		t.Fatalf("replicas = %d after the drift was corrected, want 2", got)
+	}
+	if !f.rec.IsEcho(restored) {
+		t.Error("the drift correction's own write is not recognised as its echo")
+	}
+}
