@@ -218,6 +218,9 @@ func (p *pass) missing(c *ir.Child) []string {
 }
 
 func (p *pass) setLive(id string, obj *unstructured.Unstructured) {
+	if obj != nil && p.live[id] == obj {
+		return // observe has presented this very object already
+	}
 	if obj == nil {
 		delete(p.live, id)
 	} else {
