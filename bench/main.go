@@ -41,6 +41,7 @@ type options struct {
 	cpuprofile  string
 	memprofile  string
 	compiled    string
+	rounds      int
 	keepLogs    bool
 	progressDur time.Duration
 }
@@ -55,6 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	only := fs.String("only", strings.Join(runnable, ","), "comma-separated kinds to run: "+strings.Join(runnable, ", "))
 	fs.IntVar(&o.n, "n", 1000, "Websites to create")
+	fs.IntVar(&o.rounds, "rounds", 1, "run every kind this many times, every other round in reverse order, and report medians")
 	fs.StringVar(&o.jsonPath, "json", "", "write the raw figures as JSON to this file")
 	fs.DurationVar(&o.quiet, "quiet", time.Minute, "quiet window after an operator settles, in which it must write nothing")
 	fs.DurationVar(&o.settle, "settle", 5*time.Second, "an operator has settled once it has written nothing for this long")
@@ -76,6 +78,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.n < 1 {
 		return nil, fmt.Errorf("-n must be at least 1, not %d", o.n)
+	}
+	if o.rounds < 1 {
+		return nil, fmt.Errorf("-rounds must be at least 1, not %d", o.rounds)
 	}
 	for _, k := range strings.Split(*only, ",") {
 		k = strings.TrimSpace(k)

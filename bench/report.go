@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,7 +23,8 @@ type Results struct {
 	Started       time.Time `json:"started"`
 	Machine       Machine   `json:"machine"`
 	Runs          []*Run    `json:"runs"`
-	// CPUProfiles are the profile files written with -cpuprofile, by kind.
+	// CPUProfiles are the profile files written with -cpuprofile, by kind
+	// and round ("interpreted/1").
 	CPUProfiles map[string]string `json:"cpuProfiles,omitempty"`
 }
 
@@ -40,6 +42,8 @@ type Machine struct {
 // Run is one way of reconciling, measured.
 type Run struct {
 	Kind string `json:"kind"`
+	// Round counts the rounds from 1; each runs every kind once.
+	Round int `json:"round"`
 	// InProcess marks the limit, whose memory figures are the benchmark's
 	// own process and so not comparable.
 	InProcess bool   `json:"inProcess,omitempty"`
@@ -204,52 +208,96 @@ func peakOf(ph *Phase) int64 {
 	return ph.PeakRSSBytes
 }
 
-// printTable prints every figure of every run, with its ratio to the
-// limit (×L) and to the hand-written operator (×H).
+// printTable prints every figure of every kind, with its ratio to the
+// limit (×L) and to the hand-written operator (×H). With several rounds a
+// kind's figure is its median over the rounds, and the times of each round
+// follow the table, so that the spread shows.
 func printTable(w io.Writer, res *Results) {
-	byKind := map[string]*Run{}
+	var kinds []string
+	byKind := map[string][]*Run{}
+	rounds := 0
 	for _, r := range res.Runs {
-		byKind[r.Kind] = r
+		if _, ok := byKind[r.Kind]; !ok {
+			kinds = append(kinds, r.Kind)
+		}
+		byKind[r.Kind] = append(byKind[r.Kind], r)
+		rounds = max(rounds, len(byKind[r.Kind]))
 	}
-	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, a Service and a status), %d CPUs, %d operator workers; ×L is the ratio to the limit, ×H to the hand-written operator.\n\n", res.N, res.Machine.CPUs, res.Workers)
+	slices.SortStableFunc(kinds, func(a, b string) int { return slices.Index(runnable, a) - slices.Index(runnable, b) })
+	of := "the figures"
+	if rounds > 1 {
+		of = fmt.Sprintf("each figure the median of %d rounds", rounds)
+	}
+	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, a Service and a status), %d CPUs, %d operator workers; %s; ×L is the ratio to the limit, ×H to the hand-written operator.\n\n", res.N, res.Machine.CPUs, res.Workers, of)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	kinds := []string{}
-	for _, r := range res.Runs {
-		kinds = append(kinds, r.Kind)
-	}
 	fmt.Fprintf(tw, "figure\t%s\t\n", strings.Join(kinds, "\t"))
 	for _, f := range figures() {
 		cells := []string{f.name}
-		for _, r := range res.Runs {
-			cells = append(cells, cell(f, r, byKind[kindLimit], byKind[kindHandwritten]))
+		for _, k := range kinds {
+			cells = append(cells, cell(f, byKind[k], byKind[kindLimit], byKind[kindHandwritten]))
 		}
 		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
 	}
 	tw.Flush()
+	if rounds > 1 {
+		fmt.Fprintf(w, "\nAll Ready, create / edit, by round:\n")
+		for _, k := range kinds {
+			var times []string
+			for _, r := range byKind[k] {
+				if r.Create != nil && r.Edit != nil {
+					times = append(times, fmt.Sprintf("%.1fs / %.1fs", r.Create.ReadySeconds, r.Edit.ReadySeconds))
+				} else {
+					times = append(times, "failed")
+				}
+			}
+			fmt.Fprintf(w, "  %-12s %s\n", k, strings.Join(times, ", "))
+		}
+	}
 	for _, r := range res.Runs {
 		if r.Error != "" {
-			fmt.Fprintf(w, "\n%s failed: %s\n", r.Kind, r.Error)
+			fmt.Fprintf(w, "\n%s (round %d) failed: %s\n", r.Kind, r.Round, r.Error)
 		}
 	}
 }
 
-func cell(f figure, r, limit, hand *Run) string {
-	if r.Error != "" && r.Create == nil {
-		return "failed"
+// median is a figure's median over the runs that have it.
+func median(f figure, runs []*Run) (float64, bool) {
+	var vs []float64
+	for _, r := range runs {
+		if r.Error != "" && r.Create == nil {
+			continue
+		}
+		if v, ok := f.value(r); ok {
+			vs = append(vs, v)
+		}
 	}
-	v, ok := f.value(r)
+	if len(vs) == 0 {
+		return 0, false
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2], true
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
+}
+
+func cell(f figure, runs, limit, hand []*Run) string {
+	v, ok := median(f, runs)
 	if !ok {
+		if len(runs) > 0 && runs[0].Create == nil {
+			return "failed"
+		}
 		return "—"
 	}
 	s := f.format(v)
 	for _, base := range []struct {
-		run  *Run
+		runs []*Run
 		mark string
 	}{{limit, "L"}, {hand, "H"}} {
-		if base.run == nil || base.run == r {
+		if len(base.runs) == 0 || len(runs) == 0 || base.runs[0] == runs[0] {
 			continue
 		}
-		if b, ok := f.value(base.run); ok && b != 0 {
+		if b, ok := median(f, base.runs); ok && b != 0 {
 			s += fmt.Sprintf(" %.2f×%s", v/b, base.mark)
 		}
 	}

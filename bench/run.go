@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,25 +130,34 @@ func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 	}
 
 	failed := false
-	for _, kind := range opts.only {
-		r, err := b.run(ctx, kind)
-		if r != nil {
+	for round := 1; round <= opts.rounds; round++ {
+		kinds := slices.Clone(opts.only)
+		if round%2 == 0 {
+			// Whatever the control plane carries over from one run to the
+			// next weighs on every kind alike.
+			slices.Reverse(kinds)
+		}
+		if opts.rounds > 1 {
+			b.printf("\n== round %d of %d", round, opts.rounds)
+		}
+		for _, kind := range kinds {
+			r, err := b.run(ctx, kind, round)
+			if r == nil && err != nil {
+				r = &Run{Kind: kind}
+			}
+			r.Round = round
 			results.Runs = append(results.Runs, r)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			failed = true
-			fmt.Fprintf(stderr, "bench: %s: %v\n", kind, err)
-			if r != nil {
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				failed = true
 				r.Error = err.Error()
-			} else {
-				results.Runs = append(results.Runs, &Run{Kind: kind, Error: err.Error()})
+				fmt.Fprintf(stderr, "bench: %s: %v\n", kind, err)
 			}
-		}
-		if opts.cpuprofile != "" && kind != kindLimit && kind != kindCompiled {
-			results.CPUProfiles[kind] = b.profilePath(kind)
+			if opts.cpuprofile != "" && kind != kindLimit && kind != kindCompiled {
+				results.CPUProfiles[fmt.Sprintf("%s/%d", kind, round)] = b.profilePath(kind, round)
+			}
 		}
 	}
 
@@ -170,7 +180,10 @@ func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func (b *bench) profilePath(kind string) string {
+func (b *bench) profilePath(kind string, round int) string {
+	if round > 1 {
+		kind += "." + strconv.Itoa(round)
+	}
 	return b.opts.cpuprofile + "." + kind + ".pprof"
 }
 
@@ -180,7 +193,7 @@ func (b *bench) printf(format string, args ...any) {
 
 // run measures one kind in a namespace of its own, and deletes everything
 // it made before it returns.
-func (b *bench) run(ctx context.Context, kind string) (_ *Run, retErr error) {
+func (b *bench) run(ctx context.Context, kind string, round int) (_ *Run, retErr error) {
 	ns := "bench-" + kind
 	b.printf("\n== %s: %d Websites in namespace %s", kind, b.opts.n, ns)
 	if _, err := b.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -219,7 +232,7 @@ func (b *bench) run(ctx context.Context, kind string) (_ *Run, retErr error) {
 			logDir:     b.logDir,
 		}
 		if b.opts.cpuprofile != "" && kind != kindCompiled {
-			if s.cpuprofile, err = filepath.Abs(b.profilePath(kind)); err != nil {
+			if s.cpuprofile, err = filepath.Abs(b.profilePath(kind, round)); err != nil {
 				return nil, err
 			}
 		}
@@ -246,6 +259,9 @@ func (b *bench) run(ctx context.Context, kind string) (_ *Run, retErr error) {
 	}
 	if p, ok := op.(*subprocess); ok && b.opts.memprofile != "" && p.pprofURL != "" {
 		path := b.opts.memprofile + "." + kind + ".heap.pprof"
+		if round > 1 {
+			path = b.opts.memprofile + "." + kind + "." + strconv.Itoa(round) + ".heap.pprof"
+		}
 		if err := p.heapProfile(ctx, path); err != nil {
 			return r, err
 		}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/inrun/inrun/localcluster"
+	"github.com/inrun/inrun/localcluster/clustertest"
+)
+
+// TestMain lets the test binary serve as the benchmark's operator
+// subprocess, as the command's own main does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == operatorCommand {
+		if err := runOperator(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench operator:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestBenchmarkEndToEnd runs the whole benchmark, every kind, with a
+// handful of Websites on a real local control plane, so that make bench
+// keeps working, and checks the figures that do not depend on the
+// machine: every Website converged, the write counts, the quiet windows.
+func TestBenchmarkEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane and builds an operator")
+	}
+	clustertest.RequireAssets(t, localcluster.Options{Mode: localcluster.Full})
+	out := filepath.Join(t.TempDir(), "bench.json")
+	const n = 4
+	opts, err := parseFlags([]string{
+		"-n", fmt.Sprint(n), "-quiet", "2s", "-settle", "3s", "-json", out,
+		"-blueprint", "../packs/website/blueprint.yaml",
+	}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	progress := &lockedBuffer{}
+	defer func() {
+		if t.Failed() {
+			t.Logf("progress:\n%s", progress.String())
+		}
+	}()
+	if err := run(context.Background(), opts, &table, progress); err != nil {
+		t.Fatalf("%v\n%s", err, table.String())
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	byKind := map[string]*Run{}
+	for _, r := range res.Runs {
+		byKind[r.Kind] = r
+	}
+	for _, kind := range runnable {
+		r := byKind[kind]
+		switch {
+		case r == nil:
+			t.Errorf("%s did not run", kind)
+			continue
+		case r.Error != "":
+			t.Errorf("%s failed: %s", kind, r.Error)
+			continue
+		case r.Create == nil || r.Edit == nil:
+			t.Errorf("%s has no create or edit figures", kind)
+			continue
+		}
+		for name, ph := range map[string]*Phase{"create": r.Create, "edit": r.Edit} {
+			if ph.QuietWrites != 0 || ph.QuietClientWrites != 0 {
+				t.Errorf("%s %s: %d writes (%d by its client) in the quiet window, want none: %v", kind, name, ph.QuietWrites, ph.QuietClientWrites, ph.QuietClientByRequest)
+			}
+			if ph.Writes != ph.ClientWrites {
+				t.Errorf("%s %s: the API server counted %d writes, the operator's client %d", kind, name, ph.Writes, ph.ClientWrites)
+			}
+			if ph.ReadySeconds <= 0 {
+				t.Errorf("%s %s: all Ready after %v s", kind, name, ph.ReadySeconds)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("table:\n%s", table.String())
+	}
+	// The limit makes exactly the writes a Website needs: two children
+	// and a status on create, the Deployment and a status on edit.
+	if l := byKind[kindLimit]; l.Create.Writes != 3*n || l.Edit.Writes != 2*n {
+		t.Errorf("limit: %d writes on create, %d on edit; want %d and %d", l.Create.Writes, l.Edit.Writes, 3*n, 2*n)
+	}
+	// Inrun writes no more than the hand-written operator, and at least
+	// what the limit writes.
+	for _, kind := range []string{kindInterpreted, kindCompiled} {
+		r, hand := byKind[kind], byKind[kindHandwritten]
+		for name, pair := range map[string][2]*Phase{"create": {r.Create, hand.Create}, "edit": {r.Edit, hand.Edit}} {
+			if pair[0].Writes > pair[1].Writes {
+				t.Errorf("%s %s: %d writes, more than the hand-written operator's %d", kind, name, pair[0].Writes, pair[1].Writes)
+			}
+		}
+		if r.Create.Writes < 3*n {
+			t.Errorf("%s create: %d writes, fewer than the %d a Website needs", kind, r.Create.Writes, 3*n)
+		}
+	}
+	if !strings.Contains(table.String(), "compiled") {
+		t.Errorf("the table has no compiled column:\n%s", table.String())
+	}
+}
+
+// lockedBuffer keeps the benchmark's progress, which the control plane's
+// goroutines write too.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
