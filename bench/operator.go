@@ -68,12 +68,15 @@ type operatorSettings struct {
 	kubeconfig string
 	blueprint  string
 	// binary is the compiled operator.
-	binary      string
-	workers     int
-	qps         float64
-	cpuprofile  string
+	binary     string
+	workers    int
+	qps        float64
+	cpuprofile string
+	// metricsAddr is where the operator subcommand serves metrics.
 	metricsAddr string
 	logDir      string
+	// round numbers the log of a later round.
+	round int
 }
 
 // compiledReady is what controller-runtime logs once a controller's caches
@@ -122,7 +125,11 @@ func startSubprocess(ctx context.Context, s operatorSettings) (*subprocess, erro
 		cmd = exec.Command(exe, args...)
 		ready = func(line string) (string, bool) { return strings.CutPrefix(line, readyLine) }
 	}
-	log, err := os.Create(filepath.Join(s.logDir, s.kind+".log"))
+	logName := s.kind + ".log"
+	if s.round > 1 {
+		logName = fmt.Sprintf("%s.%d.log", s.kind, s.round)
+	}
+	log, err := os.Create(filepath.Join(s.logDir, logName))
 	if err != nil {
 		return nil, err
 	}

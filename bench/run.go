@@ -230,6 +230,7 @@ func (b *bench) run(ctx context.Context, kind string, round int) (_ *Run, retErr
 			workers:    b.opts.workers,
 			qps:        b.opts.qps,
 			logDir:     b.logDir,
+			round:      round,
 		}
 		if b.opts.cpuprofile != "" && kind != kindCompiled {
 			if s.cpuprofile, err = filepath.Abs(b.profilePath(kind, round)); err != nil {
