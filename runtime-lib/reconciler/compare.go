@@ -1,6 +1,9 @@
 package reconciler
 
 import (
+	"strconv"
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -65,12 +68,29 @@ func contains(have, want any) bool {
 func sameQuantity(have, want any) bool {
 	hs, ok1 := have.(string)
 	ws, ok2 := want.(string)
-	if !ok1 || !ok2 {
+	if !ok1 || !ok2 || !plausibleQuantity(hs) || !plausibleQuantity(ws) {
 		return false
 	}
 	hq, err1 := resource.ParseQuantity(hs)
 	wq, err2 := resource.ParseQuantity(ws)
 	return err1 == nil && err2 == nil && hq.Cmp(wq) == 0
+}
+
+// maxQuantityExponent bounds the decimal exponent of a string compared as
+// a quantity. Any string can be compared, and one such as the hex hash
+// "12e9876543210987" parses as 12×10^9876543210987, whose comparison never
+// ends; real quantities stay far below this.
+const maxQuantityExponent = 30
+
+// plausibleQuantity is false for a string whose exponent is beyond
+// maxQuantityExponent either way.
+func plausibleQuantity(s string) bool {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 || s[i+1:] == "" || s[i+1:] == "i" {
+		return true // no exponent, or the suffix E (exa) or Ei (exbi)
+	}
+	exp, err := strconv.Atoi(s[i+1:])
+	return err == nil && exp >= -maxQuantityExponent && exp <= maxQuantityExponent
 }
 
 // isEmpty is true for the values the API server may drop: empty maps and

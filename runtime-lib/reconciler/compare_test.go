@@ -33,3 +33,27 @@ func TestContains(t *testing.T) {
 		}
 	}
 }
+
+func TestSameQuantity(t *testing.T) {
+	for _, tc := range []struct {
+		have, want string
+		same       bool
+	}{
+		{"500m", "0.5", true},
+		{"1k", "1000", true},
+		{"1e3", "1000", true},
+		{"1E", "1e18", true},
+		{"1Ei", "1152921504606846976", true},
+		{"1Gi", "1G", false},
+		// Applied hashes that happen to read as numbers: a huge exponent
+		// must not be expanded (it would never finish), only told apart.
+		{"1234567812345678", "12e9876543210987", false},
+		{"12e9876543210987", "12e9876543210987", true},
+		// Beyond the bound, two spellings are only the same as text.
+		{"3e31", "30e30", false},
+	} {
+		if got := contains(tc.have, tc.want); got != tc.same {
+			t.Errorf("contains(%q, %q) = %v, want %v", tc.have, tc.want, got, tc.same)
+		}
+	}
+}
