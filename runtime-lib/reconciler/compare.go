@@ -78,8 +78,9 @@ func sameQuantity(have, want any) bool {
 
 // maxQuantityExponent bounds the decimal exponent of a string compared as
 // a quantity. Any string can be compared, and one such as the hex hash
-// "12e9876543210987" parses as 12×10^9876543210987, whose comparison never
-// ends; real quantities stay far below this.
+// "12e9876543210987" reads as 12×10^9876543210987, which
+// resource.ParseQuantity never finishes parsing; real quantities stay far
+// below this.
 const maxQuantityExponent = 30
 
 // plausibleQuantity is false for a string whose exponent is beyond
