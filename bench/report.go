@@ -224,11 +224,11 @@ func printTable(w io.Writer, res *Results) {
 		rounds = max(rounds, len(byKind[r.Kind]))
 	}
 	slices.SortStableFunc(kinds, func(a, b string) int { return slices.Index(runnable, a) - slices.Index(runnable, b) })
-	of := "the figures"
+	of := ""
 	if rounds > 1 {
-		of = fmt.Sprintf("each figure the median of %d rounds", rounds)
+		of = fmt.Sprintf("; each figure the median of %d rounds", rounds)
 	}
-	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, a Service and a status), %d CPUs, %d operator workers; %s; ×L is the ratio to the limit, ×H to the hand-written operator.\n\n", res.N, res.Machine.CPUs, res.Workers, of)
+	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, a Service and a status), %d CPUs, %d operator workers%s; ×L is the ratio to the limit, ×H to the hand-written operator.\n\n", res.N, res.Machine.CPUs, res.Workers, of)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "figure\t%s\t\n", strings.Join(kinds, "\t"))
 	for _, f := range figures() {

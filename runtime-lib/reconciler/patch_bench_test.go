@@ -5,17 +5,19 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/ir"
 )
 
-// BenchmarkApplyPatch measures what a reconcile does with a rendered child
-// before it writes: decorate it with the inventory labels, owner reference
-// and applied hash, compare it with the live object, and, when they differ,
-// encode the server-side apply body. "converged" is the common case: the
-// live Deployment holds everything, so there is no patch to send.
+// BenchmarkApplyPatch measures what a reconcile does for a Website's
+// Deployment and Service before it writes: render each from the Blueprint,
+// decorate it with the inventory labels, owner reference and applied hash,
+// compare it with the live object and, when they differ, encode the
+// server-side apply body. "converged" is the common case, where the live
+// objects hold everything and there is no patch to send. Its baseline is
+// BenchmarkChildren in bench/handwritten.
 func BenchmarkApplyPatch(b *testing.B) {
 	bp, err := compiler.CompileFile("../../packs/website/blueprint.yaml", compiler.Options{})
 	if err != nil {
@@ -35,49 +37,56 @@ func BenchmarkApplyPatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	child := bp.Child("deployment")
-	rendered, err := progs.Render(child.Template, vars)
-	if err != nil {
-		b.Fatal(err)
-	}
 	p := &pass{Reconciler: &Reconciler{bp: bp}, cr: cr}
-	decorated := func() *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(rendered.(map[string]any))}
-		if err := p.decorate(child, u); err != nil {
+	children := []*ir.Child{bp.Child("deployment"), bp.Child("service")}
+	desired := func(c *ir.Child) *unstructured.Unstructured {
+		m, err := progs.Render(c.Template, vars)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: m.(map[string]any)}
+		if err := p.decorate(c, u); err != nil {
 			b.Fatal(err)
 		}
 		return u
 	}
-	// The live object is what was applied plus what the API server and
-	// the Deployment controller add.
-	live := decorated()
-	live.SetResourceVersion("42")
-	live.SetGeneration(1)
-	if err := unstructured.SetNestedField(live.Object, map[string]any{"replicas": int64(1), "readyReplicas": int64(1), "observedGeneration": int64(1)}, "status"); err != nil {
-		b.Fatal(err)
-	}
-	stale := live.DeepCopy()
-	if err := unstructured.SetNestedField(stale.Object, int64(3), "spec", "replicas"); err != nil {
-		b.Fatal(err)
+	// The live objects are what was applied plus what the API server adds;
+	// the stale ones have a field someone else changed.
+	var live, stale []*unstructured.Unstructured
+	for _, c := range children {
+		u := desired(c)
+		u.SetResourceVersion("42")
+		u.SetGeneration(1)
+		live = append(live, u)
+		s := u.DeepCopy()
+		if err := unstructured.SetNestedField(s.Object, int64(3), "spec", "extra"); err != nil {
+			b.Fatal(err)
+		}
+		s.SetLabels(map[string]string{"app": "hello"})
+		stale = append(stale, s)
 	}
 
 	b.Run("converged", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if !upToDate(decorated(), live) {
-				b.Fatal("the live Deployment should be up to date")
+			for i, c := range children {
+				if !upToDate(desired(c), live[i]) {
+					b.Fatalf("the live %s should be up to date", c.Kind)
+				}
 			}
 		}
 	})
 	b.Run("changed", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			desired := decorated()
-			if upToDate(desired, stale) {
-				b.Fatal("a Deployment with other replicas should need a patch")
-			}
-			if _, err := json.Marshal(desired.Object); err != nil {
-				b.Fatal(err)
+			for i, c := range children {
+				u := desired(c)
+				if upToDate(u, stale[i]) {
+					b.Fatalf("a %s without Inrun's labels should need a patch", c.Kind)
+				}
+				if _, err := json.Marshal(u.Object); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 	})
