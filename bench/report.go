@@ -60,8 +60,9 @@ type Phase struct {
 	// ReadySeconds is from the first create or edit until every Website
 	// reports Ready for its generation.
 	ReadySeconds float64 `json:"readySeconds"`
-	// SettledSeconds is from the same start until the operator's last
-	// write, found once it has written nothing for settleSeconds.
+	// SettledSeconds is from the same start until the operator went quiet:
+	// its last write, or the last backlog seen if later, found once it has
+	// written nothing and had no backlog for settleSeconds.
 	SettledSeconds float64 `json:"settledSeconds"`
 	// Writes are the writes to Websites, Deployments and Services
 	// (status included) that the API server served until it settled, less
