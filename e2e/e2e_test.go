@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,7 +124,7 @@ func TestRemotePack(t *testing.T) {
 					t.Skip(msg + "; " + clustertest.EnvRequireAssets + "=1 makes this a failure")
 				}
 			}
-			port := freePort(t)
+			port := clustertest.FreePort(t)
 			file := filepath.Join(dir, "test", "e2e-"+lang.name+".yaml")
 			text := string(src)
 			for old, repl := range map[string]string{
@@ -173,18 +172,6 @@ func TestRemotePack(t *testing.T) {
 			}
 		})
 	}
-}
-
-// freePort returns a port nothing listens on, so that tests running at the
-// same time do not meet each other's reconcilers.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 const wrongExpectation = `cases:

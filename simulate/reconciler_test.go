@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,26 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/localcluster/clustertest"
 	"github.com/inrun/inrun/packs"
 	"github.com/inrun/inrun/simulate"
 )
 
-// freePort returns a port nothing listens on, so that tests running at the
-// same time (go test runs packages in parallel) do not meet each other's
-// reconcilers.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
 // onPort moves a reconciler to a free port.
 func onPort(t *testing.T, r *simulate.Reconciler) {
-	port := freePort(t)
+	port := clustertest.FreePort(t)
 	r.URL = "http://127.0.0.1:" + port + "/reconcile"
 	r.Env = map[string]string{"PORT": port}
 }

@@ -3,6 +3,7 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"regexp"
 	"strings"
@@ -112,6 +113,22 @@ func RequireAssets(t testing.TB, opts localcluster.Options) {
 		t.Fatalf("%v (%s=1 makes this a failure)", err, EnvRequireAssets)
 	}
 	t.Skipf("skipping: %v", err)
+}
+
+// FreePort returns a loopback port that was free a moment ago, for a
+// process a test starts (a reconciler, say), so that tests running at the
+// same time, go test runs packages in parallel, do not meet each other's.
+func FreePort(t testing.TB) string {
+	t.Helper()
+	addr, err := localcluster.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }
 
 // NewNamespace creates a namespace with a unique name derived from the
