@@ -87,6 +87,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err := opts.setDefaults(); err != nil {
 		return err
 	}
+	// Every write, the access review included, is counted by kind on the
+	// metrics endpoint, as generated operators count theirs.
+	opts.Config = rest.CopyConfig(opts.Config)
+	controller.CountWrites(opts.Config)
 	mopts, err := controller.ManagerOptions(opts.Blueprints)
 	if err != nil {
 		return err
@@ -116,11 +120,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// client-go's informers log through controller-runtime's root logger.
 	ctrllog.SetLogger(opts.Log)
-	// Writes are counted by kind on the metrics endpoint, as generated
-	// operators count theirs.
-	cfg := rest.CopyConfig(opts.Config)
-	controller.CountWrites(cfg)
-	mgr, err := manager.New(cfg, mopts)
+	mgr, err := manager.New(opts.Config, mopts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
