@@ -40,7 +40,7 @@ func newGenerator(bp *ir.Blueprint, api *apiModel, tm *typeModel) (*generator, e
 	}
 	g := &generator{
 		bp: bp, tm: tm, api: api, env: env,
-		exprs:   expr.AllExprs(bp),
+		exprs:   bp.RenderExprs(),
 		index:   map[*ir.Expr]int{},
 		vars:    map[string]*varInfo{},
 		cel:     map[int]bool{},
@@ -570,7 +570,7 @@ func (g *generator) rendererCode() []jen.Code {
 		sources = append(sources, jen.Line())
 	}
 	code = append(code,
-		jen.Comment(fmt.Sprintf("%s are the expressions of the %s Blueprint, in the order of expr.AllExprs;", g.sourcesVar(), bp.Name)),
+		jen.Comment(fmt.Sprintf("%s are the expressions of the %s Blueprint, in the order of ir.Blueprint.RenderExprs;", g.sourcesVar(), bp.Name)),
 		jen.Comment("generated code refers to them by index."),
 		jen.Var().Id(g.sourcesVar()).Op("=").Index().String().Values(sources...),
 		jen.Line(),

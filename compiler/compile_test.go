@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 )
 
 // Table tests of Blueprints that compile, checking the IR. Sources are
@@ -24,7 +26,7 @@ const bpFile = "testdata/blueprint.yaml"
 // compile compiles src and fails the test on any diagnostic.
 func compile(t *testing.T, src string) *ir.Blueprint {
 	t.Helper()
-	bp, err := compiler.Compile(bpFile, []byte(src), compiler.Options{})
+	bp, err := compiler.Compile(load.Bytes(bpFile, []byte(src)), compiler.Options{})
 	if err != nil {
 		t.Fatalf("Compile:\n%v", err)
 	}
@@ -339,7 +341,7 @@ func TestValueKinds(t *testing.T) {
 		got[f.Key] = f.Value
 	}
 	ignorePos := cmpopts.IgnoreFields(ir.Value{}, "Pos")
-	if diff := cmp.Diff(want, got, ignorePos, cmpopts.IgnoreFields(ir.Expr{}, "Pos"), cmpopts.IgnoreFields(ir.Field{}, "KeyPos"), cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(want, got, ignorePos, cmpopts.IgnoreFields(ir.Expr{}, "Pos", "Checked"), cmpopts.IgnoreFields(ir.Field{}, "KeyPos"), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("emit.status values (-want +got):\n%s", diff)
 	}
 }
@@ -513,9 +515,9 @@ func TestVersionSchema(t *testing.T) {
 	if got := bp.Child("config").Template.Exprs()[0].Type; got != "string" {
 		t.Errorf("v1: Type %q, want string", got)
 	}
-	_, err := compiler.Compile(bpFile, []byte(fmt.Sprintf(src, "  version: v1alpha1\n")), compiler.Options{})
-	errs := compiler.Errors(err)
-	if len(errs) != 1 || errs[0].Code != compiler.ExprType || !strings.Contains(errs[0].Msg, "self.spec.quota") {
+	_, err := compiler.Compile(load.Bytes(bpFile, []byte(fmt.Sprintf(src, "  version: v1alpha1\n"))), compiler.Options{})
+	errs := diag.All(err)
+	if len(errs) != 1 || errs[0].Code != diag.ExprType || !strings.Contains(errs[0].Msg, "self.spec.quota") {
 		t.Errorf("v1alpha1: got %v, want one ExprType error for self.spec.quota", err)
 	}
 }
@@ -631,8 +633,7 @@ func TestExternalRef(t *testing.T) {
 	}
 }
 
-// TestSections checks reconcile and the reserved sections, which are kept
-// as decoded YAML.
+// TestSections checks the reconcile section.
 func TestSections(t *testing.T) {
 	bp := compile(t, website+`reconcile:
   args:
@@ -643,16 +644,6 @@ func TestSections(t *testing.T) {
     port: 8443
     path: /reconcile
   timeout: 15s
-serve:
-  intents:
-    - scale
-  port: 8080
-migrate:
-  from: v1alpha1
-lifecycle:
-  deprecation:
-    since: "2026-01-01"
-    replacedBy: website-v2
 `)
 	r := bp.Reconcile
 	if r == nil || r.Remote == nil {
@@ -669,19 +660,6 @@ lifecycle:
 	if x := r.Args.Lookup("name").Expr; x == nil || x.Type != "string" {
 		t.Errorf("args.name: %+v", r.Args.Lookup("name"))
 	}
-	for _, tt := range []struct {
-		name string
-		got  *ir.Section
-		want *ir.Section
-	}{
-		{"serve", bp.Serve, &ir.Section{Pos: ir.Pos{File: bpFile, Line: 17, Col: 3}, Raw: map[string]any{"intents": []any{"scale"}, "port": 8080}}},
-		{"migrate", bp.Migrate, &ir.Section{Pos: ir.Pos{File: bpFile, Line: 21, Col: 3}, Raw: map[string]any{"from": "v1alpha1"}}},
-		{"lifecycle", bp.Lifecycle, &ir.Section{Pos: ir.Pos{File: bpFile, Line: 23, Col: 3}, Raw: map[string]any{"deprecation": map[string]any{"since": "2026-01-01", "replacedBy": "website-v2"}}}},
-	} {
-		if diff := cmp.Diff(tt.want, tt.got); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
-		}
-	}
 }
 
 func TestReconcileURL(t *testing.T) {
@@ -690,7 +668,7 @@ func TestReconcileURL(t *testing.T) {
 		t.Errorf("Reconcile %+v, Remote %+v", r, r.Remote)
 	}
 	bp = compile(t, website)
-	if bp.Reconcile != nil || bp.Serve != nil || bp.Migrate != nil || bp.Lifecycle != nil || bp.Status != nil || len(bp.Children) != 0 {
+	if bp.Reconcile != nil || bp.Status != nil || len(bp.Children) != 0 {
 		t.Errorf("a Blueprint with only a crd: %+v", bp)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/load"
 )
 
 // This file is the compiler's check_test, after go/types: every Blueprint in
@@ -67,7 +69,7 @@ func expectations(t *testing.T, file string, src []byte) []*expectation {
 
 // text is what an ERROR regexp is matched against: the message, then the
 // hint, as Error prints them.
-func text(e *compiler.Error) string {
+func text(e *diag.Diagnostic) string {
 	if e.Hint == "" {
 		return e.Msg
 	}
@@ -98,14 +100,14 @@ func checkErrors(t *testing.T, file string) {
 	if len(want) == 0 {
 		t.Fatalf("%s has no ERROR comment", file)
 	}
-	bp, err := compiler.Compile(file, src, compiler.Options{})
+	bp, err := compiler.Compile(load.Bytes(file, src), compiler.Options{})
 	if err == nil {
 		t.Fatalf("%s compiled without error", file)
 	}
 	if bp != nil {
 		t.Errorf("Compile returned a Blueprint and an error")
 	}
-	got := compiler.Errors(err)
+	got := diag.All(err)
 	if len(got) == 0 {
 		t.Fatalf("Compile error holds no diagnostic: %v", err)
 	}
@@ -129,7 +131,7 @@ func checkErrors(t *testing.T, file string) {
 }
 
 // match marks and reports the first unused expectation e fulfils.
-func match(want []*expectation, e *compiler.Error) bool {
+func match(want []*expectation, e *diag.Diagnostic) bool {
 	for _, w := range want {
 		if !w.used && w.line == e.Pos.Line && w.code == e.Code.String() && w.rx.MatchString(text(e)) {
 			w.used = true
@@ -139,7 +141,7 @@ func match(want []*expectation, e *compiler.Error) bool {
 	return false
 }
 
-func comparePos(a, b *compiler.Error) int {
+func comparePos(a, b *diag.Diagnostic) int {
 	return cmp.Or(
 		cmp.Compare(a.Pos.File, b.Pos.File),
 		cmp.Compare(a.Pos.Line, b.Pos.Line),
@@ -151,7 +153,7 @@ func comparePos(a, b *compiler.Error) int {
 // Pos.String prints it, its code, and a regexp over message and hint.
 type wantError struct {
 	pos  string
-	code compiler.Code
+	code diag.Code
 	rx   string
 }
 
@@ -165,48 +167,61 @@ var elsewhereTests = []struct {
 }{{
 	name: "unknown anchor",
 	src:  header + "  file: manifests/crd.yaml\nonReconcile: *children\n",
-	want: []wantError{{"testdata/blueprint.yaml", compiler.InvalidYAML, `^invalid YAML: unknown anchor 'children' referenced$`}},
+	want: []wantError{{"testdata/blueprint.yaml", diag.InvalidYAML, `^invalid YAML: unknown anchor 'children' referenced$`}},
 }, {
 	name:  "CRD not YAML",
 	src:   header + "  file: crd.yaml\n",
 	files: map[string]string{"testdata/crd.yaml": "spec: [\n"},
-	want:  []wantError{{"testdata/crd.yaml:1:1", compiler.InvalidCRD, `^crd.file "crd.yaml" is not a valid CustomResourceDefinition: `}},
+	want:  []wantError{{"testdata/crd.yaml:1:1", diag.InvalidCRD, `^crd.file "crd.yaml" is not a valid CustomResourceDefinition: `}},
 }, {
 	name:  "CRD with unknown field",
 	src:   header + "  file: crd.yaml\n",
 	files: map[string]string{"testdata/crd.yaml": strings.Replace(websiteCRD, "  scope:", "  scoop:", 1)},
-	want:  []wantError{{"testdata/crd.yaml:1:1", compiler.InvalidCRD, `not a valid CustomResourceDefinition: .*unknown field "scoop"`}},
+	want:  []wantError{{"testdata/crd.yaml:1:1", diag.InvalidCRD, `not a valid CustomResourceDefinition: .*unknown field "scoop"`}},
 }, {
 	name:  "not a CRD",
 	src:   header + "  file: crd.yaml\n",
 	files: map[string]string{"testdata/crd.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"},
-	want:  []wantError{{"testdata/crd.yaml:1:1", compiler.InvalidCRD, `^crd.file "crd.yaml" holds v1 ConfigMap; the file must hold an apiextensions.k8s.io/v1 CustomResourceDefinition$`}},
+	want:  []wantError{{"testdata/crd.yaml:1:1", diag.InvalidCRD, `^crd.file "crd.yaml" holds v1 ConfigMap; the file must hold an apiextensions.k8s.io/v1 CustomResourceDefinition$`}},
 }, {
 	name:  "CRD without names",
 	src:   header + "  file: crd.yaml\n",
 	files: map[string]string{"testdata/crd.yaml": strings.Replace(websiteCRD, "    plural: websites\n", "", 1)},
-	want:  []wantError{{"testdata/crd.yaml:1:1", compiler.InvalidCRD, `^crd.file "crd.yaml" has no group, kind or plural; set spec.group`}},
+	want:  []wantError{{"testdata/crd.yaml:1:1", diag.InvalidCRD, `^crd.file "crd.yaml" has no group, kind or plural; set spec.group`}},
 }, {
 	name:  "CRD without storage version",
 	src:   header + "  file: crd.yaml\n",
 	files: map[string]string{"testdata/crd.yaml": strings.Replace(websiteCRD, "storage: true", "storage: false", 1)},
-	want:  []wantError{{"testdata/crd.yaml:1:1", compiler.InvalidCRD, `^crd.file "crd.yaml" has no storage version; mark one version storage: true$`}},
+	want:  []wantError{{"testdata/crd.yaml:1:1", diag.InvalidCRD, `^crd.file "crd.yaml" has no storage version; mark one version storage: true$`}},
 }, {
 	name:  "CRD without schema",
 	src:   header + "  file: crd.yaml\n",
 	files: map[string]string{"testdata/crd.yaml": websiteCRD[:strings.Index(websiteCRD, "      schema:")]},
-	want:  []wantError{{"testdata/crd.yaml:1:1", compiler.InvalidCRD, `^version v1 of websites.example.inrun.dev has no schema; add schema.openAPIV3Schema`}},
+	want:  []wantError{{"testdata/crd.yaml:1:1", diag.InvalidCRD, `^version v1 of websites.example.inrun.dev has no schema; add schema.openAPIV3Schema`}},
 }, {
 	name: "CRD not structural",
 	src:  header + "  file: manifests/nonstructural.yaml\n",
-	want: []wantError{{"testdata/manifests/nonstructural.yaml:1:1", compiler.InvalidCRD, `^schema of gadgets.example.inrun.dev v1 is not structural: .*'patternProperties' is not supported; Kubernetes requires a structural schema`}},
+	want: []wantError{{"testdata/manifests/nonstructural.yaml:1:1", diag.InvalidCRD, `^schema of gadgets.example.inrun.dev v1 is not structural: .*'patternProperties' is not supported; Kubernetes requires a structural schema`}},
 }, {
 	// A field without a type makes a schema non-structural: the API server
 	// rejects the CRD, and CEL cannot type the field.
 	name: "CRD field without type",
 	src:  header + "  file: manifests/untyped.yaml\nemit:\n  status:\n    extra: ${self.spec.extra}\n",
-	want: []wantError{{"testdata/manifests/untyped.yaml:1:1", compiler.InvalidCRD, `^schema of widgets.example.inrun.dev v1 is not structural: .*properties\[spec\]\.properties\[extra\]\.type: Required value`}},
+	want: []wantError{{"testdata/manifests/untyped.yaml:1:1", diag.InvalidCRD, `^schema of widgets.example.inrun.dev v1 is not structural: .*properties\[spec\]\.properties\[extra\]\.type: Required value`}},
 }}
+
+// overlay serves files from a map, by their path, before the disk.
+type overlay struct {
+	load.Dir
+	files map[string]string
+}
+
+func (o overlay) ReadFile(name string) ([]byte, error) {
+	if s, ok := o.files[o.Path(name)]; ok {
+		return []byte(s), nil
+	}
+	return o.Dir.ReadFile(name)
+}
 
 // header starts a Blueprint up to its crd section.
 const header = "apiVersion: inrun.dev/v1alpha1\nkind: Blueprint\nmetadata:\n  name: x\ncrd:\n"
@@ -223,20 +238,16 @@ var websiteCRD = func() string {
 func TestErrorsElsewhere(t *testing.T) {
 	for _, tt := range elsewhereTests {
 		t.Run(tt.name, func(t *testing.T) {
-			read := func(name string) ([]byte, error) {
-				if s, ok := tt.files[name]; ok {
-					return []byte(s), nil
-				}
-				return os.ReadFile(name)
-			}
-			bp, err := compiler.Compile("testdata/blueprint.yaml", []byte(tt.src), compiler.Options{ReadFile: read})
+			src := load.Bytes("testdata/blueprint.yaml", []byte(tt.src))
+			src.Files = overlay{Dir: "testdata", files: tt.files}
+			bp, err := compiler.Compile(src, compiler.Options{})
 			if err == nil {
 				t.Fatalf("compiled without error")
 			}
 			if bp != nil {
 				t.Errorf("Compile returned a Blueprint and an error")
 			}
-			got := compiler.Errors(err)
+			got := diag.All(err)
 			for i := range max(len(got), len(tt.want)) {
 				switch {
 				case i >= len(got):
@@ -254,9 +265,13 @@ func TestErrorsElsewhere(t *testing.T) {
 	}
 }
 
-// TestEveryCodeTested makes sure each Code in codes.go is expected by at
-// least one testdata/errors file or table test, so that a new code comes
-// with a test.
+// otherFormats are the codes the Blueprint never reports: the test files'
+// formats (e2e, simulate) test them.
+var otherFormats = map[diag.Code]bool{diag.UnreadableFile: true, diag.DuplicateName: true}
+
+// TestEveryCodeTested makes sure each Code in diag's codes.go that a
+// Blueprint can get is expected by at least one testdata/errors file or
+// table test, so that a new code comes with a test.
 func TestEveryCodeTested(t *testing.T) {
 	tested := map[string]bool{}
 	files, _ := filepath.Glob(filepath.Join("testdata", "errors", "*.yaml"))
@@ -275,11 +290,14 @@ func TestEveryCodeTested(t *testing.T) {
 		}
 	}
 	names := codeNames(t)
-	if got := compiler.Code(len(names)); got != compiler.TemplateWrongType {
-		t.Fatalf("codes.go declares %d codes, but TemplateWrongType is %d: update this test's reading of codes.go", len(names), compiler.TemplateWrongType)
+	if got := diag.Code(len(names)); got != diag.DuplicateName {
+		t.Fatalf("codes.go declares %d codes, but DuplicateName is %d: update this test's reading of codes.go", len(names), diag.DuplicateName)
 	}
 	for i, name := range names {
-		code := compiler.Code(i + 1)
+		code := diag.Code(i + 1)
+		if otherFormats[code] {
+			continue
+		}
 		if !tested[code.String()] {
 			t.Errorf("no test expects %s (%s)", name, code)
 		}
@@ -291,7 +309,7 @@ func TestEveryCodeTested(t *testing.T) {
 // _ Code = iota.
 func codeNames(t *testing.T) []string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "codes.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "../internal/diag/codes.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,10 +356,10 @@ func TestInvalidYAMLLine(t *testing.T) {
 		{"a: 1\nb:\n  - c\n  d: 2\n", 3}, // parser: names the sequence's first line
 		{"a: 1\nb: [1,\nc: 2\n  }\n", 2}, // parser: unclosed flow sequence
 	} {
-		_, err := compiler.Compile("f.yaml", []byte(tt.src), compiler.Options{})
-		errs := compiler.Errors(err)
-		if len(errs) != 1 || errs[0].Code != compiler.InvalidYAML {
-			t.Errorf("%q: got %v, want one %s", tt.src, err, compiler.InvalidYAML)
+		_, err := compiler.Compile(load.Bytes("f.yaml", []byte(tt.src)), compiler.Options{})
+		errs := diag.All(err)
+		if len(errs) != 1 || errs[0].Code != diag.InvalidYAML {
+			t.Errorf("%q: got %v, want one %s", tt.src, err, diag.InvalidYAML)
 			continue
 		}
 		if errs[0].Pos.Line != tt.line {
@@ -352,12 +370,12 @@ func TestInvalidYAMLLine(t *testing.T) {
 
 func TestCompileFileMissing(t *testing.T) {
 	_, err := compiler.CompileFile(filepath.Join(t.TempDir(), "blueprint.yaml"), compiler.Options{})
-	errs := compiler.Errors(err)
+	errs := diag.All(err)
 	if len(errs) != 1 {
 		t.Fatalf("got %v, want one diagnostic", err)
 	}
 	e := errs[0]
-	if e.Pos.IsValid() || e.Code != compiler.MissingField || !regexp.MustCompile(`^cannot read Blueprint: no such file or directory; .*inrun init`).MatchString(text(e)) {
+	if e.Pos.IsValid() || e.Code != diag.MissingField || !regexp.MustCompile(`^cannot read Blueprint: no such file or directory; .*inrun init`).MatchString(text(e)) {
 		t.Errorf("got %v, want a MissingField error without a line that suggests inrun init", e)
 	}
 }
@@ -379,9 +397,9 @@ func TestAliasBomb(t *testing.T) {
 		}
 		b.WriteString("]\n")
 	}
-	_, err := compiler.Compile("testdata/blueprint.yaml", []byte(b.String()), compiler.Options{})
-	errs := compiler.Errors(err)
-	if len(errs) != 1 || errs[0].Code != compiler.InvalidYAML || !strings.Contains(errs[0].Msg, "excessive aliasing") {
-		t.Errorf("got %v, want one %s error about excessive aliasing", err, compiler.InvalidYAML)
+	_, err := compiler.Compile(load.Bytes("testdata/blueprint.yaml", []byte(b.String())), compiler.Options{})
+	errs := diag.All(err)
+	if len(errs) != 1 || errs[0].Code != diag.InvalidYAML || !strings.Contains(errs[0].Msg, "excessive aliasing") {
+		t.Errorf("got %v, want one %s error about excessive aliasing", err, diag.InvalidYAML)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 )
 
 // FuzzCompile compiles arbitrary Blueprints against arbitrary CRD
@@ -42,13 +44,9 @@ func FuzzCompile(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, src, crd []byte) {
-		read := func(string) ([]byte, error) {
-			if len(crd) == 0 {
-				return nil, fs.ErrNotExist
-			}
-			return bytes.Clone(crd), nil
-		}
-		bp, err := compiler.Compile("fuzz/blueprint.yaml", src, compiler.Options{ReadFile: read})
+		source := load.Bytes("fuzz/blueprint.yaml", src)
+		source.Files = fuzzFiles(crd)
+		bp, err := compiler.Compile(source, compiler.Options{})
 		if err == nil {
 			if bp == nil {
 				t.Fatal("Compile returned neither a Blueprint nor an error")
@@ -59,12 +57,12 @@ func FuzzCompile(f *testing.F) {
 		if bp != nil {
 			t.Errorf("Compile returned a Blueprint and an error: %v", err)
 		}
-		errs := compiler.Errors(err)
+		errs := diag.All(err)
 		if len(errs) == 0 {
 			t.Fatalf("Compile's error holds no diagnostic: %v", err)
 		}
 		for _, e := range errs {
-			if e.Code < 1 || e.Code > compiler.TemplateWrongType || e.Msg == "" || e.Pos.Line < 0 || e.Pos.Col < 0 {
+			if e.Code < 1 || e.Code > diag.DuplicateName || e.Msg == "" || e.Pos.Line < 0 || e.Pos.Col < 0 {
 				t.Errorf("malformed diagnostic %#v", e)
 			}
 		}
@@ -76,27 +74,14 @@ func FuzzCompile(f *testing.F) {
 // was type-checked.
 func checkComplete(t *testing.T, bp *ir.Blueprint) {
 	t.Helper()
-	var values []*ir.Value
 	for _, ch := range bp.Children {
 		if ch.ID == "" || ch.Kind == "" || ch.Version == "" || ch.Template == nil || ch.DependsOn == nil {
 			t.Errorf("incomplete child %+v", ch)
 		}
-		values = append(values, ch.Template)
-		for _, x := range []*ir.Expr{ch.IncludeWhen, ch.ReadyWhen} {
-			if x != nil {
-				values = append(values, &ir.Value{Kind: ir.Expression, Expr: x})
-			}
-		}
 	}
-	values = append(values, bp.Status)
-	if bp.Reconcile != nil {
-		values = append(values, bp.Reconcile.Args)
-	}
-	for _, v := range values {
-		for _, x := range v.Exprs() {
-			if x.Type == "" || x.Refs == nil {
-				t.Errorf("${%s} was not checked: Type %q, Refs %v", x.Source, x.Type, x.Refs)
-			}
+	for _, x := range bp.Exprs() {
+		if x.Type == "" || x.Refs == nil || x.Checked == nil {
+			t.Errorf("${%s} was not checked: Type %q, Refs %v, Checked %v", x.Source, x.Type, x.Refs, x.Checked != nil)
 		}
 	}
 }
@@ -118,3 +103,16 @@ func seedCRD(file string, src []byte) []byte {
 	}
 	return crd
 }
+
+// fuzzFiles serves the fuzzed CRD for whatever crd.file names, or reports
+// the file missing when it is empty, so the fuzzer never reads the disk.
+type fuzzFiles []byte
+
+func (f fuzzFiles) ReadFile(string) ([]byte, error) {
+	if len(f) == 0 {
+		return nil, fs.ErrNotExist
+	}
+	return bytes.Clone(f), nil
+}
+
+func (f fuzzFiles) Path(name string) string { return "fuzz/" + name }

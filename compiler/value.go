@@ -8,22 +8,16 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
 )
 
-// pos returns the position of a YAML node in file.
-func (c *compilation) pos(n *yaml.Node) ir.Pos {
-	if n == nil {
-		return ir.Pos{File: c.file}
-	}
-	return ir.Pos{File: c.file, Line: n.Line, Col: n.Column}
-}
-
 // value converts a YAML node into an ir.Value, splitting strings into
 // literal text and ${...} expressions.
-func (c *compilation) value(n *yaml.Node) *ir.Value {
-	n = resolveAlias(n)
-	v := &ir.Value{Pos: c.pos(n)}
+func (d *decoder) value(n *yaml.Node) *ir.Value {
+	n = yamlpos.Resolve(n)
+	v := &ir.Value{Pos: d.Pos(n)}
 	switch n.Kind {
 	case yaml.MappingNode:
 		v.Kind = ir.Map
@@ -31,41 +25,34 @@ func (c *compilation) value(n *yaml.Node) *ir.Value {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
 			if k.Kind != yaml.ScalarNode {
-				c.errs.add(c.pos(k), WrongType, "", "map keys must be strings")
+				d.add(d.Pos(k), diag.WrongType, "", "map keys must be strings")
 				continue
 			}
 			if seen[k.Value] {
-				c.errs.add(c.pos(k), InvalidValue, "remove one of them", "%s is set twice", k.Value)
+				d.add(d.Pos(k), diag.InvalidValue, "remove one of them", "%s is set twice", k.Value)
 				continue
 			}
 			seen[k.Value] = true
 			if k.Value == "<<" {
-				c.errs.add(c.pos(k), InvalidValue, "write the fields out", "YAML merge keys are not supported")
+				d.add(d.Pos(k), diag.InvalidValue, "write the fields out", "YAML merge keys are not supported")
 				continue
 			}
-			v.Fields = append(v.Fields, ir.Field{Key: k.Value, KeyPos: c.pos(k), Value: c.value(val)})
+			v.Fields = append(v.Fields, ir.Field{Key: k.Value, KeyPos: d.Pos(k), Value: d.value(val)})
 		}
 	case yaml.SequenceNode:
 		v.Kind = ir.List
 		for _, it := range n.Content {
-			v.Items = append(v.Items, c.value(it))
+			v.Items = append(v.Items, d.value(it))
 		}
 	case yaml.ScalarNode:
-		c.scalar(n, v)
+		d.scalar(n, v)
 	default:
 		v.Kind = ir.Null
 	}
 	return v
 }
 
-func resolveAlias(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-func (c *compilation) scalar(n *yaml.Node, v *ir.Value) {
+func (d *decoder) scalar(n *yaml.Node, v *ir.Value) {
 	switch n.ShortTag() {
 	case "!!null":
 		v.Kind = ir.Null
@@ -86,12 +73,12 @@ func (c *compilation) scalar(n *yaml.Node, v *ir.Value) {
 			return
 		}
 	}
-	c.text(n, v)
+	d.text(n, v)
 }
 
 // text splits a string scalar into literal text and expressions.
-func (c *compilation) text(n *yaml.Node, v *ir.Value) {
-	start := c.pos(n)
+func (d *decoder) text(n *yaml.Node, v *ir.Value) {
+	start := d.Pos(n)
 	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
 		start.Col++
 	}
@@ -99,7 +86,7 @@ func (c *compilation) text(n *yaml.Node, v *ir.Value) {
 	if err != nil {
 		p := start
 		p.Col += err.offset
-		c.errs.add(p, ExprSyntax, err.hint, "%s", err.msg)
+		d.add(p, diag.ExprSyntax, err.hint, "%s", err.msg)
 		v.Kind, v.Literal = ir.Literal, n.Value
 		return
 	}
@@ -108,9 +95,9 @@ func (c *compilation) text(n *yaml.Node, v *ir.Value) {
 			// Where the source line reads the value verbatim up to the
 			// expression, point at the expression; where escapes, folding
 			// or a block scalar make them differ, point at the scalar.
-			x.Pos = c.pos(n)
-			if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 && start.Line <= len(c.lines) {
-				line := []rune(c.lines[start.Line-1])
+			x.Pos = d.Pos(n)
+			if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 && d.Line(start.Line) != "" {
+				line := []rune(d.Line(start.Line))
 				want := n.Value[:parts[i].offset] + x.Source
 				if col := start.Col - 1; col <= len(line) && strings.HasPrefix(string(line[col:]), want) {
 					x.Pos.Col = start.Col + utf8.RuneCountInString(n.Value[:parts[i].offset])

@@ -26,75 +26,43 @@ type Programs struct {
 	progs map[*ir.Expr]cel.Program
 }
 
-// Compile compiles every expression in bp once. bp must have passed the
-// compiler, so an error here is a bug, not a user mistake.
+// Compile plans the program of every expression in bp once, from the
+// checked form the compiler left in it: no expression is parsed or
+// type-checked again. bp must come from the compiler (or from ir.Unmarshal
+// of what it produced), so an error here is a bug, not a user mistake.
 func Compile(bp *ir.Blueprint) (*Programs, error) {
 	env, err := NewEnv(bp)
 	if err != nil {
 		return nil, err
 	}
 	p := &Programs{env: env, progs: map[*ir.Expr]cel.Program{}}
-	if err := p.compile(env, AllExprs(bp)); err != nil {
+	if err := p.plan(env, bp.RenderExprs()); err != nil {
 		return nil, err
 	}
-	if api := APIExprs(bp); len(api) > 0 {
+	if api := bp.APIExprs(); len(api) > 0 {
 		apiEnv, err := env.ForAPI()
 		if err != nil {
 			return nil, err
 		}
-		if err := p.compile(apiEnv, api); err != nil {
+		if err := p.plan(apiEnv, api); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
 }
 
-func (p *Programs) compile(env *Env, xs []*ir.Expr) error {
+func (p *Programs) plan(env *Env, xs []*ir.Expr) error {
 	for _, x := range xs {
-		ast, iss := env.Compile(x.Source)
-		if iss.Err() != nil {
-			return fmt.Errorf("%s: %w", x.Pos, iss.Err())
+		if x.Checked == nil {
+			return fmt.Errorf("%s: ${%s} was not checked: compile the Blueprint first", x.Pos, x.Source)
 		}
-		prg, err := env.CEL().Program(ast, cel.EvalOptions(cel.OptOptimize))
+		prg, err := env.CEL().Program(x.Checked, cel.EvalOptions(cel.OptOptimize))
 		if err != nil {
 			return fmt.Errorf("%s: %w", x.Pos, err)
 		}
 		p.progs[x] = prg
 	}
 	return nil
-}
-
-// APIExprs returns the expressions of reconcile.api, which see the API
-// variables (see Env.ForAPI) besides self.
-func APIExprs(bp *ir.Blueprint) []*ir.Expr {
-	if bp.Reconcile == nil || bp.Reconcile.Remote == nil || bp.Reconcile.Remote.API == nil {
-		return nil
-	}
-	api := bp.Reconcile.Remote.API
-	var out []*ir.Expr
-	for _, v := range []*ir.Value{api.Method, api.URL, api.Headers, api.Body, api.Result} {
-		out = append(out, v.Exprs()...)
-	}
-	return out
-}
-
-// AllExprs returns every expression of bp, in Blueprint order.
-func AllExprs(bp *ir.Blueprint) []*ir.Expr {
-	var out []*ir.Expr
-	for _, c := range bp.Children {
-		if c.IncludeWhen != nil {
-			out = append(out, c.IncludeWhen)
-		}
-		if c.ReadyWhen != nil {
-			out = append(out, c.ReadyWhen)
-		}
-		out = append(out, c.Template.Exprs()...)
-	}
-	out = append(out, bp.Status.Exprs()...)
-	if bp.Reconcile != nil {
-		out = append(out, bp.Reconcile.Args.Exprs()...)
-	}
-	return out
 }
 
 // Env returns the environment the programs were compiled in.

@@ -1,37 +1,20 @@
 package ir
 
 import (
-	"fmt"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/inrun/inrun/internal/diag"
 )
 
 // APIVersion is the apiVersion every Blueprint in this IR version declares.
 const APIVersion = "inrun.dev/v1alpha1"
 
-// Pos is a position in a Blueprint source file. Line and Col are 1-based; a
-// zero Line means the position is unknown.
-type Pos struct {
-	File string
-	Line int
-	Col  int
-}
-
-// String renders the position as file:line:col, the form editors jump to.
-func (p Pos) String() string {
-	switch {
-	case p.Line == 0:
-		return p.File
-	case p.File == "":
-		return fmt.Sprintf("%d:%d", p.Line, p.Col)
-	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
-}
-
-// IsValid reports whether the position names a line.
-func (p Pos) IsValid() bool { return p.Line > 0 }
+// Pos is a position in a Blueprint or a file it names, as file:line:col.
+// It is the position every diagnostic carries.
+type Pos = diag.Pos
 
 // Blueprint is a compiled Blueprint: the CRD it reconciles and what each of
 // its custom resources becomes.
@@ -55,13 +38,6 @@ type Blueprint struct {
 	// Reconcile is the remote reconciler and the arguments it is sent; nil
 	// when the Blueprint has no reconcile section.
 	Reconcile *Reconcile
-
-	// Serve, Migrate and Lifecycle are reserved for the gateway, schema
-	// migration and the pattern registry. The compiler keeps their source so
-	// that later stages can fill them without a new IR version.
-	Serve     *Section
-	Migrate   *Section
-	Lifecycle *Section
 }
 
 // Child returns the child with the given id, or nil.
@@ -232,9 +208,42 @@ type ServiceRef struct {
 	Path      string
 }
 
-// Section is a Blueprint section whose semantics a later stage owns. The
-// compiler checks it is a map and keeps its decoded value.
-type Section struct {
-	Pos Pos
-	Raw map[string]any
+// RenderExprs returns the expressions a Renderer evaluates, in Blueprint
+// order: each child's includeWhen, readyWhen and template, then
+// emit.status, then reconcile.args.
+func (b *Blueprint) RenderExprs() []*Expr {
+	var out []*Expr
+	for _, c := range b.Children {
+		if c.IncludeWhen != nil {
+			out = append(out, c.IncludeWhen)
+		}
+		if c.ReadyWhen != nil {
+			out = append(out, c.ReadyWhen)
+		}
+		out = append(out, c.Template.Exprs()...)
+	}
+	out = append(out, b.Status.Exprs()...)
+	if b.Reconcile != nil {
+		out = append(out, b.Reconcile.Args.Exprs()...)
+	}
+	return out
+}
+
+// APIExprs returns the expressions of reconcile.api, which see args,
+// finalizing and response besides self and the children.
+func (b *Blueprint) APIExprs() []*Expr {
+	if b.Reconcile == nil || b.Reconcile.Remote == nil || b.Reconcile.Remote.API == nil {
+		return nil
+	}
+	api := b.Reconcile.Remote.API
+	var out []*Expr
+	for _, v := range []*Value{api.Method, api.URL, api.Headers, api.Body, api.Result} {
+		out = append(out, v.Exprs()...)
+	}
+	return out
+}
+
+// Exprs returns every expression of b: RenderExprs, then APIExprs.
+func (b *Blueprint) Exprs() []*Expr {
+	return append(b.RenderExprs(), b.APIExprs()...)
 }

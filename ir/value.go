@@ -1,5 +1,7 @@
 package ir
 
+import "github.com/google/cel-go/cel"
+
 // ValueKind says which field of a Value is set.
 type ValueKind int
 
@@ -114,7 +116,8 @@ func (v *Value) Exprs() []*Expr {
 	return out
 }
 
-// Expr is one CEL expression from inside ${...}.
+// Expr is one CEL expression from inside ${...}, as the compiler checked
+// it.
 type Expr struct {
 	// Source is the CEL text, without the ${ and }.
 	Source string
@@ -125,4 +128,8 @@ type Expr struct {
 	Refs []string
 	// Type is the CEL type the checker inferred, e.g. "int" or "string".
 	Type string
+	// Checked is the parsed and type-checked expression. Back ends plan
+	// programs from it (package expr) or lower it to Go (package codegen);
+	// none parses Source again.
+	Checked *cel.Ast
 }

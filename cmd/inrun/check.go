@@ -26,7 +26,7 @@ built-in kinds. Every mistake is listed at once, as file:line:col.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions\n",
-				path, bp.Name, bp.Resource.GroupVersionKind, len(bp.Children), len(expr.AllExprs(bp)))
+				path, bp.Name, bp.Resource.GroupVersionKind, len(bp.Children), len(bp.Exprs()))
 			return nil
 		},
 	}

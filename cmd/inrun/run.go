@@ -21,8 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/devcluster"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/localcluster/assets"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/simulate"
@@ -48,7 +50,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.dev, "dev", false, "when no cluster is reachable, start a local control plane (kind where Docker works); install the CRDs and apply manifests/ (except the CRD)")
 	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD manifest before starting (implied by --dev)")
-	fl.BoolVar(&f.fromConfigMaps, "from-configmaps", false, "run the Blueprints stored in ConfigMaps labelled "+runner.LabelRole+"="+runner.RoleBlueprint+" instead of files")
+	fl.BoolVar(&f.fromConfigMaps, "from-configmaps", false, "run the Blueprints stored in ConfigMaps labelled "+load.LabelRole+"="+load.RoleBlueprint+" instead of files")
 	fl.StringVar(&f.cmNamespace, "configmap-namespace", "", "namespace of the Blueprint ConfigMaps (default: all namespaces)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path of the kubeconfig (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default the current one)")
@@ -155,11 +157,12 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		if bps, err = runner.LoadConfigMaps(ctx, reader, f.cmNamespace); err != nil {
+		cms := runner.ConfigMaps{Namespace: f.cmNamespace, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
+		if bps, err = cms.Blueprints(ctx, reader); err != nil {
 			return err
 		}
 		if len(bps) == 0 {
-			return fmt.Errorf("no ConfigMap labelled %s=%s found; store a Blueprint under the key %s", runner.LabelRole, runner.RoleBlueprint, runner.KeyBlueprint)
+			return fmt.Errorf("no ConfigMap labelled %s=%s found; store a Blueprint under the key %s", load.LabelRole, load.RoleBlueprint, load.KeyBlueprint)
 		}
 	}
 	if f.dev || f.installCRDs {

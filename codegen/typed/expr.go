@@ -145,7 +145,7 @@ func Programs(bp *ir.Blueprint, xs []*ir.Expr) (*expr.Programs, error) {
 // them, and checks that their sources are the ones the code was generated
 // from: a Blueprint edited since inrun build is refused, not misread.
 func Exprs(bp *ir.Blueprint, sources []string) ([]*ir.Expr, error) {
-	xs := expr.AllExprs(bp)
+	xs := bp.RenderExprs()
 	if len(xs) != len(sources) {
 		return nil, fmt.Errorf("blueprint %s has %d expressions; this operator was generated for %d: run inrun build again", bp.Name, len(xs), len(sources))
 	}

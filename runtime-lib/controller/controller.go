@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 	"github.com/inrun/inrun/runtime-lib/remote"
@@ -59,12 +60,21 @@ func (o *Options) setDefaults() {
 // Setup adds a controller for bp to mgr.
 func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	opts.setDefaults()
-	if bp.Reconcile != nil && bp.Reconcile.Remote != nil && opts.Remote == nil {
-		c, err := RemoteClient(bp, mgr.GetAPIReader())
+	remoteNeeded := bp.Reconcile != nil && bp.Reconcile.Remote != nil && opts.Remote == nil
+	if opts.Renderer == nil || remoteNeeded {
+		// One set of programs serves the templates and reconcile.api.
+		progs, err := expr.Compile(bp)
 		if err != nil {
-			return err
+			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
 		}
-		opts.Remote = c
+		if opts.Renderer == nil {
+			opts.Renderer = reconciler.CELRenderer{Programs: progs}
+		}
+		if remoteNeeded {
+			if opts.Remote, err = RemoteClient(bp, progs, mgr.GetAPIReader()); err != nil {
+				return err
+			}
+		}
 	}
 	ownerIndex, err := indexOwners(mgr, bp, opts.Unavailable)
 	if err != nil {

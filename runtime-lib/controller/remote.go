@@ -13,10 +13,11 @@ import (
 )
 
 // RemoteClient builds the Caller of bp's remote reconciler: the contract's
-// HTTP client, or the mapping onto an existing API (reconcile.api). Its bearer
-// token, when the Blueprint names a Secret, is read from the cluster at
-// each call, so a rotated token is used at once.
-func RemoteClient(bp *ir.Blueprint, r client.Reader) (remote.Caller, error) {
+// HTTP client, or the mapping onto an existing API (reconcile.api), which
+// evaluates its expressions with progs. Its bearer token, when the Blueprint
+// names a Secret, is read from the cluster at each call, so a rotated token
+// is used at once.
+func RemoteClient(bp *ir.Blueprint, progs *expr.Programs, r client.Reader) (remote.Caller, error) {
 	spec := bp.Reconcile.Remote
 	opts := remote.OptionsFor(spec)
 	opts.CABundle = []byte(spec.CABundle)
@@ -34,10 +35,6 @@ func RemoteClient(bp *ir.Blueprint, r client.Reader) (remote.Caller, error) {
 		}
 	}
 	if spec.API != nil {
-		progs, err := expr.Compile(bp)
-		if err != nil {
-			return nil, err
-		}
 		return remote.NewAPI(bp, progs, remote.APIOptions{Timeout: opts.Timeout, TokenSource: opts.TokenSource, CABundle: opts.CABundle})
 	}
 	c, err := remote.New(opts)

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/localcluster/clustertest"
@@ -521,23 +522,24 @@ func TestBlueprintsFromConfigMaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "site-blueprint", Namespace: f.ns, Labels: map[string]string{runner.LabelRole: runner.RoleBlueprint}},
-		Data:       map[string]string{runner.KeyBlueprint: string(bp), "crd.yaml": string(crd)},
+		ObjectMeta: metav1.ObjectMeta{Name: "site-blueprint", Namespace: f.ns, Labels: map[string]string{load.LabelRole: load.RoleBlueprint}},
+		Data:       map[string]string{load.KeyBlueprint: string(bp), "crd.yaml": string(crd)},
 	}
 	broken := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: f.ns, Labels: map[string]string{runner.LabelRole: runner.RoleBlueprint}},
-		Data:       map[string]string{runner.KeyBlueprint: strings.Replace(string(bp), "${self.spec.replicas}", "${self.spec.replcas}", 1), "crd.yaml": string(crd)},
+		ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: f.ns, Labels: map[string]string{load.LabelRole: load.RoleBlueprint}},
+		Data:       map[string]string{load.KeyBlueprint: strings.Replace(string(bp), "${self.spec.replicas}", "${self.spec.replcas}", 1), "crd.yaml": string(crd)},
 	}
 	noCRD := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "nocrd", Namespace: f.ns, Labels: map[string]string{runner.LabelRole: runner.RoleBlueprint}},
-		Data:       map[string]string{runner.KeyBlueprint: string(bp)},
+		ObjectMeta: metav1.ObjectMeta{Name: "nocrd", Namespace: f.ns, Labels: map[string]string{load.LabelRole: load.RoleBlueprint}},
+		Data:       map[string]string{load.KeyBlueprint: string(bp)},
 	}
 	for _, obj := range []client.Object{cm, broken, noCRD} {
 		if err := f.admin.Create(context.Background(), obj); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = runner.LoadConfigMaps(context.Background(), f.admin, f.ns)
+	cms := runner.ConfigMaps{Namespace: f.ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
+	_, err = cms.Blueprints(context.Background(), f.admin)
 	// Every broken ConfigMap is reported, each error at its place.
 	for _, want := range []string{"configmap/" + f.ns + "/broken/blueprint.yaml:", "unknown field self.spec.replcas", "configmap/" + f.ns + "/nocrd/blueprint.yaml:6:9: E0011 crd.file"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -549,9 +551,9 @@ func TestBlueprintsFromConfigMaps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bps, err := runner.LoadConfigMaps(context.Background(), f.admin, f.ns)
+	bps, err := cms.Blueprints(context.Background(), f.admin)
 	if err != nil || len(bps) != 1 || bps[0].Name != "site" || bps[0].Resource.Schema == nil {
-		t.Fatalf("LoadConfigMaps = %v, %v; want the site Blueprint with its CRD's schema", bps, err)
+		t.Fatalf("Blueprints = %v, %v; want the site Blueprint with its CRD's schema", bps, err)
 	}
 	f.bp = bps[0]
 	f.start(f.cfg, []string{f.ns}, nil)

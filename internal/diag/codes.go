@@ -1,9 +1,11 @@
-package compiler
+package diag
 
 import "fmt"
 
 // Code identifies a class of diagnostic. Codes are stable: new ones are only
-// ever appended, so that tests, docs and users can rely on them.
+// ever appended, never renumbered or reused, so that tests, docs and users
+// can rely on them. The first five are the decoding problems every file
+// format shares.
 type Code int
 
 const (
@@ -11,7 +13,7 @@ const (
 
 	// InvalidYAML: the file is not YAML, or not a single YAML document.
 	InvalidYAML
-	// UnknownField: a field the Blueprint language does not define.
+	// UnknownField: a field the format does not define.
 	UnknownField
 	// WrongType: a field holds the wrong kind of YAML value.
 	WrongType
@@ -20,7 +22,7 @@ const (
 	// InvalidValue: a field has a value outside what is allowed.
 	InvalidValue
 
-	// DuplicateID: two children share an id.
+	// DuplicateID: two children of a Blueprint share an id.
 	DuplicateID
 	// InvalidID: an id is not a lower-camel-case identifier, or is reserved.
 	InvalidID
@@ -29,7 +31,7 @@ const (
 	UnknownReference
 	// Cycle: children reference each other in a cycle.
 	Cycle
-	// UnknownKind: a template's kind is neither built in nor the CRD.
+	// UnknownKind: a kind is neither built in nor one the Blueprint knows.
 	UnknownKind
 	// MissingCRDFile: crd.file names a file that cannot be read.
 	MissingCRDFile
@@ -47,6 +49,16 @@ const (
 	TemplateUnknownField
 	// TemplateWrongType: a template literal has the wrong type for its field.
 	TemplateWrongType
+
+	// NotImplemented: a section the language reserves that this version of
+	// Inrun does not implement yet.
+	NotImplemented
+	// UnreadableFile: a file the input names (a CR, a manifest) cannot be
+	// read or parsed.
+	UnreadableFile
+	// DuplicateName: two entries that must be told apart by name (test
+	// cases, say) share one.
+	DuplicateName
 )
 
 // String renders the code as it appears in messages: E followed by four

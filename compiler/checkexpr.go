@@ -1,0 +1,233 @@
+package compiler
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+
+	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/ir"
+)
+
+// exprSite is an expression with what it is used for.
+type exprSite struct {
+	x      *ir.Expr
+	child  *ir.Child // nil outside children
+	where  string
+	isBool bool
+	api    bool // in reconcile.api: sees args, finalizing and response
+}
+
+func (c *checker) sites() []exprSite {
+	var out []exprSite
+	for _, child := range c.bp.Children {
+		if child.IncludeWhen != nil {
+			out = append(out, exprSite{x: child.IncludeWhen, child: child, where: "includeWhen", isBool: true})
+		}
+		if child.ReadyWhen != nil {
+			out = append(out, exprSite{x: child.ReadyWhen, child: child, where: "readyWhen", isBool: true})
+		}
+		for _, x := range child.Template.Exprs() {
+			out = append(out, exprSite{x: x, child: child, where: "template"})
+		}
+	}
+	for _, x := range c.bp.Status.Exprs() {
+		out = append(out, exprSite{x: x, where: "emit.status"})
+	}
+	if c.bp.Reconcile != nil {
+		for _, x := range c.bp.Reconcile.Args.Exprs() {
+			out = append(out, exprSite{x: x, where: "reconcile.args"})
+		}
+	}
+	for _, x := range c.bp.APIExprs() {
+		out = append(out, exprSite{x: x, where: "reconcile.api", api: true})
+	}
+	return out
+}
+
+var (
+	undefinedFieldRE = regexp.MustCompile(`^undefined field '([^']+)'`)
+	undeclaredRE     = regexp.MustCompile(`^undeclared reference to '([^']+)'`)
+)
+
+// checkExpressions type-checks every expression and records what it reads.
+func (c *checker) checkExpressions() {
+	sites := c.sites()
+	if len(sites) == 0 {
+		return
+	}
+	var usable []*ir.Child
+	for _, ch := range c.bp.Children {
+		if ch.ID != "" {
+			usable = append(usable, ch)
+		}
+	}
+	envBP := &ir.Blueprint{Resource: c.bp.Resource, Children: usable}
+	env, err := expr.NewEnv(envBP)
+	if err != nil {
+		c.errs.Add(ir.Pos{File: c.bp.File}, diag.ExprType, "", "cannot build the expression environment: %v", err)
+		return
+	}
+	vars := []string{expr.Self}
+	for _, ch := range usable {
+		vars = append(vars, ch.ID)
+	}
+	var apiEnv *expr.Env
+	for _, s := range sites {
+		if !s.api {
+			c.checkExpr(env, vars, s)
+			continue
+		}
+		if apiEnv == nil {
+			if apiEnv, err = env.ForAPI(); err != nil {
+				c.errs.Add(s.x.Pos, diag.ExprType, "", "cannot build the environment of reconcile.api: %v", err)
+				return
+			}
+		}
+		c.checkExpr(apiEnv, append(vars, expr.Args, expr.Finalizing, expr.Response), s)
+	}
+}
+
+func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
+	x := s.x
+	ast, iss := env.Compile(x.Source)
+	if iss.Err() != nil {
+		for _, e := range iss.Errors() {
+			pos := x.Pos
+			if l := e.Location.Line(); l > 1 {
+				pos.Line += l - 1
+				pos.Col = e.Location.Column() + 1
+			} else {
+				pos.Col += e.Location.Column()
+			}
+			code, hint, msg := diag.ExprType, "", e.Message
+			if strings.HasPrefix(msg, "Syntax error") {
+				code = diag.ExprSyntax
+			}
+			if m := undeclaredRE.FindStringSubmatch(msg); m != nil {
+				code = diag.UnknownReference
+				msg = fmt.Sprintf("unknown reference %q", m[1])
+				hint = didYouMean(m[1], vars)
+				if hint == "" {
+					hint = "known: " + strings.Join(vars, ", ")
+				}
+			}
+			if m := undefinedFieldRE.FindStringSubmatch(msg); m != nil {
+				msg, hint = c.undefinedField(env, x.Source, e.Location.Column(), e.Location.Line(), m[1])
+				pos.Col++ // CEL points at the dot; point at the field
+			}
+			c.errs.Add(pos, code, hint, "%s in ${%s}", msg, x.Source)
+		}
+		return
+	}
+	x.Checked = ast
+	x.Type = ast.OutputType().String()
+	refs := map[string]bool{}
+	for _, ref := range ast.NativeRep().ReferenceMap() {
+		if ref.Value == nil && slices.Contains(vars, ref.Name) {
+			refs[ref.Name] = true
+		}
+	}
+	x.Refs = make([]string, 0, len(refs))
+	for r := range refs {
+		x.Refs = append(x.Refs, r)
+	}
+	sort.Strings(x.Refs)
+
+	out := ast.OutputType()
+	if s.isBool && !typeFits(out, booleanShape) {
+		c.errs.Add(x.Pos, diag.ExprResultType, "compare to get a bool, e.g. ${self.spec.replicas > 0}", "%s must be a bool, but ${%s} is %s", s.where, x.Source, out)
+	}
+	if use, ok := c.exprShapes[x]; ok && !typeFits(out, use.shape.kind()) {
+		c.errs.Add(x.Pos, diag.ExprResultType, "", "%s must be %s, but ${%s} is %s", displayField(use.path), shapeNames[use.shape.kind()], x.Source, out)
+	}
+	if s.child != nil && s.where != "readyWhen" && refs[s.child.ID] {
+		c.errs.Add(x.Pos, diag.Cycle, "a child cannot depend on its own live object; use readyWhen to read it", "child %q references itself in ${%s}", s.child.ID, x.Source)
+	}
+}
+
+// typeFits reports whether a CEL type can land in a field of kind k.
+func typeFits(t *cel.Type, k shapeKind) bool {
+	if k == anyShape {
+		return true
+	}
+	switch t.Kind() {
+	case types.DynKind, types.AnyKind, types.NullTypeKind, types.ErrorKind, types.TypeParamKind:
+		return true
+	case types.OpaqueKind:
+		if t.TypeName() == "optional_type" && len(t.Parameters()) == 1 {
+			return typeFits(t.Parameters()[0], k)
+		}
+		return true
+	case types.BoolKind:
+		return k == booleanShape
+	case types.IntKind, types.UintKind:
+		return k == integerShape || k == numberShape || k == intOrStringShape
+	case types.DoubleKind:
+		return k == numberShape || k == intOrStringShape
+	case types.StringKind, types.TimestampKind, types.DurationKind, types.BytesKind:
+		return k == stringShape || k == intOrStringShape
+	case types.ListKind:
+		return k == listShape
+	case types.MapKind:
+		return k == mapShape || k == objectShape
+	case types.StructKind:
+		return k == mapShape || k == objectShape || k == stringShape || k == intOrStringShape
+	}
+	return true
+}
+
+// undefinedField turns CEL's "undefined field" into a message that names
+// the whole path and the field that was probably meant.
+func (c *checker) undefinedField(env *expr.Env, src string, col, line int, field string) (string, string) {
+	msg := fmt.Sprintf("undefined field '%s'", field)
+	if line > 1 || col > len(src) {
+		return msg, ""
+	}
+	// Walk back from the '.' before the field over a plain select chain.
+	start := col
+	for start > 0 && (isIdentByte(src[start-1]) || src[start-1] == '.') {
+		start--
+	}
+	chain := strings.Split(src[start:col], ".")
+	if len(chain) == 0 || chain[0] == "" {
+		return msg, ""
+	}
+	s := c.varShape(chain[0])
+	if s == nil {
+		return msg, ""
+	}
+	for _, seg := range chain[1:] {
+		next, ok := s.field(seg)
+		if !ok {
+			return msg, ""
+		}
+		s = next
+	}
+	full := strings.Join(append(chain, field), ".")
+	msg = "unknown field " + full
+	if near, ok := closest(field, s.fieldNames()); ok {
+		return msg, "did you mean " + strings.Join(append(chain, near), ".") + "?"
+	}
+	if names := s.fieldNames(); len(names) > 0 && len(names) <= 12 {
+		return msg, "known fields: " + strings.Join(names, ", ")
+	}
+	return msg, ""
+}
+
+func (c *checker) varShape(name string) shape {
+	if name == expr.Self {
+		return c.selfShape
+	}
+	return c.childShapes[name]
+}
+
+func isIdentByte(b byte) bool {
+	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}

@@ -1,0 +1,219 @@
+package compiler
+
+import (
+	"regexp"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/yamlpos"
+	"github.com/inrun/inrun/ir"
+)
+
+var idRE = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+
+// celReserved are identifiers CEL reserves; a child id must not be one.
+var celReserved = map[string]bool{
+	"in": true, "as": true, "break": true, "const": true, "continue": true, "else": true,
+	"for": true, "function": true, "if": true, "import": true, "let": true, "loop": true,
+	"package": true, "namespace": true, "return": true, "var": true, "void": true,
+	"true": true, "false": true, "null": true, "while": true,
+}
+
+func (d *decoder) children(top *yamlpos.Map) {
+	seen := map[string]ir.Pos{}
+	for _, phase := range []ir.Phase{ir.OnCreate, ir.OnReconcile} {
+		n := top.Get(string(phase))
+		if n == nil || n.ShortTag() == "!!null" {
+			continue
+		}
+		if n.Kind != yaml.SequenceNode {
+			d.add(d.Pos(n), diag.WrongType, "write a list of children, each starting with - id:", "%s must be a list, not %s", phase, describe(n))
+			continue
+		}
+		for i, item := range n.Content {
+			child := d.child(item, phase, i)
+			if child == nil || child.ID == "" {
+				continue
+			}
+			if first, dup := seen[child.ID]; dup {
+				d.add(child.Pos, diag.DuplicateID, "give each child its own id", "duplicate id %q, first used at %s", child.ID, first)
+				continue
+			}
+			seen[child.ID] = child.Pos
+			d.bp.Children = append(d.bp.Children, child)
+		}
+	}
+}
+
+func (d *decoder) child(n *yaml.Node, phase ir.Phase, index int) *ir.Child {
+	path := string(phase) + "[" + itoa(index) + "]"
+	o := d.Map(n, path)
+	if o == nil {
+		return nil
+	}
+	d.Only(o, "id", "template", "externalRef", "includeWhen", "readyWhen")
+	child := &ir.Child{Phase: phase, Pos: d.Pos(n)}
+	id, idNode := d.String(o, "id", true)
+	if id != "" {
+		child.Pos = d.Pos(idNode)
+		switch {
+		case id == "self":
+			d.add(child.Pos, diag.InvalidID, "choose another id", "id %q is reserved for the custom resource", id)
+		case !idRE.MatchString(id):
+			d.add(child.Pos, diag.InvalidID, "use a lower-camel-case identifier such as "+suggestID(id), "id %q is not an identifier expressions can use", id)
+		case celReserved[id]:
+			d.add(child.Pos, diag.InvalidID, "choose another id", "id %q is a reserved word in CEL", id)
+		default:
+			child.ID = id
+		}
+	}
+	path = string(phase) + "[" + orIndex(id, index) + "]"
+
+	tmpl, ref := o.Get("template"), o.Get("externalRef")
+	switch {
+	case tmpl != nil && ref != nil:
+		d.add(d.Pos(o.KeyNode("externalRef")), diag.InvalidValue, "keep one: a template to apply, or an externalRef to read", "a child has either template or externalRef, not both")
+	case tmpl == nil && ref == nil:
+		d.add(d.Pos(n), diag.MissingField, "add template: with the object to apply", "%s.template is required", path)
+		return child
+	case ref != nil:
+		child.External = true
+		tmpl = ref
+	}
+	if child.External && phase == ir.OnCreate {
+		d.add(d.Pos(o.KeyNode("externalRef")), diag.InvalidValue, "move it to onReconcile", "an externalRef is read on every reconcile; it cannot be onCreate")
+	}
+	field := "template"
+	if child.External {
+		field = "externalRef"
+	}
+	child.Template = d.value(tmpl)
+	d.resolveKind(child, join(path, field))
+
+	for _, f := range []struct {
+		key string
+		dst **ir.Expr
+	}{{"includeWhen", &child.IncludeWhen}, {"readyWhen", &child.ReadyWhen}} {
+		v := o.Get(f.key)
+		if v == nil {
+			continue
+		}
+		val := d.value(v)
+		if val.Kind != ir.Expression {
+			d.add(val.Pos, diag.WrongType, "write ${...} around a boolean expression", "%s.%s must be one ${...} expression", path, f.key)
+			continue
+		}
+		*f.dst = val.Expr
+	}
+	if child.External && child.ReadyWhen != nil {
+		d.add(child.ReadyWhen.Pos, diag.InvalidValue, "remove readyWhen", "an externalRef has no readiness")
+	}
+	return child
+}
+
+func suggestID(id string) string {
+	var b strings.Builder
+	up := false
+	for _, r := range id {
+		switch {
+		case r == '-' || r == '_' || r == '.' || r == ' ':
+			up = b.Len() > 0
+		case up:
+			b.WriteString(strings.ToUpper(string(r)))
+			up = false
+		case b.Len() == 0:
+			b.WriteString(strings.ToLower(string(r)))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 || !idRE.MatchString(b.String()) {
+		return "deployment"
+	}
+	return b.String()
+}
+
+func orIndex(id string, i int) string {
+	if id != "" {
+		return id
+	}
+	return itoa(i)
+}
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}
+
+// resolveKind reads apiVersion and kind from a child's template and finds
+// out whether the kind is built in or the Blueprint's own CRD.
+func (d *decoder) resolveKind(child *ir.Child, path string) {
+	t := child.Template
+	if t.Kind != ir.Map {
+		d.add(t.Pos, diag.WrongType, "", "%s must be a map", path)
+		return
+	}
+	av, kind := t.Lookup("apiVersion"), t.Lookup("kind")
+	avs, ok1 := literalString(av)
+	ks, ok2 := literalString(kind)
+	if av == nil {
+		d.add(t.Pos, diag.MissingField, "add apiVersion, e.g. apps/v1", "%s.apiVersion is required", path)
+	} else if !ok1 {
+		d.add(av.Pos, diag.InvalidValue, "write the apiVersion literally; RBAC and watches are derived from it", "%s.apiVersion must be a literal string", path)
+	}
+	if kind == nil {
+		d.add(t.Pos, diag.MissingField, "add kind, e.g. Deployment", "%s.kind is required", path)
+	} else if !ok2 {
+		d.add(kind.Pos, diag.InvalidValue, "write the kind literally; RBAC and watches are derived from it", "%s.kind must be a literal string", path)
+	}
+	md := t.Lookup("metadata")
+	if md == nil || md.Lookup("name") == nil {
+		d.add(t.Pos, diag.MissingField, "add metadata.name, e.g. ${self.metadata.name}", "%s.metadata.name is required", path)
+	}
+	if !ok1 || !ok2 {
+		return
+	}
+	gv, err := schema.ParseGroupVersion(avs)
+	if err != nil {
+		d.add(av.Pos, diag.InvalidValue, "", "%s.apiVersion %q: %v", path, avs, err)
+		return
+	}
+	child.GroupVersionKind = gv.WithKind(ks)
+	if child.GroupVersionKind == d.bp.Resource.GroupVersionKind {
+		child.Plural = d.bp.Resource.Plural
+		child.Namespaced = d.bp.Resource.Namespaced
+		return
+	}
+	if b, ok := lookupBuiltin(child.GroupVersionKind); ok {
+		child.BuiltIn = true
+		child.Plural = b.plural
+		child.Namespaced = b.namespaced
+		return
+	}
+	d.add(kind.Pos, diag.UnknownKind, d.kindHint(ks), "%s: kind %s %s is neither built in nor the Blueprint's CRD", path, avs, ks)
+}
+
+// kindHint says what an unknown kind could have been.
+func (d *decoder) kindHint(kind string) string {
+	if versions := builtinVersions(kind); len(versions) > 0 {
+		return "built-in " + kind + " is served as apiVersion " + strings.Join(versions, " or ")
+	}
+	if s, ok := closest(kind, append(builtinKindNames(), d.bp.Resource.Kind)); ok {
+		return "did you mean kind " + s + "?"
+	}
+	return "a kind must be built into Kubernetes or be the Blueprint's CRD (" + d.bp.Resource.GroupVersionKind.String() + ")"
+}
+
+func literalString(v *ir.Value) (string, bool) {
+	if v == nil || v.Kind != ir.Literal {
+		return "", false
+	}
+	s, ok := v.Literal.(string)
+	return s, ok && s != ""
+}

@@ -1,0 +1,236 @@
+package compiler
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"net/url"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/yamlpos"
+	"github.com/inrun/inrun/ir"
+)
+
+// reconcile reads the reconcile section: the arguments sent to a reconciler,
+// and the reconciler (url, service or api) with its kinds and credentials.
+func (d *decoder) reconcile(top *yamlpos.Map) {
+	n := top.Get("reconcile")
+	if n == nil {
+		return
+	}
+	o := d.Map(n, "reconcile")
+	if o == nil {
+		return
+	}
+	d.Only(o, "args", "url", "service", "timeout", "resources", "tokenSecret", "caBundle", "api")
+	r := &ir.Reconcile{Pos: d.Pos(n)}
+	if a := o.Get("args"); a != nil {
+		if a.Kind != yaml.MappingNode {
+			d.add(d.Pos(a), diag.WrongType, "", "reconcile.args must be a map, not %s", describe(a))
+		} else {
+			r.Args = d.value(a)
+		}
+	}
+	u, un := d.String(o, "url", false)
+	svc := o.Get("service")
+	if u != "" || svc != nil {
+		r.Remote = &ir.Remote{Pos: d.Pos(n)}
+	}
+	if u != "" {
+		pu, err := url.Parse(u)
+		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			d.add(d.Pos(un), diag.InvalidValue, "use an absolute http:// or https:// URL", "reconcile.url %q is not an absolute http(s) URL", u)
+		}
+		r.Remote.URL = u
+	}
+	if svc != nil {
+		if u != "" {
+			d.add(d.Pos(svc), diag.InvalidValue, "keep one of them", "reconcile has both url and service")
+		}
+		so := d.Map(svc, "reconcile.service")
+		d.Only(so, "name", "namespace", "port", "path")
+		ref := &ir.ServiceRef{}
+		ref.Name, _ = d.String(so, "name", true)
+		ref.Namespace, _ = d.String(so, "namespace", false)
+		ref.Path, _ = d.String(so, "path", false)
+		if p := so.Get("port"); p != nil {
+			v := d.value(p)
+			port, ok := v.Literal.(int64)
+			if v.Kind != ir.Literal || !ok || port < 1 || port > 65535 {
+				d.add(v.Pos, diag.InvalidValue, "", "reconcile.service.port must be an integer from 1 to 65535")
+			}
+			ref.Port = int32(port)
+		}
+		r.Remote.Service = ref
+	}
+	if t, tn := d.String(o, "timeout", false); t != "" {
+		timeout, err := time.ParseDuration(t)
+		if err != nil || timeout <= 0 {
+			d.add(d.Pos(tn), diag.InvalidValue, "write a Go duration such as 10s", "reconcile.timeout %q is not a positive duration", t)
+		}
+		if r.Remote == nil {
+			d.add(d.Pos(tn), diag.InvalidValue, "set reconcile.url or reconcile.service", "reconcile.timeout without a reconciler to call")
+		} else {
+			r.Remote.Timeout = timeout
+		}
+	}
+	if n := o.Get("api"); n != nil {
+		if r.Remote != nil {
+			d.add(d.Pos(o.KeyNode("api")), diag.InvalidValue, "keep reconcile.api, or url/service for a reconciler that speaks Inrun's contract", "reconcile.api cannot be combined with url or service")
+		} else {
+			r.Remote = &ir.Remote{Pos: d.Pos(n)}
+		}
+		r.Remote.API = d.apiMapping(n)
+	}
+	d.remoteResources(o, r)
+	d.remoteAuth(o, r)
+	d.bp.Reconcile = r
+}
+
+// httpMethods are the methods reconcile.api may use.
+var httpMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
+
+// apiResultFields are the fields of a ReconcileResult reconcile.api.result
+// may set.
+var apiResultFields = []string{"status", "labels", "annotations", "resources", "conditions", "events", "requeueAfter", "done"}
+
+// apiMapping reads reconcile.api: an existing HTTP API called with a
+// request built by expressions, and a Result built from its response.
+func (d *decoder) apiMapping(n *yaml.Node) *ir.APIMapping {
+	o := d.Map(n, "reconcile.api")
+	if o == nil {
+		return nil
+	}
+	d.Only(o, "method", "url", "headers", "body", "result")
+	m := &ir.APIMapping{Pos: d.Pos(n)}
+	if mn := o.Get("method"); mn != nil {
+		m.Method = d.value(mn)
+		if m.Method.Kind == ir.Literal {
+			if method, _ := m.Method.Literal.(string); !httpMethods[strings.ToUpper(method)] {
+				d.add(m.Method.Pos, diag.InvalidValue, "use GET, POST, PUT, PATCH or DELETE", "reconcile.api.method %v is not an HTTP method", m.Method.Literal)
+			}
+		}
+	}
+	if u := o.Get("url"); u == nil {
+		d.add(d.Pos(n), diag.MissingField, "add the API's URL; it may hold ${...}", "reconcile.api.url is required")
+	} else {
+		m.URL = d.value(u)
+		// The scheme and host are written out; only the rest may vary.
+		lead := ""
+		switch m.URL.Kind {
+		case ir.Literal:
+			lead, _ = m.URL.Literal.(string)
+		case ir.Interpolation:
+			lead = m.URL.Parts[0].Text
+		}
+		if !strings.HasPrefix(lead, "http://") && !strings.HasPrefix(lead, "https://") {
+			d.add(m.URL.Pos, diag.InvalidValue, "start it with http:// or https:// and the host; expressions may follow", "reconcile.api.url must be an absolute http(s) URL")
+		}
+	}
+	if h := o.Get("headers"); h != nil {
+		if h.Kind != yaml.MappingNode {
+			d.add(d.Pos(h), diag.WrongType, "", "reconcile.api.headers must be a map, not %s", describe(h))
+		} else {
+			m.Headers = d.value(h)
+		}
+	}
+	if b := o.Get("body"); b != nil {
+		m.Body = d.value(b)
+	}
+	r := o.Get("result")
+	if r == nil {
+		d.add(d.Pos(n), diag.MissingField, "say what the response means, e.g. result: {status: {phase: ${response.body.state}}}", "reconcile.api.result is required")
+		return m
+	}
+	ro := d.Map(r, "reconcile.api.result")
+	d.Only(ro, apiResultFields...)
+	m.Result = d.value(r)
+	return m
+}
+
+// remoteResources reads reconcile.resources: the kinds the reconciler may
+// return, resolved like template kinds.
+func (d *decoder) remoteResources(o *yamlpos.Map, r *ir.Reconcile) {
+	n := o.Get("resources")
+	if n == nil {
+		return
+	}
+	if r.Remote == nil {
+		d.add(d.Pos(n), diag.InvalidValue, "set reconcile.url or reconcile.service", "reconcile.resources without a reconciler to call")
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.add(d.Pos(n), diag.WrongType, "list the kinds, each as apiVersion and kind", "reconcile.resources must be a list, not %s", describe(n))
+		return
+	}
+	seen := map[schema.GroupVersionKind]bool{}
+	for i, item := range n.Content {
+		path := "reconcile.resources[" + itoa(i) + "]"
+		ro := d.Map(item, path)
+		if ro == nil {
+			continue
+		}
+		d.Only(ro, "apiVersion", "kind")
+		av, avNode := d.String(ro, "apiVersion", true)
+		kind, kindNode := d.String(ro, "kind", true)
+		if av == "" || kind == "" {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(av)
+		if err != nil {
+			d.add(d.Pos(avNode), diag.InvalidValue, "", "%s.apiVersion %q: %v", path, av, err)
+			continue
+		}
+		rk := ir.ResourceKind{Pos: d.Pos(item), GroupVersionKind: gv.WithKind(kind)}
+		switch b, ok := lookupBuiltin(rk.GroupVersionKind); {
+		case rk.GroupVersionKind == d.bp.Resource.GroupVersionKind:
+			rk.Plural, rk.Namespaced = d.bp.Resource.Plural, d.bp.Resource.Namespaced
+		case ok:
+			rk.Plural, rk.Namespaced = b.plural, b.namespaced
+		default:
+			d.add(d.Pos(kindNode), diag.UnknownKind, d.kindHint(kind), "%s: kind %s %s is neither built in nor the Blueprint's CRD", path, av, kind)
+			continue
+		}
+		if seen[rk.GroupVersionKind] {
+			d.add(d.Pos(item), diag.InvalidValue, "list each kind once", "%s: %s is listed twice", path, rk.GroupVersionKind)
+			continue
+		}
+		seen[rk.GroupVersionKind] = true
+		r.Remote.Resources = append(r.Remote.Resources, rk)
+	}
+}
+
+// remoteAuth reads reconcile.tokenSecret and reconcile.caBundle.
+func (d *decoder) remoteAuth(o *yamlpos.Map, r *ir.Reconcile) {
+	if n := o.Get("tokenSecret"); n != nil {
+		so := d.Map(n, "reconcile.tokenSecret")
+		d.Only(so, "name", "namespace", "key")
+		ref := &ir.SecretKeyRef{}
+		ref.Name, _ = d.String(so, "name", true)
+		ref.Namespace, _ = d.String(so, "namespace", true)
+		ref.Key, _ = d.String(so, "key", false)
+		if ref.Key == "" {
+			ref.Key = "token"
+		}
+		if r.Remote == nil {
+			d.add(d.Pos(n), diag.InvalidValue, "set reconcile.url or reconcile.service", "reconcile.tokenSecret without a reconciler to call")
+		} else {
+			r.Remote.TokenSecret = ref
+		}
+	}
+	if ca, n := d.String(o, "caBundle", false); ca != "" {
+		block, _ := pem.Decode([]byte(ca))
+		if block == nil || block.Type != "CERTIFICATE" {
+			d.add(d.Pos(n), diag.InvalidValue, "paste the PEM, from -----BEGIN CERTIFICATE----- on", "reconcile.caBundle is not a PEM certificate")
+		} else if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			d.add(d.Pos(n), diag.InvalidValue, "", "reconcile.caBundle: %v", err)
+		}
+		if r.Remote != nil {
+			r.Remote.CABundle = ca
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package ir
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/cel-go/cel"
+	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
+	"google.golang.org/protobuf/proto"
+)
+
+// Marshal encodes a compiled Blueprint as JSON, checked expressions
+// included, so that a program can run it without the compiler: inrun build
+// embeds it in the operators it generates. The same inputs give the same
+// bytes.
+func Marshal(bp *Blueprint) ([]byte, error) {
+	return json.MarshalIndent(bp, "", " ")
+}
+
+// Unmarshal decodes what Marshal encoded.
+func Unmarshal(data []byte) (*Blueprint, error) {
+	bp := &Blueprint{}
+	if err := json.Unmarshal(data, bp); err != nil {
+		return nil, fmt.Errorf("decoding the Blueprint's IR: %w", err)
+	}
+	return bp, nil
+}
+
+// literal is a Literal's JSON form: exactly one field is set, so that an
+// integer stays an integer.
+type literal struct {
+	Bool   *bool    `json:"bool,omitempty"`
+	Int    *int64   `json:"int,omitempty,string"`
+	Float  *float64 `json:"float,omitempty"`
+	String *string  `json:"string,omitempty"`
+}
+
+// MarshalJSON encodes v with its Literal typed.
+func (v *Value) MarshalJSON() ([]byte, error) {
+	type plain Value
+	out := struct {
+		*plain
+		Literal *literal `json:",omitempty"`
+	}{plain: (*plain)(v)}
+	if v.Kind == Literal {
+		out.Literal = &literal{}
+		switch t := v.Literal.(type) {
+		case bool:
+			out.Literal.Bool = &t
+		case int64:
+			out.Literal.Int = &t
+		case float64:
+			out.Literal.Float = &t
+		case string:
+			out.Literal.String = &t
+		default:
+			return nil, fmt.Errorf("%s: literal of type %T", v.Pos, v.Literal)
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encoded.
+func (v *Value) UnmarshalJSON(data []byte) error {
+	type plain Value
+	in := struct {
+		*plain
+		Literal *literal
+	}{plain: (*plain)(v)}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	v.Literal = nil
+	if l := in.Literal; l != nil {
+		switch {
+		case l.Bool != nil:
+			v.Literal = *l.Bool
+		case l.Int != nil:
+			v.Literal = *l.Int
+		case l.Float != nil:
+			v.Literal = *l.Float
+		case l.String != nil:
+			v.Literal = *l.String
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes x with its checked expression as CEL's CheckedExpr
+// protobuf, deterministically.
+func (x *Expr) MarshalJSON() ([]byte, error) {
+	type plain Expr
+	out := struct {
+		*plain
+		Checked []byte `json:",omitempty"`
+	}{plain: (*plain)(x)}
+	if x.Checked != nil {
+		ce, err := cel.AstToCheckedExpr(x.Checked)
+		if err != nil {
+			return nil, fmt.Errorf("%s: ${%s}: %w", x.Pos, x.Source, err)
+		}
+		if out.Checked, err = (proto.MarshalOptions{Deterministic: true}).Marshal(ce); err != nil {
+			return nil, fmt.Errorf("%s: ${%s}: %w", x.Pos, x.Source, err)
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encoded.
+func (x *Expr) UnmarshalJSON(data []byte) error {
+	type plain Expr
+	in := struct {
+		*plain
+		Checked []byte
+	}{plain: (*plain)(x)}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	x.Checked = nil
+	if len(in.Checked) > 0 {
+		ce := &exprpb.CheckedExpr{}
+		if err := proto.Unmarshal(in.Checked, ce); err != nil {
+			return fmt.Errorf("%s: ${%s}: %w", x.Pos, x.Source, err)
+		}
+		x.Checked = cel.CheckedExprToAst(ce)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package ir
+
+// WithFiles returns a copy of bp whose positions name files through rename,
+// such as a path relative to the Blueprint's directory instead of the one
+// it was read from; bp itself is unchanged. Checked expressions are shared.
+func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
+	r := relocator(rename)
+	out := *b
+	out.File = rename(b.File)
+	out.Children = make([]*Child, len(b.Children))
+	for i, c := range b.Children {
+		cc := *c
+		cc.Pos = r.pos(c.Pos)
+		cc.IncludeWhen = r.expr(c.IncludeWhen)
+		cc.ReadyWhen = r.expr(c.ReadyWhen)
+		cc.Template = r.value(c.Template)
+		out.Children[i] = &cc
+	}
+	out.Status = r.value(b.Status)
+	if b.Reconcile != nil {
+		rec := *b.Reconcile
+		rec.Pos = r.pos(rec.Pos)
+		rec.Args = r.value(rec.Args)
+		if rem := rec.Remote; rem != nil {
+			remote := *rem
+			remote.Pos = r.pos(remote.Pos)
+			remote.Resources = make([]ResourceKind, len(rem.Resources))
+			for i, k := range rem.Resources {
+				k.Pos = r.pos(k.Pos)
+				remote.Resources[i] = k
+			}
+			if rem.API != nil {
+				api := *rem.API
+				api.Pos = r.pos(api.Pos)
+				api.Method, api.URL, api.Headers = r.value(api.Method), r.value(api.URL), r.value(api.Headers)
+				api.Body, api.Result = r.value(api.Body), r.value(api.Result)
+				remote.API = &api
+			}
+			rec.Remote = &remote
+		}
+		out.Reconcile = &rec
+	}
+	return &out
+}
+
+type relocator func(string) string
+
+func (r relocator) pos(p Pos) Pos {
+	p.File = r(p.File)
+	return p
+}
+
+func (r relocator) expr(x *Expr) *Expr {
+	if x == nil {
+		return nil
+	}
+	out := *x
+	out.Pos = r.pos(x.Pos)
+	return &out
+}
+
+func (r relocator) value(v *Value) *Value {
+	if v == nil {
+		return nil
+	}
+	out := *v
+	out.Pos = r.pos(v.Pos)
+	out.Expr = r.expr(v.Expr)
+	if v.Parts != nil {
+		out.Parts = make([]Part, len(v.Parts))
+		for i, p := range v.Parts {
+			out.Parts[i] = Part{Text: p.Text, Expr: r.expr(p.Expr)}
+		}
+	}
+	if v.Fields != nil {
+		out.Fields = make([]Field, len(v.Fields))
+		for i, f := range v.Fields {
+			out.Fields[i] = Field{Key: f.Key, KeyPos: r.pos(f.KeyPos), Value: r.value(f.Value)}
+		}
+	}
+	if v.Items != nil {
+		out.Items = make([]*Value, len(v.Items))
+		for i, it := range v.Items {
+			out.Items[i] = r.value(it)
+		}
+	}
+	return &out
+}
