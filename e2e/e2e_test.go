@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/e2e"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/localcluster"
@@ -205,7 +206,7 @@ func TestWrongExpectationFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	src = bytes.Replace(src, []byte("name: website\n"), []byte("name: website-wrong-expectation\n"), 1)
-	bp, err := compiler.Compile(bpFile, src, compiler.Options{})
+	bp, err := compiler.Compile(load.Bytes(bpFile, src), compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
