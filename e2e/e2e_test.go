@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/inrun/inrun/compiler"
-	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/e2e"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/localcluster/clustertest"
 	"github.com/inrun/inrun/packs"
