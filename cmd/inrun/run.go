@@ -194,7 +194,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	if ctx.Err() != nil {
 		return nil // Ctrl-C: a clean shutdown
 	}
-	if err != nil && strings.Contains(err.Error(), "address already in use") {
+	if errors.Is(err, syscall.EADDRINUSE) {
 		return fmt.Errorf("%w\nanother process holds the metrics or probe port: pass --metrics-bind-address and --health-probe-bind-address with free ports, or 0 to turn them off", err)
 	}
 	return err

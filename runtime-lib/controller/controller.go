@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -139,12 +140,25 @@ func notEcho(rec *reconciler.Reconciler) predicate.Predicate {
 // own, not every object of their kind.
 const OwnerIndex = "inrun.dev/owner-uid"
 
-// indexOwners adds OwnerIndex to the cache of every kind bp owns. Another
-// Blueprint's controller may have added it already; that is the same index.
+// indexed records the kinds each manager's cache has OwnerIndex on. Several
+// Blueprints may own one kind, and client-go reports an index added twice
+// only as an untyped error, so each is added once per manager and kind.
+var indexed sync.Map // indexKey → struct{}
+
+type indexKey struct {
+	cache cache.Cache
+	gvk   schema.GroupVersionKind
+}
+
+// indexOwners adds OwnerIndex to the cache of every kind bp owns, unless
+// another Blueprint's controller in the same manager has added it already.
 func indexOwners(mgr manager.Manager, bp *ir.Blueprint, unavailable map[schema.GroupVersionKind]error) (string, error) {
 	for _, k := range reconciler.OwnedKinds(bp) {
 		if unavailable[k.GroupVersionKind] != nil {
 			continue // an index would start an informer it may not run
+		}
+		if _, done := indexed.LoadOrStore(indexKey{mgr.GetCache(), k.GroupVersionKind}, struct{}{}); done {
+			continue
 		}
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(k.GroupVersionKind)
@@ -154,7 +168,7 @@ func indexOwners(mgr manager.Manager, bp *ir.Blueprint, unavailable map[schema.G
 			}
 			return nil
 		})
-		if err != nil && !strings.Contains(err.Error(), "conflict") {
+		if err != nil {
 			return "", fmt.Errorf("indexing %s by owner: %w", k.Kind, err)
 		}
 	}

@@ -2,10 +2,13 @@ package runner_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/inrun/inrun/compiler"
-	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/localcluster/clustertest"
 	"github.com/inrun/inrun/rbac"
@@ -559,4 +562,32 @@ func TestBlueprintsFromConfigMaps(t *testing.T) {
 	f.start(f.cfg, []string{f.ns}, nil)
 	f.createSite("from-cm", map[string]any{"replicas": int64(1)})
 	f.eventually(60*time.Second, "ready", f.condition("from-cm", "Ready", "True"))
+}
+
+// TestPortInUse checks that a probe or metrics port another process holds
+// fails Run with an error errors.Is finds as EADDRINUSE, which inrun run
+// turns into a hint, not a message matched by its text.
+func TestPortInUse(t *testing.T) {
+	f := newFixture(t)
+	for _, which := range []string{"probe", "metrics"} {
+		t.Run(which, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			opts := runner.Options{Config: f.cfg, Blueprints: []*ir.Blueprint{f.bp}, Namespaces: []string{f.ns}, MetricsAddr: "0", ProbeAddr: "0", SkipNameValidation: true, Log: zap.New(zap.WriteTo(testWriter{t}))}
+			if which == "probe" {
+				opts.ProbeAddr = l.Addr().String()
+			} else {
+				opts.MetricsAddr = l.Addr().String()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			err = runner.Run(ctx, opts)
+			if !errors.Is(err, syscall.EADDRINUSE) {
+				t.Fatalf("Run with the %s port taken = %v, want an error that is EADDRINUSE", which, err)
+			}
+		})
+	}
 }
