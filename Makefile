@@ -44,7 +44,7 @@ fuzz: ## Fuzz the Blueprint compiler for a minute
 
 .PHONY: microbench
 microbench: ## Micro-benchmarks of the hot paths
-	$(GO) test ./expr ./runtime-lib/... ./bench/... -run '^$$' -bench . -benchmem
+	$(GO) test ./compiler ./expr ./runtime-lib/... ./bench/... -run '^$$' -bench . -benchmem
 
 .PHONY: bench
 bench: assets ## Convergence benchmark on a local control plane (N=1000; BENCHFLAGS="-json out.json"); see docs/performance.md
