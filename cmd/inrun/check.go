@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/inrun/inrun/expr"
 )
 
 func newCheckCommand() *cobra.Command {
