@@ -46,12 +46,12 @@ type bench struct {
 	compiled string
 }
 
-// buildCompiled builds the operator of the Blueprint at bpPath as inrun
-// build does, without its generated tests, into dir.
-func buildCompiled(ctx context.Context, bpPath, dir string, progress io.Writer) (string, error) {
+// buildCompiled builds the operator of bp, read from bpPath, as inrun build
+// does, without its generated tests, into dir.
+func buildCompiled(ctx context.Context, bp *ir.Blueprint, bpPath, dir string, progress io.Writer) (string, error) {
 	fmt.Fprintf(progress, "Building the compiled operator (inrun build --skip-tests) in %s\n", dir)
 	bin := filepath.Join(dir, "bin", "website-operator")
-	_, err := codegen.Build(ctx, bpPath, codegen.BuildOptions{
+	_, err := codegen.Build(ctx, bp, os.DirFS(filepath.Dir(bpPath)), codegen.BuildOptions{
 		Out:       filepath.Join(dir, "website-operator"),
 		Binary:    bin,
 		SkipTests: true,
@@ -80,7 +80,7 @@ func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 	if slices.Contains(opts.only, kindCompiled) && b.compiled == "" {
 		// Built before the control plane starts, so that a failed build
 		// costs no cluster and the build's CPU is not measured.
-		if b.compiled, err = buildCompiled(ctx, bpPath, logDir, stderr); err != nil {
+		if b.compiled, err = buildCompiled(ctx, bp, bpPath, logDir, stderr); err != nil {
 			return err
 		}
 	}

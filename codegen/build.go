@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/inrun/inrun/ir"
 )
 
 // BuildOptions configure Build.
@@ -30,12 +33,12 @@ type BuildOptions struct {
 	Go string
 }
 
-// Build is inrun build: it compiles the Blueprint at path (failing as inrun
-// check does, before anything is written), generates its operator into
+// Build is inrun build once the Blueprint is compiled: it generates the
+// operator of bp (see Generate; files is the Blueprint's directory) into
 // opts.Out, runs go mod tidy, go vet ./... and, unless opts.SkipTests, the
 // generated tests, then builds the binary. A failed step's error holds its
 // output.
-func Build(ctx context.Context, path string, opts BuildOptions) (*Project, error) {
+func Build(ctx context.Context, bp *ir.Blueprint, files fs.FS, opts BuildOptions) (*Project, error) {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
@@ -43,7 +46,7 @@ func Build(ctx context.Context, path string, opts BuildOptions) (*Project, error
 		opts.Go = "go"
 	}
 	start := time.Now()
-	p, err := Generate(path, Options{Module: opts.Module})
+	p, err := Generate(bp, files, Options{Module: opts.Module})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/inrun/inrun/codegen"
+	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/packs"
 )
 
@@ -34,6 +35,21 @@ func examples(t *testing.T) map[string]string {
 	return out
 }
 
+// generate compiles the Blueprint at path and generates its operator, as
+// inrun build does.
+func generate(t testing.TB, path string) *codegen.Project {
+	t.Helper()
+	bp, err := compiler.CompileFile(path, compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := codegen.Generate(bp, os.DirFS(filepath.Dir(path)), codegen.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func archive(p *codegen.Project) []byte {
 	a := &txtar.Archive{Comment: []byte("inrun build of " + p.Blueprint.Name + ": the generated tree without third_party/ and go.sum.\n" +
 		"Rewrite with: go test ./codegen -update\n")}
@@ -46,11 +62,7 @@ func archive(p *codegen.Project) []byte {
 func TestGolden(t *testing.T) {
 	for name, bp := range examples(t) {
 		t.Run(name, func(t *testing.T) {
-			p, err := codegen.Generate(bp, codegen.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := archive(p)
+			got := archive(generate(t, bp))
 			golden := filepath.Join("..", "golden", name+".txtar")
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {

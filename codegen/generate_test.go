@@ -15,21 +15,14 @@ import (
 
 	"github.com/inrun/inrun/codegen"
 	"github.com/inrun/inrun/compiler"
-	"github.com/inrun/inrun/packs"
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/rbac"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 func TestGenerateIsDeterministic(t *testing.T) {
 	for name, bp := range examples(t) {
-		first, err := codegen.Generate(bp, codegen.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		second, err := codegen.Generate(bp, codegen.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		first, second := generate(t, bp), generate(t, bp)
 		if !bytes.Equal(archive(first), archive(second)) {
 			t.Errorf("%s: generating twice gave different files", name)
 		}
@@ -48,10 +41,7 @@ func TestGenerateIsDeterministic(t *testing.T) {
 }
 
 func TestGeneratedGoFilesAreHeaded(t *testing.T) {
-	p, err := codegen.Generate("../packs/website/blueprint.yaml", codegen.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := generate(t, "../packs/website/blueprint.yaml")
 	for _, name := range p.Paths() {
 		if strings.HasSuffix(name, ".go") && !bytes.HasPrefix(p.Files[name], []byte("// "+codegen.Header+"\n")) {
 			t.Errorf("%s does not start with // %s", name, codegen.Header)
@@ -59,32 +49,46 @@ func TestGeneratedGoFilesAreHeaded(t *testing.T) {
 	}
 }
 
-// TestRejectedBlueprint: a Blueprint the compiler rejects is rejected with
-// the compiler's errors, and nothing is written.
-func TestRejectedBlueprint(t *testing.T) {
-	dir := t.TempDir()
-	if err := packs.Copy("website", dir, packs.CopyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "blueprint.yaml")
-	src, err := os.ReadFile(path)
+// TestPositionsAreRelative: the operator names the Blueprint's files as
+// its directory does, however inrun build was given its path.
+func TestPositionsAreRelative(t *testing.T) {
+	abs, err := filepath.Abs("../packs/website/blueprint.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := strings.Replace(string(src), "${self.spec.replicas}", "${self.spec.replicaz}", 1)
-	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+	p := generate(t, abs)
+	dir := filepath.Dir(abs)
+	for _, name := range p.Paths() {
+		if bytes.Contains(p.Files[name], []byte(dir)) {
+			t.Errorf("%s holds the path %s", name, dir)
+		}
+	}
+	bp, err := ir.Unmarshal(p.Files["internal/blueprint/"+codegen.IRFile])
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, want := compiler.CompileFile(path, compiler.Options{})
-	if want == nil {
-		t.Fatal("the compiler accepts the broken Blueprint")
+	if bp.File != "blueprint.yaml" {
+		t.Errorf("the embedded Blueprint's file is %q, want blueprint.yaml", bp.File)
 	}
-	p, err := codegen.Generate(path, codegen.Options{})
-	if err == nil || p != nil {
-		t.Fatalf("Generate = %v, %v; want the compiler's error", p, err)
+	for _, x := range bp.Exprs() {
+		if x.Pos.File != "blueprint.yaml" {
+			t.Errorf("${%s} is at %s, want a position in blueprint.yaml", x.Source, x.Pos)
+		}
 	}
-	if err.Error() != want.Error() {
-		t.Errorf("Generate's error:\n%v\nwant inrun check's:\n%v", err, want)
+}
+
+// TestCRDOutsideTheDirectory: a crd.file outside the Blueprint's directory
+// is refused, since the project copies that directory only.
+func TestCRDOutsideTheDirectory(t *testing.T) {
+	bp, err := compiler.CompileFile("../packs/website/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := *bp
+	outside.Resource.CRDFile = "../crd.yaml"
+	p, err := codegen.Generate(&outside, os.DirFS("../packs/website"), codegen.Options{})
+	if err == nil || !strings.Contains(err.Error(), "outside the Blueprint's directory") {
+		t.Fatalf("Generate = %v, %v; want crd.file refused", p, err)
 	}
 }
 
@@ -97,10 +101,7 @@ func TestRendererImplementsEvaluation(t *testing.T) {
 	for i := 0; i < it.NumMethod(); i++ {
 		want = append(want, it.Method(i).Name)
 	}
-	p, err := codegen.Generate("../packs/website/blueprint.yaml", codegen.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := generate(t, "../packs/website/blueprint.yaml")
 	src := string(p.Files["internal/controller/website_controller.go"])
 	var got []string
 	for _, line := range strings.Split(src, "\n") {
@@ -120,10 +121,7 @@ func TestRendererImplementsEvaluation(t *testing.T) {
 
 // TestRoleIsInrunRBAC: config/rbac/role.yaml grants what inrun rbac prints.
 func TestRoleIsInrunRBAC(t *testing.T) {
-	p, err := codegen.Generate("../packs/declarative/04-copy-across-namespaces/blueprint.yaml", codegen.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := generate(t, "../packs/declarative/04-copy-across-namespaces/blueprint.yaml")
 	var role rbacv1.ClusterRole
 	if err := yaml.UnmarshalStrict(p.Files["config/rbac/role.yaml"], &role); err != nil {
 		t.Fatal(err)

@@ -58,30 +58,36 @@ func (p *project) controllerFile() *jen.File {
 }
 
 // blueprintFile renders internal/blueprint/blueprint.go, which embeds the
-// Blueprint and its CRD and compiles them at start.
+// compiled Blueprint.
 func (p *project) blueprintFile() *jen.File {
-	bp := p.Blueprint
 	f := newFile(p.blueprintPkg(), "blueprint")
-	f.PackageComment(fmt.Sprintf("Package blueprint holds the %s Blueprint this operator was generated from,", bp.Name))
-	f.PackageComment("embedded with its CRD, and compiles it with Inrun's compiler at start: the")
-	f.PackageComment("IR the controller runs is the one inrun check and inrun run see.")
+	f.PackageComment(fmt.Sprintf("Package blueprint holds the %s Blueprint this operator was generated from,", p.Blueprint.Name))
+	f.PackageComment("compiled: inrun build wrote its IR to " + IRFile + ", which is embedded, so")
+	f.PackageComment("that the operator runs the IR inrun check and inrun run see without linking")
+	f.PackageComment("the compiler, and parses no CEL at start.")
 	f.Anon("embed")
-	patterns := BlueprintFile
-	if crd := bp.Resource.CRDFile; crd != "" {
-		patterns += " " + cleanSlash(crd)
-	}
-	f.Comment("//go:embed " + patterns)
-	f.Var().Id("files").Qual("embed", "FS")
+	f.Comment(IRFile + " is the Blueprint as ir.Marshal encodes it.")
+	f.Comment("")
+	f.Comment("//go:embed " + IRFile)
+	f.Var().Id("compiled").Index().Byte()
 	f.Line()
-	f.Comment("Load compiles the embedded Blueprint. Positions in its messages are in")
-	f.Comment(BlueprintFile + ", the Blueprint inrun build read.")
+	f.Comment("Load returns the embedded Blueprint. Positions in its messages are relative")
+	f.Comment("to the directory of the Blueprint inrun build read: blueprint.yaml:12:5.")
 	f.Func().Id("Load").Params().Params(jen.Op("*").Qual(pkgIR, "Blueprint"), jen.Error()).Block(
-		jen.List(jen.Id("src"), jen.Err()).Op(":=").Id("files").Dot("ReadFile").Call(jen.Lit(BlueprintFile)),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Return(jen.Qual("github.com/inrun/inrun/compiler", "Compile").Call(jen.Lit(BlueprintFile), jen.Id("src"),
-			jen.Qual("github.com/inrun/inrun/compiler", "Options").Values(jen.Dict{jen.Id("ReadFile"): jen.Id("files").Dot("ReadFile")}))),
+		jen.Return(jen.Qual(pkgIR, "Unmarshal").Call(jen.Id("compiled"))),
 	)
 	return f
+}
+
+// irFile writes internal/blueprint/blueprint.ir.json, the Blueprint the
+// operator runs.
+func (p *project) irFile() error {
+	data, err := ir.Marshal(p.Blueprint)
+	if err != nil {
+		return fmt.Errorf("encoding the Blueprint's IR: %w", err)
+	}
+	p.Files["internal/blueprint/"+IRFile] = append(data, '\n')
+	return nil
 }
 
 // mainFile renders cmd/main.go, kubebuilder's entry point.
@@ -135,7 +141,7 @@ func (p *project) mainFile() *jen.File {
 		jen.Qual(pkgCtrl, "SetLogger").Call(jen.Qual("sigs.k8s.io/controller-runtime/pkg/log/zap", "New").Call(jen.Qual("sigs.k8s.io/controller-runtime/pkg/log/zap", "UseFlagOptions").Call(jen.Op("&").Id("opts")))),
 		jen.Line(),
 		jen.List(jen.Id("bp"), jen.Err()).Op(":=").Qual(p.blueprintPkg(), "Load").Call(),
-		fail("unable to compile the embedded Blueprint"),
+		fail("unable to load the embedded Blueprint"),
 		jen.Do(func(g *jen.Statement) {
 			if hasRemote(bp) {
 				g.If(jen.Id("reconcilerURL").Op("!=").Lit("")).Block(
@@ -262,16 +268,6 @@ func (p *project) controllerTestFile() *jen.File {
 		)...)
 	}
 	return f
-}
-
-func cleanSlash(p string) string {
-	s := []byte(p)
-	for i := range s {
-		if s[i] == '\\' {
-			s[i] = '/'
-		}
-	}
-	return string(s)
 }
 
 // hasRemote reports whether bp calls a remote reconciler.

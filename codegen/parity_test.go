@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/inrun/inrun/codegen"
 )
 
 // TestCompiledMatchesInterpreter generates the operator of
@@ -19,10 +17,7 @@ func TestCompiledMatchesInterpreter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a controller-runtime module")
 	}
-	p, err := codegen.Generate("testdata/gadget/blueprint.yaml", codegen.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := generate(t, "testdata/gadget/blueprint.yaml")
 	t.Logf("%d of %d expressions compiled to Go", p.Compiled, p.Total)
 	dir := filepath.Join(t.TempDir(), p.Name)
 	if err := p.Write(dir); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -55,7 +56,7 @@ func TestWebsite(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "website-operator")
 	start := time.Now()
-	if _, err := codegen.Build(context.Background(), filepath.Join(pack, "blueprint.yaml"), codegen.BuildOptions{
+	if _, err := codegen.Build(context.Background(), bp, os.DirFS(pack), codegen.BuildOptions{
 		Out: filepath.Join(dir, "project"), Binary: bin, SkipTests: true,
 	}); err != nil {
 		t.Fatal(err)

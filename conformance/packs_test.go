@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func conformEach(t *testing.T, examples []string) {
 			out := t.TempDir()
 			bin := filepath.Join(out, bp.Name+"-operator")
 			start := time.Now()
-			if _, err := codegen.Build(context.Background(), filepath.Join(dir, "blueprint.yaml"), codegen.BuildOptions{
+			if _, err := codegen.Build(context.Background(), bp, os.DirFS(dir), codegen.BuildOptions{
 				Out: filepath.Join(out, "project"), Binary: bin, SkipTests: true,
 			}); err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -53,7 +54,13 @@ func newBuildCommand() *cobra.Command {
 			defer stop()
 			opts.SkipTests = skipTests
 			opts.Progress = cmd.OutOrStdout()
-			_, err := codegen.Build(ctx, path, opts)
+			// Compiled as inrun check compiles it, before anything is
+			// written; codegen copies the rest from its directory.
+			bp, err := loadBlueprint(path)
+			if err != nil {
+				return err
+			}
+			_, err = codegen.Build(ctx, bp, os.DirFS(filepath.Dir(path)), opts)
 			return err
 		},
 	}
