@@ -16,6 +16,6 @@ import "embed"
 // packages an operator needs, without tests or testdata.
 //
 //go:embed go.mod go.sum
-//go:embed ir expr compiler rbac runtime-lib localcluster internal simulate e2e sdk
+//go:embed ir expr rbac runtime-lib localcluster internal simulate e2e sdk
 //go:embed codegen/typed codegen/operatortest
 var Source embed.FS

@@ -1,10 +1,13 @@
-// Package codegen is Inrun's compiled back end: from a Blueprint it
-// generates a standalone operator, a Go module in kubebuilder's layout that
-// links Inrun's runtime library, and inrun build builds it.
+// Package codegen is Inrun's compiled back end: from a compiled Blueprint
+// (the IR package compiler returns) it generates a standalone operator, a Go
+// module in kubebuilder's layout that links Inrun's runtime library, and
+// inrun build builds it.
 //
-// Generate compiles the Blueprint with package compiler first: a Blueprint
-// inrun check rejects is rejected with the same errors, before anything is
-// generated. It then generates, in memory:
+// Generate is a generator only: it reads the IR, and the Blueprint's
+// directory for the files it copies, and never compiles. The caller
+// compiles first, so that a Blueprint inrun check rejects is rejected with
+// the same errors before anything is generated. Generate then generates, in
+// memory:
 //
 //   - api/<version>: the custom resource's Go types, derived from the CRD's
 //     OpenAPI schema, with json tags, +kubebuilder markers, a Conditions
@@ -15,9 +18,10 @@
 //     pass and builds each child as a typed k8s.io/api object. Every
 //     expression it can (field paths, literals, interpolation, arithmetic,
 //     comparisons, conditionals, size and string) becomes plain Go with
-//     CEL's semantics; the rest stay CEL programs, compiled once;
-//   - internal/blueprint: the Blueprint and its CRD, embedded and compiled
-//     at start, so that the IR the operator runs is the compiler's;
+//     CEL's semantics; the rest stay CEL programs, planned once;
+//   - internal/blueprint: the IR, as ir.Marshal encodes it, embedded: the
+//     operator runs the compiler's IR without linking the compiler, and
+//     plans the CEL programs it needs from the checked expressions in it;
 //   - cmd/main.go, config/ (the CRD, RBAC as inrun rbac prints it, the
 //     manager, samples), go.mod, Makefile, README.md and Dockerfile, from
 //     the templates of package templates;
@@ -27,6 +31,11 @@
 // What it promises:
 //
 //   - Every generated Go file is gofmt-clean and starts with Header.
+//   - Positions in the generated project are relative to the Blueprint's
+//     directory (blueprint.yaml:12:5), never a path of the machine that
+//     generated it.
+//   - The operator's binary does not link the compiler; only its tests
+//     reach e2e, simulate and localcluster.
 //   - Output is deterministic: the same Blueprint gives the same bytes.
 //   - A compiled Renderer applies exactly what the interpreter's CEL
 //     Renderer applies for the same custom resource and live children, so

@@ -117,14 +117,15 @@ func If[T any](cond bool, then, otherwise T) T {
 // Size is CEL's size of a string: its code points, not its bytes.
 func Size(s string) int64 { return int64(utf8.RuneCountInString(s)) }
 
-// Programs compiles, once, only the expressions of bp that a generated
-// Renderer leaves to CEL. It returns nil when there are none.
+// Programs plans, once, only the expressions of bp that a generated
+// Renderer leaves to CEL, from the checked form the IR holds: no expression
+// is parsed or type-checked again. It returns nil when there are none.
 func Programs(bp *ir.Blueprint, xs []*ir.Expr) (*expr.Programs, error) {
 	if len(xs) == 0 {
 		return nil, nil
 	}
-	// expr.Compile compiles every expression it finds in a Blueprint:
-	// hand it one with the same variables and only these expressions.
+	// expr.Compile plans every expression it finds in a Blueprint: hand it
+	// one with the same variables and only these expressions.
 	only := *bp
 	only.Children = make([]*ir.Child, len(bp.Children))
 	for i, c := range bp.Children {

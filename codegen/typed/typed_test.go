@@ -3,15 +3,20 @@ package typed_test
 import (
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/inrun/inrun/codegen/typed"
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/ir"
 )
 
 func TestUnstructuredKeepsWhatTheTemplateSets(t *testing.T) {
@@ -143,5 +148,69 @@ func TestHas(t *testing.T) {
 func TestSize(t *testing.T) {
 	if got := typed.Size("héllo"); got != 5 {
 		t.Errorf("Size(héllo) = %d, want 5 code points", got)
+	}
+}
+
+// TestProgramsPlanFromTheIR: the expressions a generated Renderer leaves to
+// CEL run from the checked form in the IR the operator embeds. Their source
+// text is not parsed again: here it is not even CEL.
+func TestProgramsPlanFromTheIR(t *testing.T) {
+	compiled, err := compiler.CompileFile("../../packs/website/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := ir.Marshal(compiled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, err := ir.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := bp.RenderExprs()
+	for _, x := range xs {
+		x.Source = "not CEL ("
+	}
+	progs, err := typed.Programs(bp, xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := expr.Compile(compiled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "web", "namespace": "default"},
+		"spec":     map[string]any{"image": "nginx:1.27", "port": int64(8080), "replicas": int64(2)},
+	}}
+	vars, err := progs.NewVars(cr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVars, err := want.NewVars(cr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, x := range compiled.RenderExprs() {
+		if !reflect.DeepEqual(x.Refs, []string{"self"}) {
+			continue
+		}
+		n++
+		got, err := progs.Eval(xs[i], vars)
+		if err != nil {
+			t.Fatalf("%s: %v", x.Pos, err)
+		}
+		w, err := want.Eval(x, wantVars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: ${%s} = %v, want %v", x.Pos, x.Source, got, w)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no expression over self only")
 	}
 }
