@@ -154,16 +154,16 @@ func (b *body) eval(n int, hint string) *jen.Statement {
 }
 
 // compile compiles expression x to Go in b, or reports false when it must
-// stay CEL; then b is as it was.
+// stay CEL; then b is as it was. It lowers the checked AST the compiler
+// left in x: the expression is not parsed again.
 func (b *body) compile(x *ir.Expr) (*goExpr, bool) {
-	n := b.g.index[x]
-	a, iss := b.g.env.Compile(x.Source)
-	if iss.Err() != nil {
+	if x.Checked == nil {
 		return nil, false
 	}
+	n := b.g.index[x]
 	m := b.mark()
 	c := &exprCompiler{b: b, n: n}
-	out, ok := c.expr(a.NativeRep().Expr())
+	out, ok := c.expr(x.Checked.NativeRep().Expr())
 	if !ok {
 		b.reset(m)
 		return nil, false

@@ -19,7 +19,6 @@ type generator struct {
 	bp    *ir.Blueprint
 	tm    *typeModel
 	api   *apiModel
-	env   *expr.Env
 	exprs []*ir.Expr
 	index map[*ir.Expr]int
 	vars  map[string]*varInfo
@@ -34,12 +33,8 @@ type generator struct {
 }
 
 func newGenerator(bp *ir.Blueprint, api *apiModel, tm *typeModel) (*generator, error) {
-	env, err := expr.NewEnv(bp)
-	if err != nil {
-		return nil, err
-	}
 	g := &generator{
-		bp: bp, tm: tm, api: api, env: env,
+		bp: bp, tm: tm, api: api,
 		exprs:   bp.RenderExprs(),
 		index:   map[*ir.Expr]int{},
 		vars:    map[string]*varInfo{},
