@@ -17,5 +17,5 @@ import "embed"
 //
 //go:embed go.mod go.sum
 //go:embed ir expr rbac runtime-lib localcluster internal simulate e2e sdk
-//go:embed codegen/typed codegen/operatortest
+//go:embed conformance/operatortest
 var Source embed.FS

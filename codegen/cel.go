@@ -16,7 +16,7 @@ import (
 )
 
 const (
-	pkgTyped = "github.com/inrun/inrun/codegen/typed"
+	pkgTyped = "github.com/inrun/inrun/runtime-lib/typed"
 	pkgExpr  = "github.com/inrun/inrun/expr"
 	pkgPtr   = "k8s.io/utils/ptr"
 )

@@ -201,7 +201,7 @@ func importAliases() map[string]string {
 		"sigs.k8s.io/controller-runtime/pkg/log/zap":        "zap",
 		"sigs.k8s.io/controller-runtime/pkg/healthz":        "healthz",
 		"sigs.k8s.io/controller-runtime/pkg/client":         "client",
-		"github.com/inrun/inrun/codegen/operatortest":       "operatortest",
+		"github.com/inrun/inrun/conformance/operatortest":   "operatortest",
 		"github.com/inrun/inrun/localcluster/clustertest":   "clustertest",
 	}
 	for _, t := range clientgoscheme.Scheme.AllKnownTypes() {

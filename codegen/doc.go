@@ -34,8 +34,9 @@
 //   - Positions in the generated project are relative to the Blueprint's
 //     directory (blueprint.yaml:12:5), never a path of the machine that
 //     generated it.
-//   - The operator's binary does not link the compiler; only its tests
-//     reach e2e, simulate and localcluster.
+//   - The operator's binary links neither the compiler nor codegen: its
+//     run-time support is runtime-lib/typed. Only its tests reach e2e,
+//     simulate and localcluster, through conformance/operatortest.
 //   - Output is deterministic: the same Blueprint gives the same bytes.
 //   - A compiled Renderer applies exactly what the interpreter's CEL
 //     Renderer applies for the same custom resource and live children, so

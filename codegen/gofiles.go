@@ -231,7 +231,7 @@ func (p *project) suiteTestFile() *jen.File {
 func (p *project) controllerTestFile() *jen.File {
 	kind := p.kind()
 	f := newFile(p.controllerPkg(), "controller")
-	f.ImportAlias("github.com/inrun/inrun/codegen/operatortest", "operatortest")
+	f.ImportAlias("github.com/inrun/inrun/conformance/operatortest", "operatortest")
 	t := jen.Id("t")
 	load := func() []jen.Code {
 		return []jen.Code{
@@ -248,7 +248,7 @@ func (p *project) controllerTestFile() *jen.File {
 		f.Comment("and checks that every pass writes what the interpreter's CEL Renderer")
 		f.Comment("writes: the same children, the same status, the same number of writes.")
 		f.Func().Id("TestSimulate").Params(testingT).Block(append(load(),
-			jen.Qual("github.com/inrun/inrun/codegen/operatortest", "Simulate").Call(t, jen.Id("bp"), jen.Id("renderer"), jen.Lit("../blueprint/test/simulate.yaml")),
+			jen.Qual("github.com/inrun/inrun/conformance/operatortest", "Simulate").Call(t, jen.Id("bp"), jen.Id("renderer"), jen.Lit("../blueprint/test/simulate.yaml")),
 		)...)
 		f.Line()
 	}
@@ -259,7 +259,7 @@ func (p *project) controllerTestFile() *jen.File {
 			jen.If(jen.Qual("testing", "Short").Call()).Block(t.Clone().Dot("Skip").Call(jen.Lit("a local control plane is not short"))),
 			jen.Id("cluster").Op(":=").Qual("github.com/inrun/inrun/localcluster/clustertest", "Shared").Call(t),
 		}, load()[:2]...),
-			jen.Qual("github.com/inrun/inrun/codegen/operatortest", "E2E").Call(t, jen.Id("cluster").Dot("RESTConfig").Call(), jen.Id("bp"), jen.Lit("../blueprint/test/e2e.yaml"),
+			jen.Qual("github.com/inrun/inrun/conformance/operatortest", "E2E").Call(t, jen.Id("cluster").Dot("RESTConfig").Call(), jen.Id("bp"), jen.Lit("../blueprint/test/e2e.yaml"),
 				jen.Func().Params(jen.Id("mgr").Qual(pkgCtrl, "Manager")).Error().Block(
 					jen.Id("r").Op(":=").Op("&").Id(kind+"Reconciler").Values(jen.Dict{jen.Id("Blueprint"): jen.Id("bp")}),
 					jen.Id("r").Dot("Options").Dot("SkipNameValidation").Op("=").True(),

@@ -7,4 +7,9 @@
 // interpreter's CEL Renderer writes: the same children, the same status and
 // the same number of writes. E2E runs the cases of test/e2e.yaml on a real
 // API server with the generated controller in a manager of its own.
+//
+// It lives in conformance, where interpreted and compiled are held to the
+// same behaviour, because it reaches e2e and simulate, which neither
+// runtime-lib nor an operator's binary may link: only generated tests
+// import it.
 package operatortest

@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/inrun/inrun/codegen/typed"
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/typed"
 )
 
 func TestUnstructuredKeepsWhatTheTemplateSets(t *testing.T) {
