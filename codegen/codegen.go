@@ -148,7 +148,6 @@ func (p *project) generate() error {
 	if err := p.irFile(); err != nil {
 		return err
 	}
-	p.goFile("cmd/main.go", p.mainFile())
 	if err := p.manifests(); err != nil {
 		return err
 	}

@@ -18,12 +18,16 @@ type templateData struct {
 	Group, GroupShort, Domain string
 	Version, Kind, LowerKind  string
 	Namespaced                bool
-	GoVersion, GoMinor        string
-	Requires                  []require
-	CRDFile, Sample           string
-	Children                  []*ir.Child
-	Compiled, Total           int
-	CEL                       []*ir.Expr
+	// APIPackage is the import path of api/<version>, APIAlias its name.
+	APIPackage, APIAlias string
+	// Remote is set when the Blueprint calls a remote reconciler.
+	Remote             bool
+	GoVersion, GoMinor string
+	Requires           []require
+	CRDFile, Sample    string
+	Children           []*ir.Child
+	Compiled, Total    int
+	CEL                []*ir.Expr
 }
 
 type require struct{ Path, Version string }
@@ -38,7 +42,8 @@ var directRequires = []string{
 	"sigs.k8s.io/controller-runtime",
 }
 
-// templates renders every template into p.Files.
+// templates renders every template into p.Files: the files that are the
+// same for every operator but for a few names, cmd/main.go among them.
 func (p *project) templates() error {
 	mod, err := inrunGoMod()
 	if err != nil {
@@ -55,7 +60,9 @@ func (p *project) templates() error {
 		Group: r.Group, GroupShort: group, Domain: domain,
 		Version: r.Version, Kind: r.Kind, LowerKind: p.lowerKind(),
 		Namespaced: r.Namespaced,
-		GoVersion:  mod.goVersion, GoMinor: minor,
+		APIPackage: p.apiPkg(), APIAlias: p.api.alias,
+		Remote:    hasRemote(p.Blueprint),
+		GoVersion: mod.goVersion, GoMinor: minor,
 		Children: p.Blueprint.Children,
 		Total:    len(p.gen.exprs),
 		Compiled: len(p.gen.exprs) - len(p.gen.cel),
@@ -101,7 +108,14 @@ func (p *project) templates() error {
 			return nil
 		}
 		out := strings.TrimSuffix(strings.TrimPrefix(name, "project/"), ".tmpl")
-		p.Files[out] = buf.Bytes()
+		data := buf.Bytes()
+		if strings.HasSuffix(out, ".go") {
+			// Laid out as the generated Go files are, gofmt-clean.
+			if data, err = formatImports(data, p.Module); err != nil {
+				return fmt.Errorf("formatting %s: %w", out, err)
+			}
+		}
+		p.Files[out] = data
 		return nil
 	})
 }
