@@ -99,6 +99,18 @@ func (r *Reader) Errorf(n *yaml.Node, code diag.Code, hint, format string, args 
 	r.Diags.Add(r.Pos(n), code, hint, format, args...)
 }
 
+// Mark returns how many problems have been reported so far, for Label.
+func (r *Reader) Mark() int { return len(*r.Diags) }
+
+// Label prefixes "label: " to the message of every problem reported since
+// mark: the entry they concern, such as `case "scale"`, when their paths
+// are relative to it.
+func (r *Reader) Label(mark int, label string) {
+	for _, d := range (*r.Diags)[mark:] {
+		d.Msg = label + ": " + d.Msg
+	}
+}
+
 // Key returns the key node of a value read through Map, or v itself.
 func (r *Reader) Key(v *yaml.Node) *yaml.Node {
 	if k, ok := r.keys[v]; ok {
@@ -193,19 +205,29 @@ func (r *Reader) Only(m *Map, allowed ...string) {
 // there but empty. It returns the value and its node, which is nil when
 // the field is absent.
 func (r *Reader) String(m *Map, key string, required bool) (string, *yaml.Node) {
+	return r.str(m, key, required, "")
+}
+
+// Required reads the required string field key of m as String does, with
+// hint on what to write when it is missing or empty.
+func (r *Reader) Required(m *Map, key, hint string) (string, *yaml.Node) {
+	return r.str(m, key, true, hint)
+}
+
+func (r *Reader) str(m *Map, key string, required bool, hint string) (string, *yaml.Node) {
 	if m == nil {
 		return "", nil
 	}
 	n := m.Get(key)
 	if n == nil || IsNull(n) {
 		if required {
-			r.Errorf(m.Node, diag.MissingField, "", "%s is required", Join(m.Path, key))
+			r.Errorf(m.Node, diag.MissingField, hint, "%s is required", Join(m.Path, key))
 		}
 		return "", n
 	}
 	s, ok := r.Str(n, Join(m.Path, key))
 	if ok && required && s == "" {
-		r.Errorf(n, diag.MissingField, "", "%s must not be empty", Join(m.Path, key))
+		r.Errorf(n, diag.MissingField, hint, "%s must not be empty", Join(m.Path, key))
 	}
 	return s, n
 }
