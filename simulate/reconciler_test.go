@@ -74,58 +74,6 @@ func TestReconcilerProblems(t *testing.T) {
 	})
 }
 
-// TestParseReconcilerAndReplies checks the problems with the reconciler,
-// reply and steps fields, every one at once.
-func TestParseReconcilerAndReplies(t *testing.T) {
-	const file = `reconciler:
-  command: []
-  url: ftp://example.com
-reply:
-  status: {conditions: []}
-cases:
-  - name: a
-    object: {apiVersion: example.inrun.dev/v1, kind: WebApp, metadata: {name: a}}
-    reply:
-      resources: [{apiVersion: v1, kind: Service}]
-    steps:
-      - patch: {spec: {replicas: 1}}
-        delete: true
-      - delete: true
-        reply: {resources: [{apiVersion: v1, kind: Service, metadata: {name: s}}]}
-      - patch: {spec: {replicas: 2}}
-`
-	_, err := simulate.Parse("simulate.yaml", []byte(file))
-	if err == nil {
-		t.Fatal("Parse accepted a file with many problems")
-	}
-	for _, want := range []string{
-		"simulate.yaml: set reconciler (a process to start) or reply (a recorded reply), not both",
-		"simulate.yaml: reconciler.command: required",
-		`simulate.yaml: reconciler.url: "ftp://example.com" is not an absolute http:// or https:// URL`,
-		"simulate.yaml: reply: status.conditions is written by the runtime",
-		`case "a": reply: resources[0].metadata.name is required`,
-		`case "a": steps[0].patch and delete are both set`,
-		`case "a": steps[1].reply: resources must be empty in reply to a finalizing request`,
-		`case "a": steps[2]: steps[1] already deleted the CR`,
-	} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("errors lack %q; got:\n%v", want, err)
-		}
-	}
-	const stepReply = `cases:
-  - name: b
-    object: {apiVersion: example.inrun.dev/v1, kind: WebApp, metadata: {name: b}}
-    steps:
-      - reply: {}
-`
-	if _, err := simulate.Parse("simulate.yaml", []byte(stepReply)); err == nil || !strings.Contains(err.Error(), `case "b": steps[0].reply: the case calls a reconciler, not a recorded reply`) {
-		t.Errorf("a step reply in a case with no reply: %v", err)
-	}
-	if _, err := simulate.Parse("simulate.yaml", []byte("reconciler: {command: [x], port: 1}\ncases: []\n")); err == nil || !strings.Contains(err.Error(), "field port not found") {
-		t.Errorf("an unknown reconciler field: %v", err)
-	}
-}
-
 // TestReconcilerForABlueprintWithout checks that a reconciler block for a
 // Blueprint that calls none is refused, not ignored.
 func TestReconcilerForABlueprintWithout(t *testing.T) {

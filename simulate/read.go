@@ -1,0 +1,456 @@
+package simulate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/yamlpos"
+	"github.com/inrun/inrun/sdk"
+)
+
+// The fields of each level of a simulate file, in the order the docs list
+// them.
+var (
+	fileFields        = []string{"cases", "reconciler", "reply"}
+	caseFields        = []string{"name", "cr", "object", "objects", "passes", "observe", "expect", "steps", "reply"}
+	stepFields        = []string{"patch", "delete", "passes", "observe", "reply", "expect"}
+	observeFields     = []string{"afterPass", "child", "status"}
+	expectFields      = []string{"children", "absent", "status", "errors", "gone"}
+	childExpectFields = []string{"id", "match"}
+	reconcilerFields  = []string{"command", "url", "env", "dir", "startTimeout"}
+)
+
+// parser reads a simulate file's node tree into a File, reporting every
+// problem through its Reader.
+type parser struct {
+	*yamlpos.Reader
+}
+
+func (p *parser) file(data []byte) *File {
+	root := p.Parse(data, "add cases: (see docs/simulate.md)")
+	if root == nil {
+		return nil
+	}
+	top := p.Map(root, "")
+	if top == nil {
+		return nil
+	}
+	p.Only(top, fileFields...)
+	f := &File{Path: p.File}
+	if n := top.Get("reconciler"); n != nil {
+		f.Reconciler = ReadReconciler(p.Reader, n)
+	}
+	if n := top.Get("reply"); n != nil {
+		if f.Reply = p.object(n, "reply"); f.Reply != nil {
+			p.checkReply(n, "reply", f.Reply, false)
+		}
+	}
+	if f.Reconciler != nil && f.Reply != nil {
+		p.Errorf(top.KeyNode("reply"), diag.InvalidValue, "keep one: reconciler starts a process, reply is a recorded answer", "reconciler and reply are both set")
+	}
+	casesNode := top.Get("cases")
+	items := p.List(casesNode, "cases")
+	if len(items) == 0 && (casesNode == nil || yamlpos.IsNull(casesNode) || casesNode.Kind == yaml.SequenceNode) {
+		at := root
+		if casesNode != nil {
+			at = casesNode
+		}
+		p.Errorf(at, diag.MissingField, "add at least one under cases:", "no cases")
+	}
+	names := map[string]int{}
+	for i, n := range items {
+		if c := p.readCase(f, i, n, names); c != nil {
+			f.Cases = append(f.Cases, *c)
+		}
+	}
+	return f
+}
+
+// readCase reads cases[i]. Its problems name the case, and their paths are
+// relative to it. names maps the names read so far to their index.
+func (p *parser) readCase(f *File, i int, n *yaml.Node, names map[string]int) *Case {
+	m := p.Map(n, fmt.Sprintf("cases[%d]", i))
+	if m == nil {
+		return nil
+	}
+	m.Path = ""
+	mark := p.Mark()
+	label := fmt.Sprintf("cases[%d]", i)
+	p.Only(m, caseFields...)
+	c := &Case{}
+	name, nameNode := p.Required(m, "name", "name each case; it is printed with its result")
+	if name != "" {
+		c.Name, label = name, strconv.Quote(name)
+		if j, dup := names[name]; dup {
+			p.Errorf(nameNode, diag.DuplicateName, "give each case its own name", "name %q is also the name of cases[%d]", name, j)
+		} else {
+			names[name] = i
+		}
+	}
+	defer p.Label(mark, "case "+label)
+
+	crNode, objNode := m.Get("cr"), m.Get("object")
+	switch {
+	case crNode != nil && objNode != nil:
+		p.Errorf(m.KeyNode("object"), diag.InvalidValue, "keep one: cr names a file, object is the CR inline", "both cr and object are set")
+	case crNode == nil && objNode == nil:
+		p.Errorf(m.Node, diag.MissingField, "add cr: (a file, relative to this one) or object: (the CR inline)", "neither cr nor object is set")
+	case crNode != nil:
+		c.CR, _ = p.String(m, "cr", false)
+		if c.CR == "" && (yamlpos.IsNull(crNode) || crNode.ShortTag() == "!!str") {
+			p.Errorf(crNode, diag.MissingField, "name the CR's file, relative to this one", "cr must not be empty")
+		}
+	default:
+		c.Object = p.Object(objNode, "object")
+	}
+	for j, on := range p.List(m.Get("objects"), "objects") {
+		if obj := p.Object(on, fmt.Sprintf("objects[%d]", j)); obj != nil {
+			c.Objects = append(c.Objects, obj)
+		}
+	}
+	c.Passes, c.Observe, c.Expect = p.phase(m, "")
+	if n := m.Get("reply"); n != nil {
+		if c.Reply = p.object(n, "reply"); c.Reply != nil {
+			p.checkReply(n, "reply", c.Reply, false)
+		}
+	}
+	replies := c.Reply != nil || f.Reply != nil
+	deleted := -1
+	for j, sn := range p.List(m.Get("steps"), "steps") {
+		st := p.readStep(j, sn, replies)
+		if st == nil {
+			continue
+		}
+		if deleted >= 0 && (st.Patch != nil || st.Delete) {
+			p.Errorf(sn, diag.InvalidValue, "move this step before the delete", "steps[%d] changes the CR, which steps[%d] deleted", j, deleted)
+		}
+		if st.Delete && st.Patch == nil && deleted < 0 {
+			deleted = j
+		}
+		c.Steps = append(c.Steps, *st)
+	}
+	return c
+}
+
+// readStep reads steps[j] of a case; replies says whether the case has a
+// recorded reply for a step's to replace.
+func (p *parser) readStep(j int, n *yaml.Node, replies bool) *Step {
+	field := fmt.Sprintf("steps[%d]", j)
+	m := p.Map(n, field)
+	if m == nil {
+		return nil
+	}
+	p.Only(m, stepFields...)
+	st := &Step{}
+	if v := m.Get("patch"); v != nil {
+		st.Patch = p.object(v, field+".patch")
+	}
+	if v := m.Get("delete"); v != nil {
+		st.Delete, _ = p.Bool(v, field+".delete")
+		if st.Delete && st.Patch != nil {
+			p.Errorf(v, diag.InvalidValue, "a step does one thing to the CR: split it into two steps", "%s sets both patch and delete", field)
+		}
+	}
+	if v := m.Get("reply"); v != nil {
+		if st.Reply = p.object(v, field+".reply"); st.Reply != nil {
+			if replies {
+				p.checkReply(v, field+".reply", st.Reply, st.Delete)
+			} else {
+				p.Errorf(m.KeyNode("reply"), diag.InvalidValue, "give the case (or the file) a reply too", "%s.reply replaces a recorded reply, but the case calls a reconciler", field)
+			}
+		}
+	}
+	st.Passes, st.Observe, st.Expect = p.phase(m, field)
+	return st
+}
+
+// phase reads the passes, observe and expect fields of a case or a step;
+// prefix is the step's path, empty for the case.
+func (p *parser) phase(m *yamlpos.Map, prefix string) (passes int, observe []Observation, expect Expectation) {
+	runs := DefaultPasses
+	if v := m.Get("passes"); v != nil && !yamlpos.IsNull(v) {
+		if i, ok := p.Int(v, yamlpos.Join(prefix, "passes")); ok {
+			if i < 1 {
+				p.Errorf(v, diag.InvalidValue, "leave it out for the default of 2", "%s must be at least 1", yamlpos.Join(prefix, "passes"))
+			} else {
+				passes, runs = int(i), int(i)
+			}
+		}
+	}
+	for k, on := range p.List(m.Get("observe"), yamlpos.Join(prefix, "observe")) {
+		path := fmt.Sprintf("%s[%d]", yamlpos.Join(prefix, "observe"), k)
+		om := p.Map(on, path)
+		if om == nil {
+			continue
+		}
+		p.Only(om, observeFields...)
+		var o Observation
+		if v := om.Get("afterPass"); v == nil || yamlpos.IsNull(v) {
+			p.Errorf(on, diag.MissingField, "the pass after which the cluster reports this status", "%s.afterPass is required", path)
+		} else if i, ok := p.Int(v, path+".afterPass"); ok {
+			if i < 1 || i >= int64(runs) {
+				p.Errorf(v, diag.InvalidValue, "a pass must follow it to see the status", "%s.afterPass must be between 1 and %d (passes-1)", path, runs-1)
+			} else {
+				o.AfterPass = int(i)
+			}
+		}
+		o.Child, _ = p.Required(om, "child", "the id of the child whose status this is")
+		if v := om.Get("status"); v != nil {
+			o.Status = p.object(v, path+".status")
+		}
+		observe = append(observe, o)
+	}
+	if v := m.Get("expect"); v != nil {
+		expect = p.expectation(v, yamlpos.Join(prefix, "expect"))
+	}
+	return passes, observe, expect
+}
+
+func (p *parser) expectation(n *yaml.Node, path string) Expectation {
+	var e Expectation
+	m := p.Map(n, path)
+	if m == nil {
+		return e
+	}
+	p.Only(m, expectFields...)
+	for k, cn := range p.List(m.Get("children"), path+".children") {
+		cm := p.Map(cn, fmt.Sprintf("%s.children[%d]", path, k))
+		if cm == nil {
+			continue
+		}
+		p.Only(cm, childExpectFields...)
+		var ce ChildExpectation
+		ce.ID, _ = p.Required(cm, "id", "the id of a child in the Blueprint, or remote.<id> for one a reconciler returns")
+		if v := cm.Get("match"); v != nil {
+			ce.Match = p.object(v, cm.Path+".match")
+		}
+		e.Children = append(e.Children, ce)
+	}
+	e.Absent = p.strings(m.Get("absent"), path+".absent")
+	e.Errors = p.strings(m.Get("errors"), path+".errors")
+	if v := m.Get("status"); v != nil {
+		e.Status = p.object(v, path+".status")
+	}
+	if v := m.Get("gone"); v != nil {
+		e.Gone, _ = p.Bool(v, path+".gone")
+	}
+	return e
+}
+
+// strings reads a list of strings.
+func (p *parser) strings(n *yaml.Node, path string) []string {
+	var out []string
+	for i, item := range p.List(n, path) {
+		if s, ok := p.Str(item, fmt.Sprintf("%s[%d]", path, i)); ok {
+			out = append(out, s)
+		}
+	}
+	if out == nil && n != nil && n.Kind == yaml.SequenceNode {
+		out = []string{}
+	}
+	return out
+}
+
+// object reads a mapping of any content (a patch, a partial match, a
+// reply); null is no mapping.
+func (p *parser) object(n *yaml.Node, path string) map[string]any {
+	if yamlpos.IsNull(n) {
+		return nil
+	}
+	return p.Object(n, path)
+}
+
+// checkReply reads a recorded reply as the runtime would, as the answer to
+// a finalizing request or not, and reports each of its problems at the
+// node its path names.
+func (p *parser) checkReply(n *yaml.Node, path string, reply map[string]any, finalizing bool) {
+	_, err := sdk.DecodeResult(replyBody(reply), finalizing)
+	if err == nil {
+		return
+	}
+	var list sdk.ErrorList
+	if !errors.As(err, &list) {
+		p.Errorf(p.Key(n), diag.InvalidValue, "", "%s: %v", path, err)
+		return
+	}
+	for _, fe := range list {
+		code := replyCode(fe.Problem)
+		at := p.Key(n)
+		if fe.Path != "" {
+			at = pathNode(n, fe.Path, code == diag.UnknownField)
+		}
+		field := path
+		switch {
+		case fe.Path == "":
+		case strings.HasPrefix(fe.Path, "["):
+			field += fe.Path
+		default:
+			field += "." + fe.Path
+		}
+		p.Errorf(at, code, fe.Valid, "%s %s", field, fe.Problem)
+	}
+}
+
+// replyCode classifies a problem the sdk found in a reply, from the words
+// it uses for each class: "is not a field of", "must be a string, not a
+// number", "is required".
+func replyCode(problem string) diag.Code {
+	switch {
+	case strings.HasPrefix(problem, "is not a field of"):
+		return diag.UnknownField
+	case strings.HasPrefix(problem, "must be ") && strings.Contains(problem, ", not "):
+		return diag.WrongType
+	case problem == "is required":
+		return diag.MissingField
+	}
+	return diag.InvalidValue
+}
+
+// pathNode returns the node a reply path such as resources[2].metadata.name
+// or labels["app.kubernetes.io/name"] names under n, or the nearest node
+// on its way that exists. With key set, a field's key node is returned
+// instead of its value.
+func pathNode(n *yaml.Node, path string, key bool) *yaml.Node {
+	at := yamlpos.Resolve(n)
+	for path != "" {
+		var next, keyNode *yaml.Node
+		switch {
+		case path[0] == '.':
+			path = path[1:]
+			continue
+		case strings.HasPrefix(path, `["`):
+			q, err := strconv.QuotedPrefix(path[1:])
+			if err != nil {
+				return at
+			}
+			name, _ := strconv.Unquote(q)
+			path = strings.TrimPrefix(path[1+len(q):], "]")
+			keyNode, next = field(at, name)
+		case path[0] == '[':
+			end := strings.IndexByte(path, ']')
+			i, err := strconv.Atoi(path[1:max(end, 1)])
+			if end < 0 || err != nil {
+				return at
+			}
+			path = path[end+1:]
+			if at.Kind == yaml.SequenceNode && i >= 0 && i < len(at.Content) {
+				next = at.Content[i]
+			}
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			keyNode, next = field(at, path[:end])
+			path = path[end:]
+		}
+		if next == nil {
+			return at
+		}
+		if key && path == "" && keyNode != nil {
+			return keyNode
+		}
+		at = yamlpos.Resolve(next)
+	}
+	return at
+}
+
+// field returns the key and value nodes of name in mapping n.
+func field(n *yaml.Node, name string) (key, value *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			return n.Content[i], n.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+// replyBody is a recorded reply as served: JSON, with apiVersion and kind
+// filled in when left out.
+func replyBody(reply map[string]any) []byte {
+	m := make(map[string]any, len(reply)+2)
+	maps.Copy(m, reply)
+	if _, ok := m["apiVersion"]; !ok {
+		m["apiVersion"] = sdk.APIVersion
+	}
+	if _, ok := m["kind"]; !ok {
+		m["kind"] = sdk.KindResult
+	}
+	// Values decoded from YAML always encode.
+	data, _ := json.Marshal(m)
+	return data
+}
+
+// ReadReconciler reads the reconciler block that test/simulate.yaml and
+// test/e2e.yaml share, at n, reporting its problems through r: a command
+// (required), a url, env, dir and startTimeout.
+func ReadReconciler(r *yamlpos.Reader, n *yaml.Node) *Reconciler {
+	m := r.Map(n, "reconciler")
+	if m == nil {
+		return nil
+	}
+	r.Only(m, reconcilerFields...)
+	rec := &Reconciler{}
+	const commandHint = "give the program and its arguments as a list, such as [python3, reconcilers/python/reconciler.py]"
+	switch cmd := m.Get("command"); {
+	case cmd == nil || yamlpos.IsNull(cmd):
+		r.Errorf(m.Node, diag.MissingField, commandHint, "reconciler.command is required")
+	default:
+		items := r.List(cmd, "reconciler.command")
+		for i, a := range items {
+			s, ok := r.Str(a, fmt.Sprintf("reconciler.command[%d]", i))
+			if ok && s == "" && i == 0 {
+				r.Errorf(a, diag.MissingField, "name the program to run", "reconciler.command[0] must not be empty")
+			}
+			rec.Command = append(rec.Command, s)
+		}
+		if len(items) == 0 && cmd.Kind == yaml.SequenceNode {
+			r.Errorf(cmd, diag.MissingField, commandHint, "reconciler.command is empty")
+		}
+	}
+	if u, un := r.String(m, "url", false); u != "" {
+		rec.URL = u
+		if _, err := hostPort(u); err != nil {
+			r.Errorf(un, diag.InvalidValue, "write one such as http://127.0.0.1:18088/reconcile, on the port the process listens on", "reconciler.url %q is not an absolute http:// or https:// URL", u)
+		}
+	}
+	if v := m.Get("env"); v != nil {
+		em := r.Map(v, "reconciler.env")
+		for _, k := range orderOf(em) {
+			val := em.Get(k)
+			if val.Kind != yaml.ScalarNode || yamlpos.IsNull(val) {
+				r.Errorf(val, diag.WrongType, `environment variables are text, such as PORT: "18088"`, "reconciler.env.%s must be text, not %s", k, yamlpos.Describe(val))
+				continue
+			}
+			if rec.Env == nil {
+				rec.Env = map[string]string{}
+			}
+			rec.Env[k] = val.Value
+		}
+	}
+	rec.Dir, _ = r.String(m, "dir", false)
+	if v := m.Get("startTimeout"); v != nil {
+		if d := r.Duration(v, "reconciler.startTimeout"); d > 0 {
+			rec.StartTimeout = &metav1.Duration{Duration: d}
+		}
+	}
+	return rec
+}
+
+func orderOf(m *yamlpos.Map) []string {
+	if m == nil {
+		return nil
+	}
+	return m.Order
+}
