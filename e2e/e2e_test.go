@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/e2e"
+	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/localcluster"
@@ -271,11 +271,11 @@ func TestUnservedKindStopsBeforeTheRuntime(t *testing.T) {
 	}
 	var out bytes.Buffer
 	_, err = e2e.Run(context.Background(), e2e.Options{Blueprint: bp, File: file, Config: c.RESTConfig(), Out: &out})
-	var list e2e.ErrorList
-	if !errors.As(err, &list) || len(list) != 1 {
+	list := diag.All(err)
+	if len(list) != 1 {
 		t.Fatalf("Run error = %v; want one problem", err)
 	}
-	if got := list[0].Error(); !strings.Contains(got, `widget.yaml:7:15: case "widgets": steps[0].expect.objects[0]: apiVersion widgets.example.com/v1, kind Widget: the cluster does not serve this kind`) {
+	if got := list[0].Error(); !strings.Contains(got, `widget.yaml:7:15: E0010 case "widgets": steps[0].expect.objects[0]: apiVersion widgets.example.com/v1, kind Widget: the cluster does not serve this kind`) {
 		t.Errorf("problem = %s", got)
 	}
 	if out.Len() != 0 {

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
@@ -36,7 +38,7 @@ var builtinKinds = sync.OnceValue(func() map[schema.GroupVersionKind]bool {
 // served: the runtime installs the CRD. Beyond those, served says what the
 // cluster serves; nil means a local control plane not started yet, which
 // serves the built-in kinds client-go knows.
-func (f *File) checkKinds(bp *ir.Blueprint, served func(schema.GroupVersionKind) bool, installs bool) ErrorList {
+func (f *File) checkKinds(bp *ir.Blueprint, served func(schema.GroupVersionKind) bool, installs bool) diag.List {
 	known := map[schema.GroupVersionKind]bool{}
 	if bp != nil && installs {
 		known[bp.Resource.GroupVersionKind] = true
@@ -44,14 +46,12 @@ func (f *File) checkKinds(bp *ir.Blueprint, served func(schema.GroupVersionKind)
 			known[c.GroupVersionKind] = true
 		}
 	}
-	var errs ErrorList
+	var l diag.List
 	for _, u := range f.kinds {
 		if u.cr && bp != nil && u.gvk != bp.Resource.GroupVersionKind {
-			errs = append(errs, &Error{
-				Pos: u.pos, Case: u.cse, Field: u.field,
-				Msg:  fmt.Sprintf("the CR is a %s (%s), but Blueprint %s reconciles %s (%s)", u.gvk.Kind, u.gvk.GroupVersion(), bp.Name, bp.Resource.Kind, bp.Resource.GroupVersionKind.GroupVersion()),
-				Hint: "give the case a custom resource of the Blueprint's kind",
-			})
+			l.Add(u.pos, diag.InvalidValue, "give the case a custom resource of the Blueprint's kind",
+				"case %s: %s: the CR is a %s (%s), but Blueprint %s reconciles %s (%s)",
+				u.cse, u.field, u.gvk.Kind, u.gvk.GroupVersion(), bp.Name, bp.Resource.Kind, bp.Resource.GroupVersionKind.GroupVersion())
 			continue
 		}
 		if known[u.gvk] || served == nil && builtinKinds()[u.gvk] || served != nil && served(u.gvk) {
@@ -61,13 +61,10 @@ func (f *File) checkKinds(bp *ir.Blueprint, served func(schema.GroupVersionKind)
 		if u.cr {
 			hint = "install the CRD, or let the runtime of inrun e2e install it (no --no-runtime)"
 		}
-		errs = append(errs, &Error{
-			Pos: u.pos, Case: u.cse, Field: u.field,
-			Msg:  fmt.Sprintf("apiVersion %s, kind %s: the cluster does not serve this kind", u.gvk.GroupVersion(), u.gvk.Kind),
-			Hint: hint,
-		})
+		l.Add(u.pos, diag.UnknownKind, hint, "case %s: %s: apiVersion %s, kind %s: the cluster does not serve this kind",
+			u.cse, u.field, u.gvk.GroupVersion(), u.gvk.Kind)
 	}
-	return errs
+	return l
 }
 
 // kindHint suggests what was meant: the apiVersions that serve the kind, or
@@ -101,7 +98,7 @@ func kindHint(gvk schema.GroupVersionKind, known map[schema.GroupVersionKind]boo
 		return fmt.Sprintf("%s is served as apiVersion %s", gvk.Kind, strings.Join(versions, " or "))
 	}
 	slices.Sort(kinds)
-	if k, ok := closest(gvk.Kind, kinds); ok {
+	if k, ok := suggest.Closest(gvk.Kind, kinds); ok {
 		return "did you mean kind " + k + "?"
 	}
 	if local {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/simulate"
@@ -148,16 +149,17 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	data, err := os.ReadFile(opts.File)
 	if err != nil {
-		return nil, err
+		return nil, unreadable(opts.File, err)
 	}
-	f, errs := parse(opts.File, data)
+	var diags diag.List
+	f := parse(opts.File, data, &diags)
 	if f != nil && !opts.existing() {
-		errs = append(errs, f.checkKinds(opts.Blueprint, nil, true)...)
+		diags = append(diags, f.checkKinds(opts.Blueprint, nil, true)...)
 	}
 	if f != nil {
-		errs = append(errs, f.checkReconciler(opts.Blueprint)...)
+		diags = append(diags, f.checkReconciler(opts.Blueprint)...)
 	}
-	if err := errs.Err(); err != nil {
+	if err := diags.Err(); err != nil {
 		return nil, err
 	}
 	var cases []*Case
