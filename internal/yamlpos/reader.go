@@ -265,14 +265,22 @@ func (r *Reader) Int(n *yaml.Node, path string) (int64, bool) {
 }
 
 // Duration reads n as a positive Go duration such as 30s.
+// Anything but a string, such as the integer 30, is reported as WrongType
+// with the same hint.
 func (r *Reader) Duration(n *yaml.Node, path string) time.Duration {
-	s, ok := r.Str(n, path)
-	if !ok || s == "" {
+	const hint = "write a Go duration such as 30s, 2m or 1m30s"
+	n = Resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+		r.Errorf(n, diag.WrongType, hint, "%s must be a string, not %s", DisplayPath(path), Describe(n))
+		return 0
+	}
+	s := n.Value
+	if s == "" {
 		return 0
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		r.Errorf(n, diag.InvalidValue, "write a Go duration such as 30s, 2m or 1m30s", "%s %q is not a positive duration", DisplayPath(path), s)
+		r.Errorf(n, diag.InvalidValue, hint, "%s %q is not a positive duration", DisplayPath(path), s)
 		return 0
 	}
 	return d
