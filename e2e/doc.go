@@ -4,8 +4,9 @@
 //
 // Run is the whole of it. What it promises:
 //
-//   - Every problem with the file is reported at once, each with its
-//     file:line:col, the case and the field: unknown fields (with what was
+//   - Every problem with the file is reported at once, sorted, as the
+//     diagnostics of package internal/diag, each with its file:line:col, a
+//     stable code, the case and the field: unknown fields (with what was
 //     probably meant), values of the wrong type, missing names, a case with
 //     both or neither of cr and object, bad durations, unreadable CR files,
 //     and kinds the cluster would not serve. All of that happens before any

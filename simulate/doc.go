@@ -2,7 +2,10 @@
 // reconciler.Reconciler against an in-memory API store, with no cluster.
 //
 // It backs inrun simulate, which checks the cases of test/simulate.yaml, and
-// inrun render, which shows what one custom resource becomes. The store is
+// inrun render, which shows what one custom resource becomes. The file is
+// read by the positioned reader every format shares (internal/yamlpos):
+// every mistake in it is reported at once, sorted, as the diagnostics of
+// package internal/diag, each with its file:line:col and a stable code. The store is
 // controller-runtime's fake client, with server-side apply, status
 // subresources and the CRD's defaults, so what a case observes is what the
 // runtime would write on a cluster, less what a cluster's own controllers
