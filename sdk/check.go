@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -165,6 +166,13 @@ const (
 	reservedPrefix = "inrun.dev/"
 )
 
+// MaxStatusBytes bounds a Result's status, encoded as JSON. The custom
+// resource is stored whole, status included, and the API server refuses
+// a request over 3 MiB and etcd an object over 1.5 MiB: a larger status
+// would make every status write fail, the one that says what went wrong
+// included.
+const MaxStatusBytes = 256 << 10
+
 // runtimeConditions are the condition types the runtime maintains itself.
 var runtimeConditions = []string{"Ready", "Progressing", "Degraded"}
 
@@ -269,6 +277,9 @@ func (c *checker) request(r *Request) {
 func (c *checker) result(r *Result, finalizing, fromGo bool) {
 	if !c.header(r.APIVersion, r.Kind, KindResult) {
 		return
+	}
+	if raw, err := json.Marshal(r.Status); err == nil && len(raw) > MaxStatusBytes {
+		c.add("status", fmt.Sprintf("is %d bytes long as JSON", len(raw)), fmt.Sprintf("at most %d: keep large data elsewhere (a ConfigMap among resources, or your own store) and report a summary", MaxStatusBytes))
 	}
 	for _, k := range sortedKeys(r.Status) {
 		switch k {

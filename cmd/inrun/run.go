@@ -25,6 +25,7 @@ import (
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/localcluster/assets"
+	"github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/simulate"
 )
@@ -38,6 +39,7 @@ type runFlags struct {
 	kubeconfig     string
 	kubeContext    string
 	workers        int
+	maxBackoff     time.Duration
 	metricsAddr    string
 	probeAddr      string
 	leaderElect    bool
@@ -54,6 +56,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path of the kubeconfig (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default the current one)")
 	fl.IntVar(&f.workers, "workers", 4, "custom resources reconciled at once, per Blueprint")
+	fl.DurationVar(&f.maxBackoff, "max-backoff", controller.DefaultMaxBackoff, "the longest wait before a failing custom resource is reconciled again (the wait doubles from 5ms with each failure in a row)")
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint; "0" disables it`)
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
@@ -184,6 +187,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		Config:                  cfg,
 		Blueprints:              bps,
 		Workers:                 f.workers,
+		MaxBackoff:              f.maxBackoff,
 		MetricsAddr:             f.metricsAddr,
 		ProbeAddr:               f.probeAddr,
 		LeaderElection:          f.leaderElect,

@@ -6,11 +6,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,11 +50,34 @@ type Options struct {
 	// Unavailable are child kinds the runtime may not list or watch: they
 	// get no watch, and the reconciler reports them (see CheckAccess).
 	Unavailable map[schema.GroupVersionKind]error
+	// MaxBackoff caps the wait before a failed reconcile is retried: the
+	// wait starts at 5ms and doubles with each failure in a row of the
+	// same custom resource. Default DefaultMaxBackoff.
+	MaxBackoff time.Duration
+}
+
+// DefaultMaxBackoff caps retries of a failing custom resource. controller-
+// runtime's own cap, 1000s, keeps a custom resource Degraded for minutes
+// after its reconciler has recovered; a minute keeps a failing reconciler
+// at about one call a minute per custom resource.
+const DefaultMaxBackoff = 60 * time.Second
+
+// RateLimiter is controller-runtime's default retry limiter with its
+// per-item backoff capped at maxBackoff: exponential from 5ms, and at most
+// 10 retries a second (bursts of 100) across the controller.
+func RateLimiter(maxBackoff time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxBackoff),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }
 
 func (o *Options) setDefaults() {
 	if o.Workers <= 0 {
 		o.Workers = 4
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = DefaultMaxBackoff
 	}
 	if o.FieldOwner == "" {
 		o.FieldOwner = reconciler.ManagedBy
@@ -81,12 +107,16 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	if err != nil {
 		return err
 	}
+	recorder, err := NewRecorder(mgr, "inrun-"+bp.Name)
+	if err != nil {
+		return err
+	}
 	rec, err := reconciler.New(bp, reconciler.Options{
 		OwnerIndex:  ownerIndex,
 		Client:      mgr.GetClient(),
 		APIReader:   mgr.GetAPIReader(),
 		FieldOwner:  opts.FieldOwner,
-		Recorder:    mgr.GetEventRecorder("inrun-" + bp.Name),
+		Recorder:    recorder,
 		Log:         mgr.GetLogger().WithName(bp.Name),
 		Unavailable: opts.Unavailable,
 		Renderer:    opts.Renderer,
@@ -108,7 +138,7 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 			predicate.LabelChangedPredicate{},
 			predicate.AnnotationChangedPredicate{},
 		))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation})
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation, RateLimiter: RateLimiter(opts.MaxBackoff)})
 	for _, k := range reconciler.OwnedKinds(bp) {
 		if opts.Unavailable[k.GroupVersionKind] != nil {
 			continue

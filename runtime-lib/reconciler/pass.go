@@ -192,7 +192,7 @@ func (p *pass) children(ctx context.Context) {
 			p.create(ctx, c, desired)
 		case current != nil && upToDate(desired, current):
 			p.setLive(c.ID, current)
-		default:
+		case current != nil || p.claim(ctx, c, desired):
 			p.apply(ctx, c, desired)
 		}
 		if live := p.live[c.ID]; live != nil && !p.failed[c.ID] {
@@ -536,8 +536,16 @@ func (p *pass) prune(ctx context.Context) {
 	sort.Strings(p.rep.Pruned)
 }
 
+// delete deletes a child. Only objects listed by this custom resource's
+// inventory reach it; the check makes that a promise, not a property of
+// the callers. The UID precondition makes sure the object deleted is the
+// one observed, not another created since under its name.
 func (p *pass) delete(ctx context.Context, obj *unstructured.Unstructured) error {
-	err := p.opts.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if !p.createdFor(obj) {
+		return fmt.Errorf("refusing to delete %s: it was not created for this custom resource", keyOf(obj))
+	}
+	uid := obj.GetUID()
+	err := p.opts.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -2,15 +2,14 @@ package reconciler
 
 import (
 	"context"
-
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/go-logr/logr"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -109,7 +108,12 @@ func (p *pass) remote(ctx context.Context) {
 	}
 	if err := p.checkResult(&res.Result); err != nil {
 		keepAll()
-		p.remoteError(ctx, err, false)
+		// The reply was well-formed, so the Caller may have kept it; the
+		// retry must ask the reconciler again, not meet the same reply.
+		if f, ok := p.opts.Remote.(forgetter); ok {
+			f.Forget(sdk.Resource{Object: req.Object}.Ref())
+		}
+		p.remoteError(ctx, err, true)
 		return
 	}
 	p.remoteState = remoteState{called: true, status: res.Status, conditions: res.Conditions}
@@ -128,6 +132,11 @@ func (p *pass) remote(ctx context.Context) {
 	if d := time.Duration(res.RequeueAfter); d > 0 && (p.rep.RequeueAfter == 0 || d < p.rep.RequeueAfter) {
 		p.rep.RequeueAfter = d
 	}
+}
+
+// forgetter is a Caller that remembers replies (remote.Client does).
+type forgetter interface {
+	Forget(ref sdk.ObjectRef)
 }
 
 // checkResult refuses a Result with resources of kinds the Blueprint does
@@ -180,12 +189,23 @@ func (p *pass) applyRemote(ctx context.Context, res sdk.Resource) {
 			return
 		}
 	}
+	var current *unstructured.Unstructured
 	for _, obj := range p.observed[label] {
-		if keyOf(obj) == key && upToDate(desired, obj) {
-			return
+		if keyOf(obj) == key {
+			current = obj
 		}
 	}
-	p.apply(ctx, c, desired)
+	switch {
+	case current != nil && upToDate(desired, current):
+		p.setLive(label, current)
+	case current != nil || p.claim(ctx, c, desired):
+		p.apply(ctx, c, desired)
+	}
+	// A returned resource counts for Ready like a template child does,
+	// by its kind's rule.
+	if live := p.live[label]; live != nil && !p.failed[label] && !defaultReady(live) {
+		p.notReady = append(p.notReady, key.String())
+	}
 }
 
 // remoteChild describes a returned resource as a child, for decorate,

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,6 +67,31 @@ func (p *pass) writeStatus(ctx context.Context) error {
 	if equalJSON(liveStatus, status) {
 		return nil
 	}
+	err := p.applyStatus(ctx, status)
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) || ctx.Err() != nil {
+		return err
+	}
+	// The API server refused this status (too large, or not what the CRD
+	// declares). The conditions travel in the same write, so without a
+	// second one the custom resource would go on saying it is Ready: keep
+	// the status it last accepted and say what is wrong.
+	err = fmt.Errorf("writing status: %w", err)
+	p.rep.Errors = append(p.rep.Errors, err)
+	fallback := map[string]any{}
+	for k, v := range liveStatus {
+		fallback[k] = v
+	}
+	fallback["observedGeneration"] = p.cr.GetGeneration()
+	fallback["conditions"] = p.conditions(liveStatus)
+	if ferr := p.applyStatus(ctx, fallback); ferr != nil {
+		return fmt.Errorf("%w; reporting it in the conditions failed too: %v", err, ferr)
+	}
+	return err
+}
+
+// applyStatus writes status with server-side apply, through the status
+// subresource when the CRD has one.
+func (p *pass) applyStatus(ctx context.Context, status map[string]any) error {
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": p.cr.GetAPIVersion(),
 		"kind":       p.cr.GetKind(),
@@ -86,7 +112,7 @@ func (p *pass) writeStatus(ctx context.Context) error {
 		err = p.opts.Client.Apply(ctx, ac, client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
 	}
 	if err != nil {
-		return fmt.Errorf("writing status: %w", err)
+		return err
 	}
 	p.rep.Writes++
 	p.cr.Object["status"] = obj.Object["status"]

@@ -38,6 +38,9 @@ type Options struct {
 	Namespaces []string
 	// Workers per Blueprint. Default 4.
 	Workers int
+	// MaxBackoff caps the wait before a failed reconcile is retried.
+	// Default controller.DefaultMaxBackoff.
+	MaxBackoff time.Duration
 	// MetricsAddr serves Prometheus metrics; "0" disables. Default ":8080".
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz; "0" disables. Default ":8081".
@@ -125,7 +128,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	for _, bp := range opts.Blueprints {
-		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable}); err != nil {
+		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable}); err != nil {
 			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
 		}
 	}

@@ -1,0 +1,215 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/reference"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// Recorder records events.k8s.io Events, like client-go's recorder, with one
+// difference: an Event repeated with another note is a new Event, not one
+// more in the first one's series. client-go counts Events of the same
+// object, reason and action as one series and keeps the first note only, so
+// "reconciler failed: 500" then "reconciler failed: timeout" showed the 500
+// twice. Repeats of the same note within seriesWindow are one series.
+type Recorder struct {
+	c          client.Client
+	scheme     *runtime.Scheme
+	controller string
+	instance   string
+	log        logr.Logger
+	now        func() time.Time
+
+	queue chan *eventsv1.Event
+
+	mu     sync.Mutex
+	series map[seriesKey]*seriesEntry
+}
+
+var _ events.EventRecorder = &Recorder{}
+
+// seriesWindow is how long after its last occurrence an Event is continued
+// by a repeat, as in client-go.
+const seriesWindow = 6 * time.Minute
+
+// seriesPatchEvery bounds how often a series' count is written: a
+// repeating Event costs at most one write a minute.
+const seriesPatchEvery = time.Minute
+
+// maxSeries bounds the series remembered; older ones are forgotten first.
+const maxSeries = 4096
+
+type seriesKey struct {
+	regarding, related        corev1.ObjectReference
+	eventType, reason, action string
+	note                      string
+}
+
+type seriesEntry struct {
+	event     *eventsv1.Event // as created
+	count     int32
+	last      time.Time
+	lastWrite time.Time
+}
+
+// NewRecorder returns a Recorder that writes through c as controller
+// (reportingController). Add it to mgr, which runs it: Events recorded
+// before the manager starts wait in its queue.
+func NewRecorder(mgr manager.Manager, controller string) (*Recorder, error) {
+	host, _ := os.Hostname()
+	r := &Recorder{
+		c:          mgr.GetClient(),
+		scheme:     mgr.GetScheme(),
+		controller: controller,
+		instance:   controller + "-" + host,
+		log:        mgr.GetLogger().WithName("events"),
+		now:        time.Now,
+		queue:      make(chan *eventsv1.Event, 1000),
+		series:     map[seriesKey]*seriesEntry{},
+	}
+	return r, mgr.Add(r)
+}
+
+// Eventf implements events.EventRecorder. It never blocks: when the queue
+// is full, the Event is dropped and logged.
+func (r *Recorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	ref, err := reference.GetReference(r.scheme, regarding)
+	if err != nil {
+		r.log.Error(err, "cannot record an Event on this object", "reason", reason)
+		return
+	}
+	ev := &eventsv1.Event{
+		EventTime:           metav1.NewMicroTime(r.now()),
+		ReportingController: r.controller,
+		ReportingInstance:   r.instance,
+		Action:              action,
+		Reason:              reason,
+		Regarding:           *ref,
+		Note:                truncateNote(fmt.Sprintf(note, args...)),
+		Type:                eventtype,
+	}
+	if related != nil {
+		if rel, err := reference.GetReference(r.scheme, related); err == nil {
+			ev.Related = rel
+		}
+	}
+	select {
+	case r.queue <- ev:
+	default:
+		r.log.Info("dropped an Event: the queue is full", "reason", reason, "note", ev.Note)
+	}
+}
+
+// truncateNote keeps a note within the 1 KiB the API server accepts.
+func truncateNote(s string) string {
+	const max = 1024
+	if len(s) <= max {
+		return s
+	}
+	return s[:max-3] + "..."
+}
+
+// Start writes queued Events until ctx ends. It runs on every replica, not
+// only the leader: Events are what each replica saw.
+func (r *Recorder) Start(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-r.queue:
+			r.record(ctx, ev)
+		}
+	}
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (r *Recorder) NeedLeaderElection() bool { return false }
+
+// record creates ev, or continues its series.
+func (r *Recorder) record(ctx context.Context, ev *eventsv1.Event) {
+	key := seriesKey{regarding: ev.Regarding, eventType: ev.Type, reason: ev.Reason, action: ev.Action, note: ev.Note}
+	if ev.Related != nil {
+		key.related = *ev.Related
+	}
+	now := ev.EventTime.Time
+	r.mu.Lock()
+	entry, ok := r.series[key]
+	if ok && now.Sub(entry.last) <= seriesWindow {
+		entry.count++
+		entry.last = now
+		write := now.Sub(entry.lastWrite) >= seriesPatchEvery || entry.count == 2
+		created, count := entry.event, entry.count
+		if write {
+			entry.lastWrite = now
+		}
+		r.mu.Unlock()
+		if write {
+			r.patchSeries(ctx, created, count, now)
+		}
+		return
+	}
+	r.forgetOld(now)
+	namespace := ev.Regarding.Namespace
+	if namespace == "" {
+		namespace = metav1.NamespaceDefault
+	}
+	ev.Name = fmt.Sprintf("%s.%x", ev.Regarding.Name, now.UnixNano())
+	ev.Namespace = namespace
+	r.series[key] = &seriesEntry{event: ev, count: 1, last: now, lastWrite: now}
+	r.mu.Unlock()
+	if err := r.c.Create(ctx, ev.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+		r.log.Error(err, "cannot record an Event", "reason", ev.Reason, "note", ev.Note)
+	}
+}
+
+// patchSeries writes a series' count and last time onto the Event that
+// started it.
+func (r *Recorder) patchSeries(ctx context.Context, ev *eventsv1.Event, count int32, last time.Time) {
+	patch := fmt.Appendf(nil, `{"series":{"count":%d,"lastObservedTime":%q}}`, count, metav1.NewMicroTime(last).Format(metav1.RFC3339Micro))
+	obj := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: ev.Name, Namespace: ev.Namespace}}
+	err := r.c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+	if apierrors.IsNotFound(err) {
+		// The Event has expired: record it again.
+		again := ev.DeepCopy()
+		again.ResourceVersion = ""
+		again.Series = &eventsv1.EventSeries{Count: count, LastObservedTime: metav1.NewMicroTime(last)}
+		err = r.c.Create(ctx, again)
+	}
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		r.log.Error(err, "cannot update an Event's series", "reason", ev.Reason, "note", ev.Note)
+	}
+}
+
+// forgetOld drops series that have ended, and the oldest ones beyond
+// maxSeries. r.mu is held.
+func (r *Recorder) forgetOld(now time.Time) {
+	for k, e := range r.series {
+		if now.Sub(e.last) > seriesWindow {
+			delete(r.series, k)
+		}
+	}
+	for len(r.series) >= maxSeries {
+		var oldest seriesKey
+		var at time.Time
+		for k, e := range r.series {
+			if at.IsZero() || e.last.Before(at) {
+				oldest, at = k, e.last
+			}
+		}
+		delete(r.series, oldest)
+	}
+}

@@ -1,0 +1,90 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/ir"
+)
+
+// ConflictError says a child's object already exists and was not created
+// for this custom resource: Inrun leaves it as it is.
+type ConflictError struct {
+	// Object names the existing object, as "Kind namespace/name".
+	Object string
+	// Owner says who the object belongs to, as far as its metadata tells.
+	Owner string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s already exists and was not created for this custom resource (%s); Inrun never adopts, overwrites or deletes an object it did not create: delete or rename that object, or give the child another name", e.Object, e.Owner)
+}
+
+// ReasonConflict is the reason of the Warning Event a conflict records.
+const ReasonConflict = "OwnershipConflict"
+
+// createdFor reports whether obj carries this custom resource's inventory:
+// only such objects are written, adopted back after a rename, or pruned.
+func (p *pass) createdFor(obj *unstructured.Unstructured) bool {
+	l := obj.GetLabels()
+	return l[LabelOwnerUID] == string(p.cr.GetUID()) && l[LabelBlueprint] == p.bp.Name
+}
+
+// claim checks, before a child's first write, that no object of its
+// identity exists that was created by anyone but this custom resource.
+// The caches hold only Inrun's objects, so the API server is asked. It
+// reports a conflict and returns false when one does; it returns false too
+// when the check itself fails.
+func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) bool {
+	existing := &unstructured.Unstructured{}
+	existing.SetGroupVersionKind(desired.GroupVersionKind())
+	err := p.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		return true
+	case err != nil:
+		p.apiError(ctx, c, err, "get")
+		return false
+	case p.createdFor(existing):
+		return true
+	}
+	conflict := &ConflictError{Object: keyOf(existing).String(), Owner: describeOwner(existing)}
+	err = fmt.Errorf("child %q: %w", c.ID, conflict)
+	p.keep[c.ID] = true
+	p.failed[c.ID] = true
+	p.rep.Errors = append(p.rep.Errors, err)
+	p.opts.Recorder.Eventf(p.cr, existing, corev1.EventTypeWarning, ReasonConflict, "Apply", "%v", err)
+	// Retried with backoff: once the object is gone, the child is created.
+	if p.transient == nil {
+		p.transient = err
+	}
+	return false
+}
+
+// describeOwner says who an object belongs to, from its metadata: a
+// controller's owner reference, another custom resource's inventory, or
+// the manager that created it.
+func describeOwner(obj *unstructured.Unstructured) string {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			return fmt.Sprintf("it is controlled by %s %s", ref.Kind, ref.Name)
+		}
+	}
+	if owner := obj.GetAnnotations()[AnnotationOwner]; owner != "" {
+		return "it belongs to " + strings.ReplaceAll(strings.Trim(owner, "/"), "//", "/") + " of Blueprint " + obj.GetLabels()[LabelBlueprint]
+	}
+	if len(obj.GetOwnerReferences()) > 0 {
+		ref := obj.GetOwnerReferences()[0]
+		return fmt.Sprintf("it is owned by %s %s", ref.Kind, ref.Name)
+	}
+	if mf := obj.GetManagedFields(); len(mf) > 0 && mf[0].Manager != "" {
+		return fmt.Sprintf("it was created by %s, with no owner", mf[0].Manager)
+	}
+	return "it has no owner: someone created it by hand"
+}

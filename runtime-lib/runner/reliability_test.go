@@ -1,0 +1,335 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/runtime-lib/runner"
+	"github.com/inrun/inrun/sdk"
+)
+
+// These tests misbehave as a remote reconciler would, against the real API
+// server, and check that the runtime harms nothing it does not own, always
+// says what is wrong, and recovers without an edit.
+
+var appGVK = schema.GroupVersionKind{Group: "test.inrun.dev", Version: "v1", Kind: "App"}
+
+// scripted is a remote reconciler whose replies the test sets, as raw
+// JSON, so that it can reply what the sdk would not let a Go reconciler.
+type scripted struct {
+	mu    sync.Mutex
+	reply func(req *sdk.Request) (int, string)
+	calls atomic.Int64
+}
+
+func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req, err := sdk.DecodeRequest(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.calls.Add(1)
+	s.mu.Lock()
+	reply := s.reply
+	s.mu.Unlock()
+	code, out := reply(req)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, out)
+}
+
+func (s *scripted) set(fn func(req *sdk.Request) (int, string)) {
+	s.mu.Lock()
+	s.reply = fn
+	s.mu.Unlock()
+}
+
+// result is a reply of 200 with a ReconcileResult made of fields.
+func result(fields map[string]any) func(*sdk.Request) (int, string) {
+	return func(req *sdk.Request) (int, string) {
+		m := map[string]any{"apiVersion": sdk.APIVersion, "kind": sdk.KindResult}
+		for k, v := range fields {
+			m[k] = v
+		}
+		if req.Finalizing {
+			m = map[string]any{"apiVersion": sdk.APIVersion, "kind": sdk.KindResult, "done": true}
+		}
+		raw, _ := json.Marshal(m)
+		return http.StatusOK, string(raw)
+	}
+}
+
+// newAppFixture runs the App Blueprint against a scripted reconciler that
+// first answers with an empty Result.
+func newAppFixture(t *testing.T) (*fixture, *scripted) {
+	t.Helper()
+	f := newFixture(t)
+	s := &scripted{}
+	s.set(result(nil))
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	bp, err := compiler.CompileFile("testdata/app.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp = bp.WithRemoteURL(srv.URL + "/reconcile")
+	if err := runner.InstallCRDs(context.Background(), f.cfg, []*ir.Blueprint{bp}); err != nil {
+		t.Fatal(err)
+	}
+	f.bp = bp
+	f.start(f.cfg, []string{f.ns}, func(o *runner.Options) { o.MaxBackoff = 2 * time.Second })
+	return f, s
+}
+
+func (f *fixture) createApp(name string, spec map[string]any) {
+	f.t.Helper()
+	app := &unstructured.Unstructured{}
+	app.SetGroupVersionKind(appGVK)
+	app.SetName(name)
+	app.SetNamespace(f.ns)
+	app.Object["spec"] = spec
+	if err := f.admin.Create(context.Background(), app); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) patchApp(name string, spec map[string]any) {
+	f.t.Helper()
+	app := &unstructured.Unstructured{}
+	app.SetGroupVersionKind(appGVK)
+	app.SetName(name)
+	app.SetNamespace(f.ns)
+	raw, _ := json.Marshal(map[string]any{"spec": spec})
+	if err := f.admin.Patch(context.Background(), app, client.RawPatch("application/merge-patch+json", raw)); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// appCondition is "" once the App's condition has status and its message
+// contains msg.
+func (f *fixture) appCondition(name, condType, status, msg string) func() string {
+	return func() string {
+		app, err := f.get(appGVK, f.ns, name)
+		if err != nil {
+			return err.Error()
+		}
+		conds, _, _ := unstructured.NestedSlice(app.Object, "status", "conditions")
+		for _, c := range conds {
+			m := c.(map[string]any)
+			if m["type"] != condType {
+				continue
+			}
+			got, _ := m["message"].(string)
+			if m["status"] != status || !strings.Contains(got, msg) {
+				return condType + " is " + m["status"].(string) + ": " + got
+			}
+			return ""
+		}
+		return "no " + condType + " condition yet"
+	}
+}
+
+// TestNoTakeover has the reconciler return a Secret a person created, then
+// stop returning it: the Secret must be neither overwritten, labelled,
+// owned, nor pruned, and the conflict must be reported.
+func TestNoTakeover(t *testing.T) {
+	f, s := newAppFixture(t)
+	ctx := context.Background()
+	precious := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "precious", Namespace: f.ns},
+		Data:       map[string][]byte{"password": []byte("original")},
+	}
+	if err := f.admin.Create(ctx, precious); err != nil {
+		t.Fatal(err)
+	}
+	s.set(result(map[string]any{"resources": []any{map[string]any{
+		"id": "secret", "apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "precious"},
+		"data": map[string]any{"password": base64.StdEncoding.EncodeToString([]byte("overwritten"))},
+	}}}))
+	f.createApp("thief", map[string]any{"replicas": int64(1)})
+	f.eventually(60*time.Second, "the conflict reported", f.appCondition("thief", "Degraded", "True", "Secret "+f.ns+"/precious already exists and was not created for this custom resource"))
+	f.eventually(30*time.Second, "an Event naming the object", func() string {
+		events := &eventsv1.EventList{}
+		if err := f.admin.List(ctx, events, client.InNamespace(f.ns)); err != nil {
+			return err.Error()
+		}
+		for _, e := range events.Items {
+			if e.Reason == reconciler.ReasonConflict && e.Regarding.Name == "thief" && strings.Contains(e.Note, "precious") {
+				return ""
+			}
+		}
+		return "no " + reconciler.ReasonConflict + " Event"
+	})
+	untouched := func() {
+		t.Helper()
+		got := &corev1.Secret{}
+		if err := f.admin.Get(ctx, client.ObjectKeyFromObject(precious), got); err != nil {
+			t.Fatalf("the Secret a person created: %v", err)
+		}
+		if string(got.Data["password"]) != "original" || len(got.Labels) > 0 || len(got.OwnerReferences) > 0 {
+			t.Fatalf("the Secret a person created was changed: data %q, labels %v, owners %v", got.Data["password"], got.Labels, got.OwnerReferences)
+		}
+	}
+	untouched()
+
+	// The reconciler stops returning it: nothing of Inrun's is pruned,
+	// and the Secret it never owned stays.
+	s.set(result(map[string]any{"status": map[string]any{"phase": "Running"}}))
+	f.patchApp("thief", map[string]any{"note": "again"})
+	f.eventually(60*time.Second, "recovered", f.appCondition("thief", "Ready", "True", ""))
+	untouched()
+}
+
+// TestTemplateNoTakeover has a template child whose name a person's
+// ConfigMap already has.
+func TestTemplateNoTakeover(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	mine := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: f.ns + "-site", Namespace: f.ns}, Data: map[string]string{"share": "mine"}}
+	if err := f.admin.Create(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	f.start(f.cfg, []string{f.ns}, nil)
+	// The copy child writes ConfigMap <ns>-site in copyTo: here, the same
+	// namespace, where the person's ConfigMap is.
+	f.createSite("site", map[string]any{"replicas": int64(1), "copyTo": f.ns})
+	f.eventually(60*time.Second, "the conflict reported", f.condition("site", "Degraded", "True"))
+	site, _ := f.get(siteGVK, f.ns, "site")
+	if msg := conditionMessage(site, "Degraded"); !strings.Contains(msg, "ConfigMap "+f.ns+"/"+f.ns+"-site already exists and was not created for this custom resource") {
+		t.Errorf("Degraded says %q; want the conflict with the ConfigMap", msg)
+	}
+	got := &corev1.ConfigMap{}
+	if err := f.admin.Get(ctx, client.ObjectKeyFromObject(mine), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Data["share"] != "mine" || len(got.Labels) > 0 || len(got.OwnerReferences) > 0 {
+		t.Errorf("the person's ConfigMap was changed: data %v, labels %v, owners %v", got.Data, got.Labels, got.OwnerReferences)
+	}
+	// The children that do not conflict are applied all the same.
+	f.eventually(60*time.Second, "the Deployment", exists(f, deploymentGVK, f.ns, "site"))
+}
+
+// TestRefusedResultIsRetried: a Result refused for an undeclared kind is
+// asked for again with backoff, so that a fixed reconciler is heard
+// without anyone editing the custom resource.
+func TestRefusedResultIsRetried(t *testing.T) {
+	f, s := newAppFixture(t)
+	s.set(result(map[string]any{"resources": []any{map[string]any{
+		"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "sa"},
+	}}}))
+	f.createApp("refused", map[string]any{"replicas": int64(1)})
+	f.eventually(60*time.Second, "refused", f.appCondition("refused", "Degraded", "True", "was refused"))
+	s.set(result(map[string]any{"status": map[string]any{"phase": "Running"}}))
+	f.eventually(60*time.Second, "the fixed reconciler heard", f.appCondition("refused", "Ready", "True", ""))
+}
+
+// TestStatusTheAPIServerRefuses: the reconciler returns a status the CRD
+// does not allow, then one too large for any object. Either way the
+// custom resource must stop saying Ready and say why.
+func TestStatusTheAPIServerRefuses(t *testing.T) {
+	f, s := newAppFixture(t)
+	s.set(result(map[string]any{"status": map[string]any{"phase": "Running", "count": int64(1)}}))
+	f.createApp("status", map[string]any{"replicas": int64(1)})
+	f.eventually(60*time.Second, "ready", f.appCondition("status", "Ready", "True", ""))
+
+	s.set(result(map[string]any{"status": map[string]any{"phase": "Running", "count": "many"}}))
+	f.patchApp("status", map[string]any{"note": "typed"})
+	f.eventually(60*time.Second, "a refused status reported", f.appCondition("status", "Degraded", "True", "writing status"))
+	f.eventually(10*time.Second, "not Ready", f.appCondition("status", "Ready", "False", ""))
+
+	huge := strings.Repeat("x", sdk.MaxStatusBytes)
+	s.set(result(map[string]any{"status": map[string]any{"phase": huge}}))
+	f.patchApp("status", map[string]any{"note": "huge"})
+	f.eventually(60*time.Second, "an oversized status refused", f.appCondition("status", "Degraded", "True", "status is "))
+	f.eventually(10*time.Second, "not Ready", f.appCondition("status", "Ready", "False", ""))
+}
+
+// TestRemoteChildrenCountForReady: a Deployment the reconciler returns
+// keeps the custom resource from Ready until its replicas are.
+func TestRemoteChildrenCountForReady(t *testing.T) {
+	f, s := newAppFixture(t)
+	deployment := func(replicas int64, nodeSelector map[string]any) map[string]any {
+		return map[string]any{
+			"id": "web", "apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web"},
+			"spec": map[string]any{
+				"replicas": replicas,
+				"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+				"template": map[string]any{
+					"metadata": map[string]any{"labels": map[string]any{"app": "web"}},
+					"spec": map[string]any{"nodeSelector": nodeSelector,
+						"containers": []any{map[string]any{"name": "web", "image": "nginx:1.27"}}},
+				},
+			},
+		}
+	}
+	// No node matches: its Pods never run.
+	s.set(result(map[string]any{"resources": []any{deployment(3, map[string]any{"inrun.dev/no-such-node": "true"})}}))
+	f.createApp("web", map[string]any{"replicas": int64(3)})
+	f.eventually(60*time.Second, "not ready", f.appCondition("web", "Ready", "False", "Deployment "+f.ns+"/web (not ready)"))
+	time.Sleep(3 * time.Second)
+	f.eventually(time.Second, "still not ready", f.appCondition("web", "Ready", "False", "not ready"))
+
+	s.set(result(map[string]any{"resources": []any{deployment(1, nil)}}))
+	f.patchApp("web", map[string]any{"replicas": int64(1)})
+	f.eventually(90*time.Second, "ready once its Pod is", f.appCondition("web", "Ready", "True", ""))
+}
+
+// TestEventsKeepTheirMessages: two failures with the same reason and
+// different messages are two Events, each with its own message.
+func TestEventsKeepTheirMessages(t *testing.T) {
+	f, s := newAppFixture(t)
+	ctx := context.Background()
+	var n atomic.Int64
+	s.set(func(*sdk.Request) (int, string) {
+		if n.Add(1) == 1 {
+			return http.StatusBadRequest, "first: the database is read-only"
+		}
+		return http.StatusBadRequest, "second: the quota is exhausted"
+	})
+	f.createApp("events", map[string]any{"replicas": int64(1)})
+	f.eventually(60*time.Second, "both messages recorded", func() string {
+		events := &eventsv1.EventList{}
+		if err := f.admin.List(ctx, events, client.InNamespace(f.ns)); err != nil {
+			return err.Error()
+		}
+		first, second := false, false
+		for _, e := range events.Items {
+			if e.Regarding.Name != "events" || e.Reason != "ReconcilerFailed" {
+				continue
+			}
+			first = first || strings.Contains(e.Note, "database is read-only")
+			second = second || strings.Contains(e.Note, "quota is exhausted")
+		}
+		if !first || !second {
+			return "the Events say: first " + itoa(boolInt(first)) + ", second " + itoa(boolInt(second))
+		}
+		return ""
+	})
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
