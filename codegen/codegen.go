@@ -1,7 +1,6 @@
 package codegen
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,12 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dave/jennifer/jen"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/yaml"
-
 	"github.com/inrun/inrun/ir"
-	"github.com/inrun/inrun/rbac"
 )
 
 // Header is the first line of every generated Go file.
@@ -109,8 +103,11 @@ type project struct {
 	files fs.FS
 	tm    *typeModel
 	api   *apiModel
-	gen   *generator
-	errs  []error
+	// model is the Blueprint as the Renderer's emitters read it, and
+	// lowered the Renderer's function bodies, built once from it.
+	model   *renderModel
+	lowered *lowered
+	errs    []error
 }
 
 func (p *project) kind() string      { return p.Blueprint.Resource.Kind }
@@ -121,15 +118,15 @@ func (p *project) apiPkg() string {
 func (p *project) controllerPkg() string { return p.Module + "/internal/controller" }
 func (p *project) blueprintPkg() string  { return p.Module + "/internal/blueprint" }
 
+// generate fills p.Files, one emitter per file or concern. The Blueprint's
+// files are copied first: which tests are generated, and the sample in
+// config/ and the README, depend on them.
 func (p *project) generate() error {
 	bp := p.Blueprint
 	p.tm = newTypeModel()
 	p.api = buildAPI(bp, p.apiPkg(), p.tm)
-	gen, err := newGenerator(bp, p.api, p.tm)
-	if err != nil {
-		return err
-	}
-	p.gen = gen
+	p.model = newRenderModel(bp, p.api, p.tm)
+	p.lowered = lowerRenderer(p.model)
 	v := bp.Resource.Version
 	p.goFile("api/"+v+"/groupversion_info.go", p.api.groupVersionFile(bp))
 	p.goFile("api/"+v+"/"+p.lowerKind()+"_types.go", p.api.typesFile())
@@ -148,120 +145,13 @@ func (p *project) generate() error {
 	if err := p.irFile(); err != nil {
 		return err
 	}
-	if err := p.manifests(); err != nil {
+	if err := p.config(); err != nil {
 		return err
 	}
 	if err := p.templates(); err != nil {
 		return err
 	}
-	p.Total = len(gen.exprs)
-	p.Compiled = p.Total - len(gen.cel)
+	p.Total = len(p.model.exprs)
+	p.Compiled = p.Total - len(p.lowered.cel)
 	return errors.Join(p.errs...)
-}
-
-// goFile renders f, gofmt-clean, at name.
-func (p *project) goFile(name string, f *jen.File) {
-	var buf bytes.Buffer
-	if err := f.Render(&buf); err != nil {
-		p.errs = append(p.errs, fmt.Errorf("generating %s: %w", name, err))
-		return
-	}
-	out, err := formatImports(buf.Bytes(), p.Module)
-	if err != nil {
-		p.errs = append(p.errs, fmt.Errorf("formatting %s: %w", name, err))
-		return
-	}
-	p.Files[name] = out
-}
-
-// newFile starts a generated Go file with kubebuilder's import names.
-func newFile(pkgPath, name string) *jen.File {
-	f := jen.NewFilePathName(pkgPath, name)
-	f.HeaderComment(Header)
-	for path, alias := range importAliases() {
-		f.ImportAlias(path, alias)
-	}
-	return f
-}
-
-// importAliases names the k8s.io/api packages as kubebuilder projects do
-// (appsv1, corev1) and the rest of the usual suspects.
-func importAliases() map[string]string {
-	out := map[string]string{
-		pkgMetav1:                              "metav1",
-		pkgRuntime:                             "runtime",
-		pkgUnstructured:                        "unstructured",
-		pkgApiext:                              "apiextensionsv1",
-		"sigs.k8s.io/controller-runtime":       "ctrl",
-		"k8s.io/client-go/kubernetes/scheme":   "clientgoscheme",
-		"k8s.io/apimachinery/pkg/util/runtime": "utilruntime",
-		"sigs.k8s.io/controller-runtime/pkg/metrics/server": "metricsserver",
-		"github.com/inrun/inrun/runtime-lib/controller":     "runtimecontroller",
-		"sigs.k8s.io/controller-runtime/pkg/log/zap":        "zap",
-		"sigs.k8s.io/controller-runtime/pkg/healthz":        "healthz",
-		"sigs.k8s.io/controller-runtime/pkg/client":         "client",
-		"github.com/inrun/inrun/conformance/operatortest":   "operatortest",
-		"github.com/inrun/inrun/localcluster/clustertest":   "clustertest",
-	}
-	for _, t := range clientgoscheme.Scheme.AllKnownTypes() {
-		p := t.PkgPath()
-		if rest, ok := strings.CutPrefix(p, "k8s.io/api/"); ok {
-			group, version, _ := strings.Cut(rest, "/")
-			out[p] = packageAlias(group, version)
-		}
-	}
-	return out
-}
-
-// copyTests copies the Blueprint's own tests and the manifests they read,
-// for the generated tests to run.
-func (p *project) copyTests() {
-	for _, rel := range []string{"test/simulate.yaml", "test/e2e.yaml"} {
-		if data, err := fs.ReadFile(p.files, rel); err == nil {
-			p.Files["internal/blueprint/"+rel] = data
-		}
-	}
-	entries, err := fs.ReadDir(p.files, "manifests")
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if e.IsDir() || !(strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
-			continue
-		}
-		if data, err := fs.ReadFile(p.files, "manifests/"+e.Name()); err == nil {
-			p.Files["internal/blueprint/manifests/"+e.Name()] = data
-		}
-	}
-}
-
-// manifests renders config/: the CRD, the RBAC derived from the Blueprint
-// and the sample custom resource.
-func (p *project) manifests() error {
-	bp := p.Blueprint
-	if crd := bp.Resource.CRDFile; crd != "" {
-		data, err := fs.ReadFile(p.files, path.Clean(filepath.ToSlash(crd)))
-		if err != nil {
-			return fmt.Errorf("copying the CRD: %w", err)
-		}
-		name := fmt.Sprintf("config/crd/bases/%s_%s.yaml", bp.Resource.Group, bp.Resource.Plural)
-		p.Files[name] = data
-	}
-	role := rbac.ClusterRole(bp)
-	role.Name = "manager-role"
-	out, err := yaml.Marshal(role)
-	if err != nil {
-		return err
-	}
-	p.Files["config/rbac/role.yaml"] = append([]byte("# The least-privilege rules the Blueprint needs, as inrun rbac prints them;\n# the +kubebuilder:rbac markers in internal/controller say the same.\n"), out...)
-	if data, ok := p.Files["internal/blueprint/manifests/cr.yaml"]; ok {
-		p.Files[p.samplePath()] = data
-	}
-	return nil
-}
-
-func (p *project) samplePath() string {
-	r := p.Blueprint.Resource
-	group, _, _ := strings.Cut(r.Group, ".")
-	return fmt.Sprintf("config/samples/%s_%s_%s.yaml", group, r.Version, p.lowerKind())
 }

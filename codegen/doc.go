@@ -49,6 +49,16 @@
 //     source embedded in the inrun binary (package inrun) into
 //     third_party/inrun, which go.mod replaces github.com/inrun/inrun with.
 //
+// The generator is one emitter per concern, joined by data: apiModel
+// (api.go) is the API types derived from the CRD, and emit_api.go writes
+// them; renderModel (render.go) is the Blueprint as the Renderer reads it,
+// whose function bodies are lowered once, each in a body of its own
+// (body.go), from values (emit_child.go) and expressions, lowered from CEL
+// to Go in lower.go; emit_renderer.go and emit_controller.go lay them out;
+// emit_blueprint.go writes the IR, emit_tests.go the generated tests,
+// files.go what is copied and config/, and templates.go the files that are
+// the same for every operator, cmd/main.go among them.
+//
 // Build runs the whole of inrun build on a Project: write, go mod tidy, go
 // vet, the generated tests, go build.
 package codegen

@@ -45,9 +45,23 @@ var directRequires = []string{
 // templates renders every template into p.Files: the files that are the
 // same for every operator but for a few names, cmd/main.go among them.
 func (p *project) templates() error {
-	mod, err := inrunGoMod()
+	d, err := p.templateData()
 	if err != nil {
 		return err
+	}
+	return fs.WalkDir(templates.Project, "project", func(name string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(name, ".tmpl") {
+			return err
+		}
+		return p.render(name, d)
+	})
+}
+
+// templateData is what the templates see of p.
+func (p *project) templateData() (*templateData, error) {
+	mod, err := inrunGoMod()
+	if err != nil {
+		return nil, err
 	}
 	r := p.Blueprint.Resource
 	group, domain, _ := strings.Cut(r.Group, ".")
@@ -55,7 +69,7 @@ func (p *project) templates() error {
 	if parts := strings.Split(minor, "."); len(parts) > 2 {
 		minor = strings.Join(parts[:2], ".")
 	}
-	d := templateData{
+	d := &templateData{
 		Name: p.Blueprint.Name, Project: p.Name, Module: p.Module,
 		Group: r.Group, GroupShort: group, Domain: domain,
 		Version: r.Version, Kind: r.Kind, LowerKind: p.lowerKind(),
@@ -64,11 +78,11 @@ func (p *project) templates() error {
 		Remote:    hasRemote(p.Blueprint),
 		GoVersion: mod.goVersion, GoMinor: minor,
 		Children: p.Blueprint.Children,
-		Total:    len(p.gen.exprs),
-		Compiled: len(p.gen.exprs) - len(p.gen.cel),
+		Total:    len(p.model.exprs),
+		Compiled: len(p.model.exprs) - len(p.lowered.cel),
 	}
-	for i, x := range p.gen.exprs {
-		if p.gen.cel[i] {
+	for i, x := range p.model.exprs {
+		if p.lowered.cel[i] {
 			d.CEL = append(d.CEL, x)
 		}
 	}
@@ -82,40 +96,40 @@ func (p *project) templates() error {
 	for _, path := range directRequires {
 		v, ok := mod.requires[path]
 		if !ok {
-			return fmt.Errorf("Inrun's go.mod does not require %s", path)
+			return nil, fmt.Errorf("Inrun's go.mod does not require %s", path)
 		}
 		d.Requires = append(d.Requires, require{path, v})
 	}
 	sort.Slice(d.Requires, func(i, j int) bool { return d.Requires[i].Path < d.Requires[j].Path })
+	return d, nil
+}
 
-	return fs.WalkDir(templates.Project, "project", func(name string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() || !strings.HasSuffix(name, ".tmpl") {
-			return err
-		}
-		src, err := fs.ReadFile(templates.Project, name)
-		if err != nil {
-			return err
-		}
-		t, err := template.New(name).Option("missingkey=error").Parse(string(src))
-		if err != nil {
-			return err
-		}
-		var buf bytes.Buffer
-		if err := t.Execute(&buf, d); err != nil {
-			return err
-		}
-		if strings.TrimSpace(buf.String()) == "" {
-			return nil
-		}
-		out := strings.TrimSuffix(strings.TrimPrefix(name, "project/"), ".tmpl")
-		data := buf.Bytes()
-		if strings.HasSuffix(out, ".go") {
-			// Laid out as the generated Go files are, gofmt-clean.
-			if data, err = formatImports(data, p.Module); err != nil {
-				return fmt.Errorf("formatting %s: %w", out, err)
-			}
-		}
-		p.Files[out] = data
+// render renders the template name into p.Files, unless it renders to
+// nothing.
+func (p *project) render(name string, d *templateData) error {
+	src, err := fs.ReadFile(templates.Project, name)
+	if err != nil {
+		return err
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(string(src))
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, d); err != nil {
+		return err
+	}
+	if strings.TrimSpace(buf.String()) == "" {
 		return nil
-	})
+	}
+	out := strings.TrimSuffix(strings.TrimPrefix(name, "project/"), ".tmpl")
+	data := buf.Bytes()
+	if strings.HasSuffix(out, ".go") {
+		// Laid out as the generated Go files are, gofmt-clean.
+		if data, err = formatImports(data, p.Module); err != nil {
+			return fmt.Errorf("formatting %s: %w", out, err)
+		}
+	}
+	p.Files[out] = data
+	return nil
 }
