@@ -154,17 +154,22 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		cfg = c.RESTConfig()
 		printDevHints(out, c, bps)
 	}
+	var cms *runner.ConfigMaps
 	if f.fromConfigMaps {
-		reader, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
-		if err != nil {
-			return err
+		cms = &runner.ConfigMaps{Namespace: f.cmNamespace, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
+		where := "every namespace"
+		if f.cmNamespace != "" {
+			where = "namespace " + f.cmNamespace
 		}
-		cms := runner.ConfigMaps{Namespace: f.cmNamespace, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
-		if bps, err = cms.Blueprints(ctx, reader); err != nil {
-			return err
-		}
-		if len(bps) == 0 {
-			return fmt.Errorf("no ConfigMap labelled %s=%s found; store a Blueprint under the key %s", load.LabelRole, load.RoleBlueprint, load.KeyBlueprint)
+		fmt.Fprintf(out, "Running the Blueprints of ConfigMaps labelled %s=%s in %s (key %s), following their edits.\n", load.LabelRole, load.RoleBlueprint, where, load.KeyBlueprint)
+		if f.dev || f.installCRDs {
+			reader, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+			if err != nil {
+				return err
+			}
+			if bps, err = cms.Blueprints(ctx, reader); err != nil {
+				fmt.Fprintf(out, "Not every Blueprint ConfigMap compiles; the CRDs of those that do are installed:\n%v\n", err)
+			}
 		}
 	}
 	if f.dev || f.installCRDs {
@@ -183,9 +188,13 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	for _, bp := range bps {
 		fmt.Fprintf(out, "Reconciling %s (%s) with Blueprint %s from %s.\n", bp.Resource.Kind, bp.Resource.GroupVersionKind.GroupVersion(), bp.Name, bp.File)
 	}
+	if cms != nil {
+		bps = nil // the ConfigMaps are watched instead
+	}
 	err := runner.Run(ctx, runner.Options{
 		Config:                  cfg,
 		Blueprints:              bps,
+		ConfigMaps:              cms,
 		Workers:                 f.workers,
 		MaxBackoff:              f.maxBackoff,
 		MetricsAddr:             f.metricsAddr,

@@ -66,22 +66,28 @@ type seriesEntry struct {
 	lastWrite time.Time
 }
 
-// NewRecorder returns a Recorder that writes through c as controller
-// (reportingController). Add it to mgr, which runs it: Events recorded
-// before the manager starts wait in its queue.
+// NewRecorder returns a Recorder that writes through mgr's client as
+// controller (reportingController), and adds it to mgr, which runs it:
+// Events recorded before the manager starts wait in its queue.
 func NewRecorder(mgr manager.Manager, controller string) (*Recorder, error) {
+	r := NewClientRecorder(mgr.GetClient(), mgr.GetScheme(), controller, mgr.GetLogger())
+	return r, mgr.Add(r)
+}
+
+// NewClientRecorder returns a Recorder that writes through c, for a
+// program without a manager. Run its Start.
+func NewClientRecorder(c client.Client, scheme *runtime.Scheme, controller string, log logr.Logger) *Recorder {
 	host, _ := os.Hostname()
-	r := &Recorder{
-		c:          mgr.GetClient(),
-		scheme:     mgr.GetScheme(),
+	return &Recorder{
+		c:          c,
+		scheme:     scheme,
 		controller: controller,
 		instance:   controller + "-" + host,
-		log:        mgr.GetLogger().WithName("events"),
+		log:        log.WithName("events"),
 		now:        time.Now,
 		queue:      make(chan *eventsv1.Event, 1000),
 		series:     map[seriesKey]*seriesEntry{},
 	}
-	return r, mgr.Add(r)
 }
 
 // Eventf implements events.EventRecorder. It never blocks: when the queue

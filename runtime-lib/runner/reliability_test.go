@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/sdk"
@@ -332,4 +334,73 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// TestConfigMapEdits: the runtime follows its Blueprint ConfigMaps. An
+// edit that breaks the Blueprint is reported on the ConfigMap and the last
+// good Blueprint keeps reconciling; an edit that compiles takes effect
+// without restarting the process.
+func TestConfigMapEdits(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	bpSrc, err := os.ReadFile("testdata/blueprint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := os.ReadFile("testdata/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "site-blueprint", Namespace: f.ns, Labels: load.ConfigMapSelector()},
+		Data:       map[string]string{load.KeyBlueprint: string(bpSrc), "crd.yaml": string(crd)},
+	}
+	if err := f.admin.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	f.start(f.cfg, []string{f.ns}, func(o *runner.Options) {
+		o.Blueprints = nil
+		o.ConfigMaps = &runner.ConfigMaps{Namespace: f.ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
+	})
+	f.createSite("edited", map[string]any{"replicas": int64(1), "expose": false})
+	f.eventually(60*time.Second, "ready", f.replicas(f.ns, "edited", 1))
+
+	// Broken: reported, and the last good Blueprint goes on.
+	cm.Data[load.KeyBlueprint] = strings.Replace(string(bpSrc), "${self.spec.replicas}", "${self.spec.replcas}", 1)
+	if err := f.admin.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually(30*time.Second, "the broken edit reported on the ConfigMap", func() string {
+		events := &eventsv1.EventList{}
+		if err := f.admin.List(ctx, events, client.InNamespace(f.ns)); err != nil {
+			return err.Error()
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Kind == "ConfigMap" && e.Regarding.Name == cm.Name && e.Reason == runner.ReasonBlueprintInvalid {
+				if !strings.Contains(e.Note, "unknown field self.spec.replcas") || !strings.Contains(e.Note, "last good Blueprint") {
+					return "the Event says: " + e.Note
+				}
+				return ""
+			}
+		}
+		return "no " + runner.ReasonBlueprintInvalid + " Event on the ConfigMap"
+	})
+	f.patchSite("edited", map[string]any{"replicas": int64(2)})
+	f.eventually(60*time.Second, "still reconciled by the last good Blueprint", f.replicas(f.ns, "edited", 2))
+
+	// Fixed, with a change: it takes effect.
+	cm.Data[load.KeyBlueprint] = string(bpSrc) + "    edited: \"yes\"\n"
+	if err := f.admin.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually(60*time.Second, "the new Blueprint runs", func() string {
+		site, err := f.get(siteGVK, f.ns, "edited")
+		if err != nil {
+			return err.Error()
+		}
+		if v, _, _ := unstructured.NestedString(site.Object, "status", "edited"); v != "yes" {
+			return "status.edited is " + v
+		}
+		return ""
+	})
 }

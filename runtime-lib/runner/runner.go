@@ -30,8 +30,14 @@ import (
 type Options struct {
 	// Config reaches the API server. Required.
 	Config *rest.Config
-	// Blueprints to run. Required.
+	// Blueprints to run. Required unless ConfigMaps is set.
 	Blueprints []*ir.Blueprint
+	// ConfigMaps, when set, is where the Blueprints come from instead, and
+	// the ConfigMaps are watched: an edit that compiles replaces its
+	// Blueprint (the controllers restart in-process); one that does not is
+	// reported, on the ConfigMap and in the log, and the last good
+	// Blueprint keeps running.
+	ConfigMaps *ConfigMaps
 	// Namespaces, when set, confines the runtime's caches to these
 	// namespaces: custom resources elsewhere are not reconciled, and
 	// cross-namespace children must land in one of them.
@@ -67,7 +73,7 @@ func (o *Options) setDefaults() error {
 	if o.Config == nil {
 		return errors.New("runner: Options.Config is required")
 	}
-	if len(o.Blueprints) == 0 {
+	if len(o.Blueprints) == 0 && o.ConfigMaps == nil {
 		return errors.New("runner: no Blueprints to run")
 	}
 	if o.MetricsAddr == "" {
@@ -75,9 +81,6 @@ func (o *Options) setDefaults() error {
 	}
 	if o.ProbeAddr == "" {
 		o.ProbeAddr = ":8081"
-	}
-	if o.LeaderElectionID == "" {
-		o.LeaderElectionID = controller.LeaderElectionID(o.Blueprints)
 	}
 	if o.LeaderElectionNamespace == "" && o.LeaderElection {
 		o.LeaderElectionNamespace = "default"
@@ -89,6 +92,17 @@ func (o *Options) setDefaults() error {
 func Run(ctx context.Context, opts Options) error {
 	if err := opts.setDefaults(); err != nil {
 		return err
+	}
+	if opts.ConfigMaps != nil {
+		return watchConfigMaps(ctx, opts)
+	}
+	return run(ctx, opts)
+}
+
+// run runs opts.Blueprints in one manager.
+func run(ctx context.Context, opts Options) error {
+	if opts.LeaderElectionID == "" {
+		opts.LeaderElectionID = controller.LeaderElectionID(opts.Blueprints)
 	}
 	// Every write, the access review included, is counted by kind on the
 	// metrics endpoint, as generated operators count theirs.
