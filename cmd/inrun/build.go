@@ -22,7 +22,8 @@ Then the project is generated into --out:
   internal/controller/   the reconciler, its +kubebuilder:rbac markers, and the
                          Blueprint's expressions compiled to Go; only those Go
                          cannot express stay CEL
-  internal/blueprint/    the Blueprint and CRD, embedded, and its test files
+  internal/blueprint/    the compiled Blueprint (its IR), embedded: the operator
+                         links no compiler; and the Blueprint's test files
   cmd/main.go            the manager: metrics, probes, leader election
   config/                the CRD, RBAC (as inrun rbac prints it), the manager
   third_party/inrun/     the source of the Inrun packages the operator links
