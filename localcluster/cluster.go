@@ -142,6 +142,11 @@ type Cluster struct {
 	// logs are the log files the cluster holds open.
 	logs []*os.File
 
+	// apiMu serializes StopAPIServer and StartAPIServer; apiStopped says
+	// kube-apiserver is stopped between them.
+	apiMu      sync.Mutex
+	apiStopped bool
+
 	stopping atomic.Bool
 	stopOnce sync.Once
 	stopErr  error
@@ -382,7 +387,7 @@ func (c *Cluster) monitor() {
 		procs := c.procs
 		c.mu.Unlock()
 		for _, p := range procs {
-			if exited, err := p.exited(); exited && !c.stopping.Load() {
+			if exited, err := p.exited(); exited && !c.stopping.Load() && !p.retired.Load() {
 				c.fail(p.error(err))
 				return
 			}

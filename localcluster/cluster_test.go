@@ -344,3 +344,54 @@ func assertGone(t *testing.T, dir string, comps []localcluster.Component) {
 		l.Close()
 	}
 }
+
+// TestAPIServerStopAndStart stops kube-apiserver under a running cluster
+// and starts it again: the cluster is not failed, what was stored is
+// still there, and the same client configuration works again.
+func TestAPIServerStopAndStart(t *testing.T) {
+	c := clustertest.Start(t, localcluster.Options{})
+	ns := clustertest.NewNamespace(t, c)
+	cs := clientset(t, c)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: ns}}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := find(t, c.Components(), assets.KubeAPIServer)
+
+	if err := c.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StopAPIServer(); err == nil {
+		t.Error("a second StopAPIServer succeeded")
+	}
+	if alive := syscall.Kill(before.PID, 0); alive == nil {
+		t.Errorf("kube-apiserver (pid %d) is still running", before.PID)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	_, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "kept", metav1.GetOptions{})
+	cancel()
+	if err == nil {
+		t.Fatal("the API server answered while stopped")
+	}
+	// Longer than the monitor's period: a stopped API server is no failure.
+	time.Sleep(time.Second)
+	if err := c.Err(); err != nil {
+		t.Fatalf("the cluster failed: %v", err)
+	}
+
+	if err := c.StartAPIServer(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	after := find(t, c.Components(), assets.KubeAPIServer)
+	if after.PID == before.PID || after.Address != before.Address {
+		t.Errorf("kube-apiserver is now %+v, was %+v: want a new process at the same address", after, before)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), "kept", metav1.GetOptions{}); err != nil {
+		t.Fatalf("after the restart: %v", err)
+	}
+	comps := c.Components()
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, c.Dir(), comps)
+}

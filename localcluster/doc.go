@@ -21,6 +21,11 @@
 //     directory and frees its ports. If the owning process dies without
 //     calling Stop (a panic, a test timeout, SIGKILL), a small watchdog
 //     process notices and does the same.
+//   - StopAPIServer and StartAPIServer stop kube-apiserver under a running
+//     cluster and start it again at the same address with the same
+//     certificates, while etcd and the other components run on: clients
+//     that lose the API server and come back are tested that way. A stop
+//     on purpose is no failure of the cluster.
 //
 // Package github.com/inrun/inrun/localcluster/clustertest shares one
 // Cluster across the tests of a package and gives each test its own

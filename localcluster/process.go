@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -61,6 +62,10 @@ type process struct {
 	cmd      *exec.Cmd
 	waitDone chan struct{}
 	waitErr  error
+
+	// retired marks a process stopped on purpose while the cluster runs
+	// (StopAPIServer): its exit is no failure.
+	retired atomic.Bool
 }
 
 // startProcess starts a component in a process group of its own, with its
