@@ -69,17 +69,65 @@ func (c *checker) checkTemplates() {
 		}
 		c.checkValue(child.Template, s, "", child.Kind)
 	}
-	if c.bp.Status != nil && c.selfShape != nil {
-		status, ok := c.selfShape.field("status")
-		if !ok && c.selfShape.kind() == objectShape {
+	c.checkStatusSchema()
+}
+
+// checkStatusSchema checks that the CRD lets the runtime write what it
+// writes on every custom resource: status.conditions, status.observedGeneration,
+// the id reconcile.api keeps, and emit.status. The API server would refuse
+// (or drop) anything else, and every status write would fail.
+func (c *checker) checkStatusSchema() {
+	r := c.bp.Resource
+	if r.Schema == nil || c.selfShape.kind() != objectShape {
+		return // an installed CRD named by GVK, or a schema that takes anything
+	}
+	const fix = "add it to the CRD's status schema (x-kubernetes-preserve-unknown-fields: true on status accepts any field)"
+	status, ok := c.selfShape.field("status")
+	if !ok {
+		c.errs.Add(r.Pos, diag.InvalidCRD, "add status to the CRD's schema with conditions and observedGeneration, or with x-kubernetes-preserve-unknown-fields: true",
+			"the CRD's schema has no status: the runtime writes status.conditions and status.observedGeneration on every %s", r.Kind)
+		if c.bp.Status != nil {
 			c.errs.Add(c.bp.Status.Pos, diag.InvalidValue, "add status to the CRD's schema (x-kubernetes-preserve-unknown-fields: true accepts any field)",
 				"emit.status is set but the CRD's schema has no status: the API server would drop every field")
-			return
 		}
-		if ok {
-			c.checkValue(c.bp.Status, status, "status", c.bp.Resource.Kind)
+		return
+	}
+	if !r.StatusSubresource {
+		c.errs.Add(r.Pos, diag.InvalidCRD, "add subresources: {status: {}} to the CRD version",
+			"the CRD version has no status subresource: the runtime writes status through it, so that status writes never touch spec")
+	}
+	if status.kind() == objectShape {
+		for _, f := range []struct {
+			name string
+			kind shapeKind
+		}{{"conditions", listShape}, {"observedGeneration", integerShape}} {
+			fs, ok := status.field(f.name)
+			switch {
+			case !ok:
+				c.errs.Add(r.Pos, diag.InvalidCRD, fix, "the CRD's status schema has no %s: the runtime writes status.%s on every %s", f.name, f.name, r.Kind)
+			case fs.kind() != anyShape && fs.kind() != f.kind:
+				c.errs.Add(r.Pos, diag.InvalidCRD, "make it "+shapeNames[f.kind], "the CRD's status.%s is %s, but the runtime writes %s there", f.name, shapeNames[fs.kind()], shapeNames[f.kind])
+			}
+		}
+		if api := c.apiMapping(); api != nil && api.ID != nil {
+			if fs, ok := status.field(api.ID.Field); !ok {
+				c.errs.Add(api.ID.Pos, diag.InvalidValue, fix, "reconcile.api.id keeps the id in status.%s, which the CRD's status schema does not have", api.ID.Field)
+			} else if k := fs.kind(); k != anyShape && k != stringShape {
+				c.errs.Add(api.ID.Pos, diag.InvalidValue, "make status."+api.ID.Field+" a string in the CRD", "reconcile.api.id keeps the id in status.%s, which is %s in the CRD, not a string", api.ID.Field, shapeNames[k])
+			}
 		}
 	}
+	if c.bp.Status != nil {
+		c.checkValue(c.bp.Status, status, "status", r.Kind)
+	}
+}
+
+// apiMapping returns reconcile.api, or nil.
+func (c *checker) apiMapping() *ir.APIMapping {
+	if rec := c.bp.Reconcile; rec != nil && rec.Remote != nil {
+		return rec.Remote.API
+	}
+	return nil
 }
 
 func (c *checker) checkExternalRef(child *ir.Child) {

@@ -90,7 +90,7 @@ func (c *checker) checkExpressions() {
 				return
 			}
 		}
-		c.checkExpr(apiEnv, append(vars, expr.Args, expr.Finalizing, expr.Response), s)
+		c.checkExpr(apiEnv, append(vars, expr.Args, expr.Finalizing, expr.Response, expr.ID), s)
 	}
 }
 

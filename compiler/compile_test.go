@@ -472,14 +472,14 @@ func TestResource(t *testing.T) {
 		crd:  "  file: manifests/cluster.yaml\n",
 		want: resource{
 			GVK:    schema.GroupVersionKind{Group: "example.inrun.dev", Version: "v1", Kind: "Tenant"},
-			Plural: "tenants", CRDFile: "manifests/cluster.yaml", HasCRD: true, HasSchema: true,
+			Plural: "tenants", StatusSubresource: true, CRDFile: "manifests/cluster.yaml", HasCRD: true, HasSchema: true,
 		},
 	}, {
 		name: "crd.version chooses a served version",
 		crd:  "  file: manifests/cluster.yaml\n  version: v1alpha1\n",
 		want: resource{
 			GVK:    schema.GroupVersionKind{Group: "example.inrun.dev", Version: "v1alpha1", Kind: "Tenant"},
-			Plural: "tenants", CRDFile: "manifests/cluster.yaml", HasCRD: true, HasSchema: true,
+			Plural: "tenants", StatusSubresource: true, CRDFile: "manifests/cluster.yaml", HasCRD: true, HasSchema: true,
 		},
 	}, {
 		name: "installed CRD: plural guessed, namespaced, status assumed",

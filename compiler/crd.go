@@ -31,6 +31,7 @@ func (d *decoder) crd(top *yamlpos.Map) {
 	}
 	d.Only(o, "file", "group", "version", "kind", "plural", "scope")
 	r := &d.bp.Resource
+	r.Pos = d.Pos(n)
 	file, fileNode := d.String(o, "file", false)
 	version, versionNode := d.String(o, "version", false)
 	if file == "" {

@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -105,31 +106,13 @@ func (d *decoder) apiMapping(n *yaml.Node) *ir.APIMapping {
 	if o == nil {
 		return nil
 	}
-	d.Only(o, "method", "url", "headers", "body", "result")
+	d.Only(o, "method", "url", "headers", "body", "result", "id", "create", "adopt", "idempotencyKey", "statuses")
 	m := &ir.APIMapping{Pos: d.Pos(n)}
-	if mn := o.Get("method"); mn != nil {
-		m.Method = d.value(mn)
-		if m.Method.Kind == ir.Literal {
-			if method, _ := m.Method.Literal.(string); !httpMethods[strings.ToUpper(method)] {
-				d.add(m.Method.Pos, diag.InvalidValue, "use GET, POST, PUT, PATCH or DELETE", "reconcile.api.method %v is not an HTTP method", m.Method.Literal)
-			}
-		}
-	}
+	m.Method = d.apiMethod(o, "reconcile.api")
 	if u := o.Get("url"); u == nil {
 		d.add(d.Pos(n), diag.MissingField, "add the API's URL; it may hold ${...}", "reconcile.api.url is required")
 	} else {
-		m.URL = d.value(u)
-		// The scheme and host are written out; only the rest may vary.
-		lead := ""
-		switch m.URL.Kind {
-		case ir.Literal:
-			lead, _ = m.URL.Literal.(string)
-		case ir.Interpolation:
-			lead = m.URL.Parts[0].Text
-		}
-		if !strings.HasPrefix(lead, "http://") && !strings.HasPrefix(lead, "https://") {
-			d.add(m.URL.Pos, diag.InvalidValue, "start it with http:// or https:// and the host; expressions may follow", "reconcile.api.url must be an absolute http(s) URL")
-		}
+		m.URL = d.apiURL(u, "reconcile.api.url")
 	}
 	if h := o.Get("headers"); h != nil {
 		if h.Kind != yaml.MappingNode {
@@ -141,6 +124,59 @@ func (d *decoder) apiMapping(n *yaml.Node) *ir.APIMapping {
 	if b := o.Get("body"); b != nil {
 		m.Body = d.value(b)
 	}
+	if idn := o.Get("id"); idn != nil {
+		io := d.Map(idn, "reconcile.api.id")
+		d.Only(io, "field", "from")
+		if io != nil {
+			m.ID = &ir.APIID{Pos: d.Pos(idn)}
+			m.ID.Field, _ = d.String(io, "field", false)
+			if m.ID.Field == "" {
+				m.ID.Field = "id"
+			}
+			if f := io.Get("from"); f != nil {
+				m.ID.From = d.value(f)
+			} else {
+				d.add(d.Pos(idn), diag.MissingField, "say where a create's reply has the id, e.g. from: ${response.body.id}", "reconcile.api.id.from is required")
+			}
+		}
+	}
+	if cn := o.Get("create"); cn != nil {
+		co := d.Map(cn, "reconcile.api.create")
+		d.Only(co, "method", "url")
+		if co != nil {
+			m.Create = &ir.APICall{Pos: d.Pos(cn), Method: d.apiMethod(co, "reconcile.api.create")}
+			if u := co.Get("url"); u != nil {
+				m.Create.URL = d.apiURL(u, "reconcile.api.create.url")
+			} else {
+				d.add(d.Pos(cn), diag.MissingField, "add the URL records are created at, e.g. https://dns.example/records", "reconcile.api.create.url is required")
+			}
+		}
+		if m.ID == nil {
+			d.add(d.Pos(o.KeyNode("create")), diag.InvalidValue, "add reconcile.api.id: where the id the API assigns is kept and read from", "reconcile.api.create without reconcile.api.id")
+		}
+	} else if m.ID != nil {
+		d.add(d.Pos(o.KeyNode("id")), diag.MissingField, "add create: {url: ...}, the call that creates the record while no id is known", "reconcile.api.id without reconcile.api.create")
+	}
+	if an := o.Get("adopt"); an != nil {
+		ao := d.Map(an, "reconcile.api.adopt")
+		d.Only(ao, "method", "url", "from")
+		if ao != nil {
+			m.Adopt = &ir.APIAdopt{APICall: ir.APICall{Pos: d.Pos(an), Method: d.apiMethod(ao, "reconcile.api.adopt")}}
+			if u := ao.Get("url"); u != nil {
+				m.Adopt.URL = d.apiURL(u, "reconcile.api.adopt.url")
+			}
+			if f := ao.Get("from"); f != nil {
+				m.Adopt.From = d.value(f)
+			}
+		}
+	}
+	if key, kn := d.String(o, "idempotencyKey", false); key != "" {
+		if !headerNameRE.MatchString(key) {
+			d.add(d.Pos(kn), diag.InvalidValue, "name an HTTP header, such as Idempotency-Key", "reconcile.api.idempotencyKey %q is not a header name", key)
+		}
+		m.IdempotencyKey = key
+	}
+	d.apiStatuses(o, m)
 	r := o.Get("result")
 	if r == nil {
 		d.add(d.Pos(n), diag.MissingField, "say what the response means, e.g. result: {status: {phase: ${response.body.state}}}", "reconcile.api.result is required")
@@ -150,6 +186,88 @@ func (d *decoder) apiMapping(n *yaml.Node) *ir.APIMapping {
 	d.Only(ro, apiResultFields...)
 	m.Result = d.value(r)
 	return m
+}
+
+// headerNameRE is an HTTP header name (RFC 9110 token).
+var headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// statusKeyRE is a status code, or a class such as 4xx.
+var statusKeyRE = regexp.MustCompile(`^[1-5]([0-9]{2}|xx)$`)
+
+// apiStatuses reads reconcile.api.statuses: what a reply's status means.
+func (d *decoder) apiStatuses(o *yamlpos.Map, m *ir.APIMapping) {
+	sn := o.Get("statuses")
+	if sn == nil {
+		return
+	}
+	so := d.Map(sn, "reconcile.api.statuses")
+	if so == nil {
+		return
+	}
+	m.Statuses = map[string]ir.APIStatusAction{}
+	actions := []string{string(ir.StatusResult), string(ir.StatusFail), string(ir.StatusRecreate), string(ir.StatusAdopt)}
+	for _, k := range so.Order {
+		kn := so.KeyNode(k)
+		key := strings.ToLower(k)
+		if !statusKeyRE.MatchString(key) {
+			d.add(d.Pos(kn), diag.InvalidValue, "write a status code such as 404, or a class such as 4xx", "reconcile.api.statuses: %q is not an HTTP status", k)
+			continue
+		}
+		if key[0] == '5' || key == "429" {
+			d.add(d.Pos(kn), diag.InvalidValue, "leave it out: 5xx and 429 are always failures, retried with backoff", "reconcile.api.statuses.%s cannot be changed", k)
+			continue
+		}
+		action, vn := d.String(so, k, true)
+		switch ir.APIStatusAction(action) {
+		case ir.StatusResult, ir.StatusFail:
+		case ir.StatusRecreate, ir.StatusAdopt:
+			if m.ID == nil {
+				d.add(d.Pos(vn), diag.InvalidValue, "add reconcile.api.id and create: only an API that assigns ids has records to recreate or adopt", "reconcile.api.statuses.%s: %s needs reconcile.api.id", k, action)
+			}
+		case "":
+			continue
+		default:
+			hint := "use " + strings.Join(actions, ", ")
+			if s, ok := closest(action, actions); ok {
+				hint = "did you mean " + s + "?"
+			}
+			d.add(d.Pos(vn), diag.InvalidValue, hint, "reconcile.api.statuses.%s: %q is not an action", k, action)
+			continue
+		}
+		m.Statuses[key] = ir.APIStatusAction(action)
+	}
+}
+
+// apiMethod reads the method field of o, checking a literal one.
+func (d *decoder) apiMethod(o *yamlpos.Map, path string) *ir.Value {
+	mn := o.Get("method")
+	if mn == nil {
+		return nil
+	}
+	v := d.value(mn)
+	if v.Kind == ir.Literal {
+		if method, _ := v.Literal.(string); !httpMethods[strings.ToUpper(method)] {
+			d.add(v.Pos, diag.InvalidValue, "use GET, POST, PUT, PATCH or DELETE", "%s.method %v is not an HTTP method", path, v.Literal)
+		}
+	}
+	return v
+}
+
+// apiURL reads a URL the mapping calls. Its scheme and host are written
+// out; only the rest may vary.
+func (d *decoder) apiURL(n *yaml.Node, path string) *ir.Value {
+	v := d.value(n)
+	lead := ""
+	switch v.Kind {
+	case ir.Literal:
+		lead, _ = v.Literal.(string)
+	case ir.Interpolation:
+		lead = v.Parts[0].Text
+	}
+	if !strings.HasPrefix(lead, "http://") && !strings.HasPrefix(lead, "https://") {
+		d.add(v.Pos, diag.InvalidValue, "start it with http:// or https:// and the host; expressions may follow", "%s must be an absolute http(s) URL", path)
+	}
+	return v
 }
 
 // remoteResources reads reconcile.resources: the kinds the reconciler may

@@ -145,15 +145,19 @@ const (
 	// Response is the API's answer, in reconcile.api.result only:
 	// {status: int, headers: map, body: the JSON body or its text}.
 	Response = "response"
+	// ID is the id the API assigned the custom resource's record, kept in
+	// its status (reconcile.api.id); "" while there is none.
+	ID = "id"
 )
 
 // ForAPI returns the environment of reconcile.api's expressions: this one
-// plus args, finalizing and response, which the API mapping sets.
+// plus args, finalizing, response and id, which the API mapping sets.
 func (e *Env) ForAPI() (*Env, error) {
 	env, err := e.cel.Extend(
 		cel.Variable(Args, cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable(Finalizing, cel.BoolType),
 		cel.Variable(Response, cel.DynType),
+		cel.Variable(ID, cel.StringType),
 	)
 	if err != nil {
 		return nil, err
@@ -162,7 +166,7 @@ func (e *Env) ForAPI() (*Env, error) {
 	for k, v := range e.vars {
 		vars[k] = v
 	}
-	for _, n := range []string{Args, Finalizing, Response} {
+	for _, n := range []string{Args, Finalizing, Response, ID} {
 		vars[n] = VarType{Dynamic: true}
 	}
 	return &Env{cel: env, vars: vars}, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 )
 
 func compile(t testing.TB) (*ir.Blueprint, *expr.Programs) {
@@ -159,5 +160,43 @@ func BenchmarkEvalRecompiled(b *testing.B) {
 		if _, err := p.Render(bp.Status, vars); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestHasOnAbsentStatus: before anyone has written a custom resource's
+// status, has(self.status.x) is false, not an error that status is missing.
+func TestHasOnAbsentStatus(t *testing.T) {
+	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata:
+  name: w
+crd:
+  file: manifests/crd.yaml
+emit:
+  status:
+    seen: '${has(self.status.url) ? "yes" : "no"}'
+`)), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "w", "namespace": "default"},
+		"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
+	}}
+	vars, err := progs.NewVars(cr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := progs.Eval(bp.Status.Lookup("seen").Expr, vars)
+	if err != nil || got != "no" {
+		t.Errorf("has(self.status.url) with no status = %v, %v; want no, nil", got, err)
+	}
+	if _, ok := cr.Object["status"]; ok {
+		t.Error("presenting the custom resource changed it")
 	}
 }

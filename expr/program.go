@@ -12,6 +12,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/cel/common"
@@ -108,11 +109,30 @@ func (v *Vars) Set(name string, obj *unstructured.Unstructured) error {
 		}
 		v.values[name] = typed.Interface()
 	case vt.Schema != nil:
-		v.values[name] = common.UnstructuredToVal(obj.Object, vt.values)
+		v.values[name] = common.UnstructuredToVal(withStatus(obj.Object, vt.Schema), vt.values)
 	default:
 		v.values[name] = obj.Object
 	}
 	return nil
+}
+
+// withStatus presents an object whose schema has a status, but which has
+// none yet, with an empty one: has(self.status.id) is then false, as
+// people expect of a custom resource no one has reconciled, instead of an
+// error that there is no status.
+func withStatus(obj map[string]any, s *structuralschema.Structural) map[string]any {
+	if _, ok := obj["status"]; ok {
+		return obj
+	}
+	if _, ok := s.Properties["status"]; !ok {
+		return obj
+	}
+	out := make(map[string]any, len(obj)+1)
+	for k, val := range obj {
+		out[k] = val
+	}
+	out["status"] = map[string]any{}
+	return out
 }
 
 // SetValue presents a plain JSON-like value as the variable name, such as

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -51,22 +52,76 @@ func (b *Blueprint) Child(id string) *Child {
 }
 
 // WithRemoteURL returns a copy of b that calls its remote reconciler at url
-// instead of where the Blueprint says; b itself is unchanged. A Blueprint
-// without a remote reconciler is returned as it is.
+// instead of where the Blueprint says; b itself is unchanged. For an API
+// mapped by reconcile.api, url replaces the scheme and host of every URL
+// the mapping calls, and a path in url is put before theirs: the API runs
+// elsewhere, with the same paths. A Blueprint without a remote reconciler
+// is returned as it is.
 func (b *Blueprint) WithRemoteURL(url string) *Blueprint {
 	if b.Reconcile == nil || b.Reconcile.Remote == nil {
 		return b
 	}
 	out, rec, remote := *b, *b.Reconcile, *b.Reconcile.Remote
-	remote.URL, remote.Service = url, nil
+	if remote.API == nil {
+		remote.URL, remote.Service = url, nil
+	} else {
+		api := *remote.API
+		api.URL = rebase(api.URL, url)
+		if api.Create != nil {
+			create := *api.Create
+			create.URL = rebase(create.URL, url)
+			api.Create = &create
+		}
+		if api.Adopt != nil && api.Adopt.URL != nil {
+			adopt := *api.Adopt
+			adopt.URL = rebase(adopt.URL, url)
+			api.Adopt = &adopt
+		}
+		remote.API = &api
+	}
 	rec.Remote = &remote
 	out.Reconcile = &rec
+	return &out
+}
+
+// rebase replaces the scheme and host a URL Value starts with (the
+// compiler requires them written out) with base's, base's path first.
+func rebase(v *Value, base string) *Value {
+	if v == nil {
+		return nil
+	}
+	base = strings.TrimSuffix(base, "/")
+	swap := func(text string) string {
+		_, rest, ok := strings.Cut(text, "://")
+		if !ok {
+			return text
+		}
+		path := ""
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			path = rest[i:]
+		}
+		return base + path
+	}
+	out := *v
+	switch v.Kind {
+	case Literal:
+		if s, ok := v.Literal.(string); ok {
+			out.Literal = swap(s)
+		}
+	case Interpolation:
+		out.Parts = append([]Part(nil), v.Parts...)
+		if len(out.Parts) > 0 && out.Parts[0].Expr == nil {
+			out.Parts[0].Text = swap(out.Parts[0].Text)
+		}
+	}
 	return &out
 }
 
 // Resource describes the custom resource kind a Blueprint reconciles.
 type Resource struct {
 	schema.GroupVersionKind
+	// Pos is where the Blueprint's crd section is.
+	Pos Pos
 	// Plural is the resource name used in URLs and RBAC, e.g. "websites".
 	Plural string
 	// Namespaced is false for cluster-scoped custom resources.
@@ -168,8 +223,8 @@ type Remote struct {
 }
 
 // APIMapping builds an HTTP call from the request and a Result from the
-// response, with expressions over self, args, finalizing and (in Result)
-// response: {status, headers, body}.
+// response, with expressions over self, args, finalizing, id and (in
+// Result, ID.From and Adopt.From) response: {status, headers, body}.
 type APIMapping struct {
 	Pos Pos
 	// Method is a string Value: the HTTP method, e.g.
@@ -183,7 +238,70 @@ type APIMapping struct {
 	Body *Value
 	// Result is a map Value in the shape of a ReconcileResult.
 	Result *Value
+
+	// ID, when set, says the API assigns each record its id on create:
+	// while the custom resource has none, Create is called instead of
+	// Method and URL, and the id is kept in its status.
+	ID *APIID
+	// Create is the call that creates the record while no id is known.
+	// Set when ID is.
+	Create *APICall
+	// Adopt finds the id of a record that already exists, after a reply
+	// whose status Statuses maps to APIAdopt. Nil: ID.From reads it from
+	// that reply.
+	Adopt *APIAdopt
+	// IdempotencyKey names the header that carries every call's
+	// idempotency key, <uid>/<generation>/<method>: the same for retries of
+	// one call, so that an API that honours it never creates twice.
+	// Empty sends none.
+	IdempotencyKey string
+	// Statuses say what replies mean, by status code ("404") or class
+	// ("4xx"). 5xx and 429 are always failures, retried with backoff.
+	Statuses map[string]APIStatusAction
 }
+
+// APIID says where the id an API assigns is kept and read from.
+type APIID struct {
+	Pos Pos
+	// Field is the status field that holds the id: .status.<Field>.
+	Field string
+	// From reads the id from a create's (or an adoption's) response.
+	From *Value
+}
+
+// APICall is an HTTP method and URL.
+type APICall struct {
+	Pos Pos
+	// Method is a string Value; nil means the call's default.
+	Method *Value
+	// URL is a string Value.
+	URL *Value
+}
+
+// APIAdopt is the call that finds an existing record's id, and where its
+// reply has it.
+type APIAdopt struct {
+	APICall
+	// From reads the id from the reply; nil means ID.From.
+	From *Value
+}
+
+// APIStatusAction is what a reply's status means.
+type APIStatusAction string
+
+const (
+	// StatusResult: reconcile.api.result reads the reply.
+	StatusResult APIStatusAction = "result"
+	// StatusFail: the call failed; the custom resource is Degraded and the
+	// call retried with backoff.
+	StatusFail APIStatusAction = "fail"
+	// StatusRecreate: the record is gone; it is created again (or, deleting,
+	// counts as deleted).
+	StatusRecreate APIStatusAction = "recreate"
+	// StatusAdopt: the record already exists; its id is found (Adopt) and
+	// kept, and it is updated as any other.
+	StatusAdopt APIStatusAction = "adopt"
+)
 
 // ResourceKind is a kind a remote reconciler may return.
 type ResourceKind struct {
@@ -236,8 +354,18 @@ func (b *Blueprint) APIExprs() []*Expr {
 		return nil
 	}
 	api := b.Reconcile.Remote.API
+	values := []*Value{api.Method, api.URL, api.Headers, api.Body, api.Result}
+	if api.ID != nil {
+		values = append(values, api.ID.From)
+	}
+	if api.Create != nil {
+		values = append(values, api.Create.Method, api.Create.URL)
+	}
+	if api.Adopt != nil {
+		values = append(values, api.Adopt.Method, api.Adopt.URL, api.Adopt.From)
+	}
 	var out []*Expr
-	for _, v := range []*Value{api.Method, api.URL, api.Headers, api.Body, api.Result} {
+	for _, v := range values {
 		out = append(out, v.Exprs()...)
 	}
 	return out

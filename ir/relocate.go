@@ -7,6 +7,7 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 	r := relocator(rename)
 	out := *b
 	out.File = rename(b.File)
+	out.Resource.Pos = r.pos(b.Resource.Pos)
 	out.Children = make([]*Child, len(b.Children))
 	for i, c := range b.Children {
 		cc := *c
@@ -34,6 +35,18 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 				api.Pos = r.pos(api.Pos)
 				api.Method, api.URL, api.Headers = r.value(api.Method), r.value(api.URL), r.value(api.Headers)
 				api.Body, api.Result = r.value(api.Body), r.value(api.Result)
+				if api.ID != nil {
+					id := *api.ID
+					id.Pos, id.From = r.pos(id.Pos), r.value(id.From)
+					api.ID = &id
+				}
+				api.Create = r.call(api.Create)
+				if api.Adopt != nil {
+					adopt := *api.Adopt
+					adopt.APICall = *r.call(&adopt.APICall)
+					adopt.From = r.value(adopt.From)
+					api.Adopt = &adopt
+				}
 				remote.API = &api
 			}
 			rec.Remote = &remote
@@ -85,4 +98,11 @@ func (r relocator) value(v *Value) *Value {
 		}
 	}
 	return &out
+}
+
+func (r relocator) call(c *APICall) *APICall {
+	if c == nil {
+		return nil
+	}
+	return &APICall{Pos: r.pos(c.Pos), Method: r.value(c.Method), URL: r.value(c.URL)}
 }

@@ -250,7 +250,13 @@ func (r *Reconciler) finalize(ctx context.Context, cr *unstructured.Unstructured
 	if r.hasRemote() {
 		done, err := p.finalizeRemote(ctx)
 		if err != nil {
-			return r.fail(ctx, cr, rep, "ReconcilerFailed", err)
+			err = r.fail(ctx, cr, rep, "ReconcilerFailed", err)
+			// Degraded must say why the custom resource is not gone, not
+			// what failed before it was deleted.
+			if werr := p.writeConditions(ctx); werr != nil && !apierrors.IsNotFound(werr) {
+				logr.FromContextOrDiscard(ctx).Error(werr, "reporting a failed finalizing call")
+			}
+			return err
 		}
 		if !done {
 			return nil // RequeueAfter is set: ask again

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/remote"
 	"github.com/inrun/inrun/sdk"
 )
 
@@ -37,6 +39,9 @@ type remoteState struct {
 	called     bool
 	status     map[string]any
 	conditions []sdk.Condition
+	// keepStatus are status fields a failed call asks to keep (the id an
+	// API assigned before a later step failed).
+	keepStatus map[string]any
 }
 
 var labelSafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -103,6 +108,10 @@ func (p *pass) remote(ctx context.Context) {
 	res, err := p.opts.Remote.Call(ctx, req)
 	if err != nil {
 		keepAll()
+		var re *remote.Error
+		if errors.As(err, &re) {
+			p.remoteState.keepStatus = re.KeepStatus
+		}
 		p.remoteError(ctx, err, true)
 		return
 	}

@@ -36,11 +36,15 @@ func (p *pass) writeStatus(ctx context.Context) error {
 		status[k] = v
 	}
 	if !p.remoteState.called && p.bp.Reconcile != nil && p.bp.Reconcile.Remote != nil {
-		// The call failed: keep what the reconciler reported last.
+		// The call failed: keep what the reconciler reported last, and
+		// what the failed call asks to keep.
 		for k, v := range liveStatus {
 			if k != "conditions" && k != "observedGeneration" && (p.bp.Status == nil || p.bp.Status.Lookup(k) == nil) {
 				status[k] = v
 			}
+		}
+		for k, v := range p.remoteState.keepStatus {
+			status[k] = v
 		}
 	}
 	if p.bp.Status != nil {
@@ -77,16 +81,27 @@ func (p *pass) writeStatus(ctx context.Context) error {
 	// the status it last accepted and say what is wrong.
 	err = fmt.Errorf("writing status: %w", err)
 	p.rep.Errors = append(p.rep.Errors, err)
-	fallback := map[string]any{}
-	for k, v := range liveStatus {
-		fallback[k] = v
-	}
-	fallback["observedGeneration"] = p.cr.GetGeneration()
-	fallback["conditions"] = p.conditions(liveStatus)
-	if ferr := p.applyStatus(ctx, fallback); ferr != nil {
+	if ferr := p.writeConditions(ctx); ferr != nil {
 		return fmt.Errorf("%w; reporting it in the conditions failed too: %v", err, ferr)
 	}
 	return err
+}
+
+// writeConditions writes this pass's conditions beside the status the
+// custom resource already has: what the runtime says when it cannot (or
+// need not) write the rest.
+func (p *pass) writeConditions(ctx context.Context) error {
+	liveStatus, _, _ := unstructured.NestedMap(p.cr.Object, "status")
+	status := map[string]any{}
+	for k, v := range liveStatus {
+		status[k] = v
+	}
+	status["observedGeneration"] = p.cr.GetGeneration()
+	status["conditions"] = p.conditions(liveStatus)
+	if equalJSON(liveStatus, status) {
+		return nil
+	}
+	return p.applyStatus(ctx, status)
 }
 
 // applyStatus writes status with server-side apply, through the status
@@ -176,11 +191,26 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 	} else {
 		set(ConditionDegraded, metav1.ConditionFalse, "AsExpected", "")
 	}
+	// The messages say what there is: children, a reconciler, or both.
+	children := len(p.bp.Children) > 0 || len(p.wanted) > 0
+	converged, ready := "every child is applied", "every child is ready"
+	if p.hasRemote() {
+		called := fmt.Sprintf("the reconciler answered for generation %d", gen)
+		converged, ready = called, called
+		if children {
+			converged, ready = called+" and every child is applied", called+" and every child is ready"
+		}
+	} else if !children {
+		converged = fmt.Sprintf("generation %d is reconciled", gen)
+		ready = converged
+	}
 	switch {
 	case len(waiting) > 0:
 		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(waiting, ", "))
+	case len(p.rep.Errors) > 0:
+		set(ConditionProgressing, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
 	default:
-		set(ConditionProgressing, metav1.ConditionFalse, "Converged", "every child is applied")
+		set(ConditionProgressing, metav1.ConditionFalse, "Converged", converged)
 	}
 	switch {
 	case len(p.rep.Errors) > 0:
@@ -188,7 +218,7 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 	case len(waiting) > 0:
 		set(ConditionReady, metav1.ConditionFalse, "ChildrenNotReady", "waiting for "+strings.Join(waiting, ", "))
 	default:
-		set(ConditionReady, metav1.ConditionTrue, "ChildrenReady", "every child is ready")
+		set(ConditionReady, metav1.ConditionTrue, "ChildrenReady", ready)
 	}
 
 	for _, c := range p.remoteState.conditions {

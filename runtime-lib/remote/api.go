@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,7 +60,10 @@ func NewAPI(bp *ir.Blueprint, progs *expr.Programs, opts APIOptions) (*API, erro
 	return &API{mapping: bp.Reconcile.Remote.API, progs: progs, http: o.httpClient(), opts: opts}, nil
 }
 
-// Call implements Caller.
+// Call implements Caller. With reconcile.api.id, a custom resource whose
+// status holds no id yet gets the create call, and keeps the id its reply
+// names; later calls are the update (or, finalizing, the delete) call with
+// that id. reconcile.api.statuses say what other replies mean.
 func (a *API) Call(ctx context.Context, req *sdk.Request) (*Result, error) {
 	vars, err := a.progs.NewVars(&unstructured.Unstructured{Object: req.Object}, nil)
 	if err != nil {
@@ -72,46 +76,249 @@ func (a *API) Call(ctx context.Context, req *sdk.Request) (*Result, error) {
 	vars.SetValue(expr.Args, args)
 	vars.SetValue(expr.Finalizing, req.Finalizing)
 	vars.SetValue(expr.Response, map[string]any{})
-
-	hreq, err := a.build(ctx, vars)
-	if err != nil {
-		return nil, &Error{Kind: BadReply, URL: "reconcile.api", Err: fmt.Errorf("building the request: %w", err)}
-	}
-	url := hreq.URL.String()
-	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
-	defer cancel()
-	resp, err := a.http.Do(hreq.WithContext(ctx))
-	if err != nil {
-		kind := Unreachable
-		if errors.Is(err, context.DeadlineExceeded) {
-			kind = Timeout
+	c := &apiCall{API: a, req: req, vars: vars}
+	c.setID(a.storedID(req.Object))
+	res, err := c.run(ctx)
+	var e *Error
+	if errors.As(err, &e) {
+		e.API = true
+		if a.mapping.ID != nil && c.id != "" && c.id != a.storedID(req.Object) {
+			e.KeepStatus = map[string]any{a.mapping.ID.Field: c.id}
 		}
-		return nil, &Error{Kind: kind, URL: url, Attempts: 1, Err: err}
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, a.opts.MaxReplyBytes))
+	return res, err
+}
+
+// storedID is the id the custom resource's status holds, or "".
+func (a *API) storedID(cr map[string]any) string {
+	if a.mapping.ID == nil {
+		return ""
+	}
+	v, _, _ := unstructured.NestedFieldNoCopy(cr, "status", a.mapping.ID.Field)
+	if v == nil {
+		return ""
+	}
+	return expr.FormatString(v)
+}
+
+// apiCall is one Call: the request, its variables and the id as it stands.
+type apiCall struct {
+	*API
+	req  *sdk.Request
+	vars *expr.Vars
+	id   string
+}
+
+func (c *apiCall) setID(id string) {
+	c.id = id
+	c.vars.SetValue(expr.ID, id)
+}
+
+// run makes the calls one request needs.
+func (c *apiCall) run(ctx context.Context) (*Result, error) {
+	m := c.mapping
+	if m.ID != nil && c.id == "" {
+		if c.req.Finalizing {
+			// Nothing was ever created: nothing to delete.
+			return &Result{Result: sdk.Result{APIVersion: sdk.APIVersion, Kind: sdk.KindResult, Done: true}}, nil
+		}
+		return c.create(ctx)
+	}
+	reply, err := c.send(ctx, m.Method, m.URL, http.MethodPost)
 	if err != nil {
-		return nil, &Error{Kind: Unreachable, URL: url, Attempts: 1, Err: err}
+		return nil, err
 	}
-	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
-		return nil, &Error{Kind: HTTPStatus, URL: url, Status: resp.StatusCode, Body: truncate(string(raw)), Attempts: 1}
+	switch c.action(reply) {
+	case ir.StatusRecreate:
+		if c.req.Finalizing {
+			return &Result{Result: sdk.Result{APIVersion: sdk.APIVersion, Kind: sdk.KindResult, Done: true}, Attempts: 1}, nil
+		}
+		// The record is gone: forget its id and create it again.
+		c.setID("")
+		return c.create(ctx)
+	case ir.StatusAdopt:
+		return nil, c.refused(reply, "adopt applies to a create's reply; this was the update")
+	case ir.StatusFail:
+		return nil, c.refused(reply, "")
 	}
-	vars.SetValue(expr.Response, response(resp, raw))
-	out, err := a.progs.Render(resultFor(a.mapping.Result, req.Finalizing), vars)
+	return c.result(reply)
+}
+
+// create makes the create call and keeps the id its reply names, adopting
+// the record that already exists when the statuses say so.
+func (c *apiCall) create(ctx context.Context) (*Result, error) {
+	m := c.mapping
+	reply, err := c.send(ctx, m.Create.Method, m.Create.URL, http.MethodPost)
 	if err != nil {
-		return nil, &Error{Kind: BadReply, URL: url, Status: resp.StatusCode, Body: truncate(string(raw)), Attempts: 1, Err: fmt.Errorf("reconcile.api.result: %w", err)}
+		return nil, err
+	}
+	switch c.action(reply) {
+	case ir.StatusAdopt:
+		id, err := c.adopt(ctx, reply)
+		if err != nil {
+			return nil, err
+		}
+		c.setID(id)
+		// The record exists as someone left it: update it like any other.
+		reply, err := c.send(ctx, m.Method, m.URL, http.MethodPost)
+		if err != nil {
+			return nil, err
+		}
+		if act := c.action(reply); act != ir.StatusResult {
+			return nil, c.refused(reply, "the update after adopting the record")
+		}
+		return c.result(reply)
+	case ir.StatusFail, ir.StatusRecreate:
+		return nil, c.refused(reply, "")
+	}
+	id, err := c.readID(m.ID.From, reply, "reconcile.api.id.from")
+	if err != nil {
+		return nil, err
+	}
+	c.setID(id)
+	return c.result(reply)
+}
+
+// adopt finds the id of a record that already exists: from the create's
+// reply, or from the reply of reconcile.api.adopt's call.
+func (c *apiCall) adopt(ctx context.Context, conflict *apiReply) (string, error) {
+	from, where := c.mapping.ID.From, "reconcile.api.id.from"
+	adopt := c.mapping.Adopt
+	if adopt != nil && adopt.From != nil {
+		from, where = adopt.From, "reconcile.api.adopt.from"
+	}
+	reply := conflict
+	if adopt != nil && adopt.URL != nil {
+		var err error
+		if reply, err = c.send(ctx, adopt.Method, adopt.URL, http.MethodGet); err != nil {
+			return "", err
+		}
+		if reply.status < 200 || reply.status > 299 {
+			return "", c.refused(reply, "looking up the record to adopt")
+		}
+	}
+	return c.readID(from, reply, where)
+}
+
+// readID evaluates where a reply has the id.
+func (c *apiCall) readID(from *ir.Value, reply *apiReply, where string) (string, error) {
+	c.vars.SetValue(expr.Response, reply.value)
+	v, err := c.progs.Render(from, c.vars)
+	if err == nil && (v == nil || expr.FormatString(v) == "") {
+		err = errors.New("it is empty")
+	}
+	if err != nil {
+		return "", &Error{Kind: BadReply, URL: reply.url, Status: reply.status, Body: excerpt(reply.raw), Attempts: 1,
+			Err: fmt.Errorf("%s found no id in the reply: %w", where, err)}
+	}
+	return expr.FormatString(v), nil
+}
+
+// result maps a reply onto a Result, keeping the id in its status.
+func (c *apiCall) result(reply *apiReply) (*Result, error) {
+	c.vars.SetValue(expr.Response, reply.value)
+	out, err := c.progs.Render(resultFor(c.mapping.Result, c.req.Finalizing), c.vars)
+	if err != nil {
+		return nil, &Error{Kind: BadReply, URL: reply.url, Status: reply.status, Body: excerpt(reply.raw), Attempts: 1, Err: fmt.Errorf("reconcile.api.result: %w", err)}
 	}
 	m, _ := out.(map[string]any)
+	if id := c.mapping.ID; id != nil && !c.req.Finalizing {
+		status, _ := m["status"].(map[string]any)
+		if status == nil {
+			status = map[string]any{}
+		}
+		status[id.Field] = c.id
+		m["status"] = status
+	}
 	m["apiVersion"], m["kind"] = sdk.APIVersion, sdk.KindResult
 	doc, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	res, err := sdk.DecodeResult(doc, req.Finalizing)
+	res, err := sdk.DecodeResult(doc, c.req.Finalizing)
 	if err != nil {
-		return nil, &Error{Kind: BadReply, URL: url, Status: resp.StatusCode, Attempts: 1, Err: fmt.Errorf("reconcile.api.result does not make a valid Result: %w", err)}
+		return nil, &Error{Kind: BadReply, URL: reply.url, Status: reply.status, Attempts: 1, Err: fmt.Errorf("reconcile.api.result does not make a valid Result: %w", err)}
 	}
 	return &Result{Result: *res, Attempts: 1}, nil
+}
+
+// apiReply is an API's answer.
+type apiReply struct {
+	url    string
+	status int
+	raw    []byte
+	// value is what expressions read as response.
+	value map[string]any
+}
+
+// action says what reply means: reconcile.api.statuses by code, then by
+// class; 2xx is the result's; any other 4xx is a failure once the mapping
+// says what some statuses mean (statuses or id), and the result's before.
+func (c *apiCall) action(reply *apiReply) ir.APIStatusAction {
+	code := strconv.Itoa(reply.status)
+	if act, ok := c.mapping.Statuses[code]; ok {
+		return act
+	}
+	if act, ok := c.mapping.Statuses[code[:1]+"xx"]; ok {
+		return act
+	}
+	switch {
+	case reply.status >= 200 && reply.status <= 299:
+		return ir.StatusResult
+	case c.req.Finalizing && c.mapping.ID != nil && (reply.status == http.StatusNotFound || reply.status == http.StatusGone):
+		return ir.StatusRecreate // deleting what is gone is done
+	case reply.status >= 400 && (c.mapping.Statuses != nil || c.mapping.ID != nil):
+		return ir.StatusFail
+	}
+	return ir.StatusResult
+}
+
+// refused is the failure of a reply the mapping says is one.
+func (c *apiCall) refused(reply *apiReply, why string) error {
+	e := &Error{Kind: Refused, URL: reply.url, Status: reply.status, Body: excerpt(reply.raw), Attempts: 1}
+	if why != "" {
+		e.Err = errors.New(why)
+	}
+	return e
+}
+
+// send builds and makes one HTTP call; 5xx and 429 are failures the work
+// queue retries.
+func (c *apiCall) send(ctx context.Context, method, url *ir.Value, defaultMethod string) (*apiReply, error) {
+	hreq, err := c.build(ctx, c.vars, method, url, defaultMethod)
+	if err != nil {
+		return nil, &Error{Kind: Request, URL: "reconcile.api", Err: err}
+	}
+	if key := c.mapping.IdempotencyKey; key != "" {
+		hreq.Header.Set(key, c.idempotencyKey(hreq.Method))
+	}
+	target := hreq.URL.String()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	resp, err := c.http.Do(hreq.WithContext(ctx))
+	if err != nil {
+		kind := Unreachable
+		if errors.Is(err, context.DeadlineExceeded) {
+			kind = Timeout
+		}
+		return nil, &Error{Kind: kind, URL: target, Attempts: 1, Err: unwrapURL(err)}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxReplyBytes))
+	if err != nil {
+		return nil, &Error{Kind: Unreachable, URL: target, Attempts: 1, Err: err}
+	}
+	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		return nil, &Error{Kind: HTTPStatus, URL: target, Status: resp.StatusCode, Body: excerpt(raw), Attempts: 1}
+	}
+	return &apiReply{url: target, status: resp.StatusCode, raw: raw, value: response(resp, raw)}, nil
+}
+
+// idempotencyKey is the same for every retry of one call of one generation
+// of the custom resource, and differs between calls: <uid>/<generation>/<method>.
+func (c *apiCall) idempotencyKey(method string) string {
+	u := unstructured.Unstructured{Object: c.req.Object}
+	return fmt.Sprintf("%s/%d/%s", u.GetUID(), u.GetGeneration(), method)
 }
 
 // finalizingFields are what a Result may say to a finalizing request.
@@ -132,15 +339,16 @@ func resultFor(result *ir.Value, finalizing bool) *ir.Value {
 	return &out
 }
 
-// build renders the HTTP request.
-func (a *API) build(ctx context.Context, vars *expr.Vars) (*http.Request, error) {
-	u, err := a.progs.Render(a.mapping.URL, vars)
+// build renders one HTTP request: method and url, with the mapping's
+// headers and body.
+func (a *API) build(ctx context.Context, vars *expr.Vars, methodValue, urlValue *ir.Value, defaultMethod string) (*http.Request, error) {
+	u, err := a.progs.Render(urlValue, vars)
 	if err != nil {
 		return nil, err
 	}
 	url, ok := u.(string)
 	if !ok || !(strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://")) {
-		return nil, fmt.Errorf("reconcile.api.url rendered %v, not an absolute http(s) URL", u)
+		return nil, fmt.Errorf("the URL rendered %v, not an absolute http(s) URL", u)
 	}
 	var body io.Reader
 	if a.mapping.Body != nil {
@@ -154,9 +362,9 @@ func (a *API) build(ctx context.Context, vars *expr.Vars) (*http.Request, error)
 		}
 		body = bytes.NewReader(raw)
 	}
-	method := "POST"
-	if a.mapping.Method != nil {
-		m, err := a.progs.Render(a.mapping.Method, vars)
+	method := defaultMethod
+	if methodValue != nil {
+		m, err := a.progs.Render(methodValue, vars)
 		if err != nil {
 			return nil, err
 		}
@@ -164,8 +372,11 @@ func (a *API) build(ctx context.Context, vars *expr.Vars) (*http.Request, error)
 		switch method {
 		case "GET", "POST", "PUT", "PATCH", "DELETE":
 		default:
-			return nil, fmt.Errorf("reconcile.api.method rendered %q, not GET, POST, PUT, PATCH or DELETE", method)
+			return nil, fmt.Errorf("the method rendered %q, not GET, POST, PUT, PATCH or DELETE", method)
 		}
+	}
+	if method == http.MethodGet || method == http.MethodDelete {
+		body = nil // a GET or DELETE carries no body
 	}
 	hreq, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {

@@ -27,6 +27,13 @@ const (
 	BadReply Kind = "BadReply"
 	// Credentials: Options.TokenSource failed, so no request was sent.
 	Credentials Kind = "Credentials"
+	// Request: the request to an API mapped by reconcile.api could not be
+	// built (an expression failed), so none was sent.
+	Request Kind = "Request"
+	// Refused: the API answered with a status its mapping says is a
+	// failure (reconcile.api.statuses, or any 4xx once statuses or id are
+	// set).
+	Refused Kind = "Refused"
 )
 
 // Error is a failed Call. Its message says what happened and, where the
@@ -49,6 +56,14 @@ type Error struct {
 	// Err is the underlying error: a net error, or the sdk.ErrorList of a
 	// BadReply.
 	Err error
+	// API is set for an API mapped by reconcile.api, which messages name
+	// as an API rather than a reconciler.
+	API bool
+	// KeepStatus are status fields the runtime writes although the call
+	// failed: the id an API assigned before a later step of the call
+	// failed, so that the next call updates the record instead of
+	// creating another.
+	KeepStatus map[string]any
 
 	// retryable marks failures another attempt may cure.
 	retryable bool
@@ -56,14 +71,28 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
+	who := "reconciler"
+	if e.API {
+		who = "API"
+	}
 	switch e.Kind {
 	case Unreachable:
-		fmt.Fprintf(&b, "reconciler at %s is unreachable%s: %v", e.URL, e.after(), e.Err)
+		fmt.Fprintf(&b, "%s at %s is unreachable%s: %v", who, e.URL, e.after(), e.Err)
 		b.WriteString(tlsHint(e.Err))
 	case Timeout:
-		fmt.Fprintf(&b, "reconciler at %s did not answer in time%s: %v (make it answer faster, or raise reconcile.timeout)", e.URL, e.after(), e.Err)
+		fmt.Fprintf(&b, "%s at %s did not answer in time%s: %v (make it answer faster, or raise reconcile.timeout)", who, e.URL, e.after(), e.Err)
+	case Request:
+		fmt.Fprintf(&b, "the request to the API could not be built, so none was sent: %v", e.Err)
+	case Refused:
+		fmt.Fprintf(&b, "API at %s answered %d %s", e.URL, e.Status, http.StatusText(e.Status))
+		if e.Body != "" {
+			b.WriteString(": " + e.Body)
+		}
+		if e.Err != nil {
+			fmt.Fprintf(&b, " (%v)", e.Err)
+		}
 	case HTTPStatus:
-		fmt.Fprintf(&b, "reconciler at %s answered %d %s%s", e.URL, e.Status, http.StatusText(e.Status), e.after())
+		fmt.Fprintf(&b, "%s at %s answered %d %s%s", who, e.URL, e.Status, http.StatusText(e.Status), e.after())
 		if e.Body != "" {
 			b.WriteString(": " + e.Body)
 		}
@@ -71,7 +100,9 @@ func (e *Error) Error() string {
 		case http.StatusUnauthorized, http.StatusForbidden:
 			b.WriteString(" (check the bearer token the runtime sends)")
 		case http.StatusNotFound, http.StatusMethodNotAllowed:
-			b.WriteString(" (check the reconciler's URL or Service path; requests are POSTed)")
+			if !e.API {
+				b.WriteString(" (check the reconciler's URL or Service path; requests are POSTed)")
+			}
 		case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 			b.WriteString(" (redirects are not followed: use the address it redirects to)")
 		}
@@ -79,6 +110,17 @@ func (e *Error) Error() string {
 			fmt.Fprintf(&b, " (it asks to be called again in %s)", e.RetryAfter)
 		}
 	case BadReply:
+		if e.API {
+			fmt.Fprintf(&b, "reply of API at %s", e.URL)
+			if e.Status != 0 {
+				fmt.Fprintf(&b, " (%d %s)", e.Status, http.StatusText(e.Status))
+			}
+			fmt.Fprintf(&b, " does not map to a valid Result: %v", e.Err)
+			if e.Status >= 300 {
+				b.WriteString("; say what this status means in reconcile.api.statuses")
+			}
+			break
+		}
 		fmt.Fprintf(&b, "reply of reconciler at %s is not a valid ReconcileResult: %v", e.URL, e.Err)
 	case Credentials:
 		fmt.Fprintf(&b, "no bearer token for reconciler at %s: %v", e.URL, e.Err)
