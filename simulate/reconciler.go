@@ -69,14 +69,23 @@ func (r *Reconciler) Problems() []string {
 }
 
 // Endpoint returns the URL the reconciler serves: r.URL, else bp's
-// reconcile.url. It is an error when bp has no reconcile section, or only
-// an in-cluster Service and r names no URL.
+// reconcile.url, or for an API mapped by reconcile.api, the scheme and host
+// of its URL. The runtime then calls it there (see ir.Blueprint.WithRemoteURL:
+// for an API, r.URL replaces the scheme and host of every URL it calls). It
+// is an error when bp has no reconcile section, or only an in-cluster
+// Service and r names no URL.
 func (r *Reconciler) Endpoint(bp *ir.Blueprint) (string, error) {
 	if bp.Reconcile == nil || bp.Reconcile.Remote == nil {
-		return "", fmt.Errorf("the Blueprint %s has no reconcile.url or reconcile.service: there is nothing to call a reconciler process", bp.Name)
+		return "", fmt.Errorf("the Blueprint %s has no reconcile.url, reconcile.service or reconcile.api: there is nothing to call a reconciler process", bp.Name)
 	}
 	if r.URL != "" {
 		return r.URL, nil
+	}
+	if api := bp.Reconcile.Remote.API; api != nil {
+		if origin := apiOrigin(api.URL); origin != "" {
+			return origin, nil
+		}
+		return "", fmt.Errorf("reconciler: url is required: give the scheme and host the process serves the API on, such as http://127.0.0.1:18090")
 	}
 	if bp.Reconcile.Remote.URL == "" {
 		return "", fmt.Errorf("reconciler: url is required: the Blueprint %s calls an in-cluster Service, which a local process cannot serve", bp.Name)
@@ -302,4 +311,25 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// apiOrigin is the scheme and host a reconcile.api URL starts with, or "".
+func apiOrigin(v *ir.Value) string {
+	lead := ""
+	switch {
+	case v == nil:
+	case v.Kind == ir.Literal:
+		lead, _ = v.Literal.(string)
+	case v.Kind == ir.Interpolation && len(v.Parts) > 0:
+		lead = v.Parts[0].Text
+	}
+	scheme, rest, ok := strings.Cut(lead, "://")
+	if !ok {
+		return ""
+	}
+	host, _, complete := strings.Cut(rest, "/")
+	if !complete && len(v.Parts) > 1 {
+		return "" // the host goes on in an expression
+	}
+	return scheme + "://" + host
 }

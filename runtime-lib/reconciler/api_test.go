@@ -137,9 +137,8 @@ func newAPIFixture(t *testing.T, url string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Point the mapping's URL at the test server, as an address a user writes.
-	u := bp.Reconcile.Remote.API.URL
-	u.Parts[0].Text = strings.Replace(u.Parts[0].Text, "http://127.0.0.1:1", url, 1)
+	// The mapping calls the test server instead of the host it names.
+	bp = bp.WithRemoteURL(url)
 	progs, err := expr.Compile(bp)
 	if err != nil {
 		t.Fatal(err)

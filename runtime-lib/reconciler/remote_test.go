@@ -84,7 +84,7 @@ func newRemoteFixture(t *testing.T) *remoteFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bp.Reconcile.Remote.URL = server.URL + "/reconcile"
+	bp = bp.WithRemoteURL(server.URL + "/reconcile")
 	caller, err := remote.New(remote.Options{URL: bp.Reconcile.Remote.URL, Timeout: 2 * time.Second, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
