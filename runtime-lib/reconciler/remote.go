@@ -3,8 +3,8 @@ package reconciler
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/internal/fakedns"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
@@ -403,4 +406,151 @@ func TestConfigMapEdits(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestAPICreatesOnce makes the status write after a successful create fail
+// (an admission policy refuses it while the DNSRecord has a label), so the
+// runtime cannot keep the id the API assigned. It calls again; an API that
+// honours the idempotency key answers the first record, one that does not
+// answers 409 and the record is adopted. Either way the API ends with
+// exactly one record.
+func TestAPICreatesOnce(t *testing.T) {
+	for _, honour := range []bool{true, false} {
+		name := "ignores-keys"
+		if honour {
+			name = "honours-keys"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := context.Background()
+			dns := fakedns.New()
+			dns.HonourKeys = honour
+			srv := httptest.NewServer(dns)
+			t.Cleanup(srv.Close)
+			bp, err := compiler.CompileFile("../reconciler/testdata/records.yaml", compiler.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bp = bp.WithRemoteURL(srv.URL)
+			if err := runner.InstallCRDs(ctx, f.cfg, []*ir.Blueprint{bp}); err != nil {
+				t.Fatal(err)
+			}
+			denyStatusWrites(t, f, "deny-status-"+f.ns)
+			f.bp = bp
+			f.start(f.cfg, []string{f.ns}, func(o *runner.Options) { o.MaxBackoff = time.Second })
+
+			rec := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "example.inrun.dev/v1", "kind": "DNSRecord",
+				"metadata": map[string]any{"name": "www", "namespace": f.ns, "labels": map[string]any{"inrun.test/deny-status": "true"}},
+				"spec":     map[string]any{"name": "www." + f.ns + ".example", "value": "10.0.0.1"},
+			}}
+			if err := f.admin.Create(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+			// The runtime has called the API, and failed to write status
+			// at least twice.
+			f.eventually(60*time.Second, "calls made while status is refused", func() string {
+				if dns.Creates() == 0 {
+					return "no record created yet"
+				}
+				return ""
+			})
+			time.Sleep(3 * time.Second) // a few retries, backoff capped at 1s
+			if st, _, _ := unstructured.NestedMap(get(t, f, rec).Object, "status"); st["recordId"] != nil {
+				t.Fatalf("status was written although the policy refuses it: %v", st)
+			}
+			// Status may be written again.
+			live := get(t, f, rec)
+			live.SetLabels(nil)
+			if err := f.admin.Update(ctx, live); err != nil {
+				t.Fatal(err)
+			}
+			f.eventually(60*time.Second, "the record's id kept", func() string {
+				st, _, _ := unstructured.NestedMap(get(t, f, rec).Object, "status")
+				if st["recordId"] == nil {
+					return "no status.recordId yet"
+				}
+				return ""
+			})
+			recs := dns.Records()
+			if len(recs) != 1 {
+				t.Fatalf("the API holds %d records, want exactly 1: %v", len(recs), recs)
+			}
+			st, _, _ := unstructured.NestedMap(get(t, f, rec).Object, "status")
+			if _, ok := recs[st["recordId"].(string)]; !ok {
+				t.Errorf("status.recordId %v names no record of %v", st["recordId"], recs)
+			}
+		})
+	}
+}
+
+func get(t *testing.T, f *fixture, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	got, err := f.get(obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// denyStatusWrites installs a ValidatingAdmissionPolicy that refuses
+// status writes of DNSRecords labelled inrun.test/deny-status in f's
+// namespace.
+func denyStatusWrites(t *testing.T, f *fixture, name string) {
+	t.Helper()
+	ctx := context.Background()
+	fail := admissionv1.Fail
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Update},
+					Rule:       admissionv1.Rule{APIGroups: []string{"example.inrun.dev"}, APIVersions: []string{"v1"}, Resources: []string{"dnsrecords/status"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{
+				Expression: `!has(object.metadata.labels) || !('inrun.test/deny-status' in object.metadata.labels)`,
+				Message:    "status writes are refused while inrun.test/deny-status is set",
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": f.ns},
+			}},
+		},
+	}
+	for _, obj := range []client.Object{policy, binding} {
+		if err := f.admin.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.admin.Delete(context.Background(), obj) })
+	}
+	// Policies take effect a moment after they are created: wait until a
+	// write it refuses is refused.
+	probe := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "DNSRecord",
+		"metadata": map[string]any{"name": "probe", "namespace": f.ns, "labels": map[string]any{"inrun.test/deny-status": "true"}},
+		"spec":     map[string]any{"name": "probe", "value": "x"},
+	}}
+	if err := f.admin.Create(ctx, probe); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually(30*time.Second, "the policy in force", func() string {
+		p := get(t, f, probe)
+		_ = unstructured.SetNestedField(p.Object, "x", "status", "value")
+		if err := f.admin.Status().Update(ctx, p); err == nil || !strings.Contains(err.Error(), "refused") {
+			return fmt.Sprintf("a status write was not refused: %v", err)
+		}
+		return ""
+	})
+	if err := f.admin.Delete(ctx, probe); err != nil {
+		t.Fatal(err)
+	}
 }
