@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/expr"
@@ -44,7 +45,11 @@ func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path
 				t.Logf("checking the passes before the case's %d steps: simulate runs steps with its own Renderer only", len(c.Steps))
 			}
 			ctx := context.Background()
-			compiled, err := run(ctx, bp, renderer, f, c)
+			// Both runs reconcile the same custom resource, UID included:
+			// the applied hashes they must agree on depend on it, and a
+			// Store numbers the UIDs it gives across the process.
+			uid := types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", i+1))
+			compiled, err := run(ctx, bp, renderer, f, c, uid)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +59,7 @@ func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path
 			if compiled.IdleWrites != 0 {
 				t.Errorf("not idempotent: a further pass made %d writes", compiled.IdleWrites)
 			}
-			interpreted, err := run(ctx, bp, interpreter, f, c)
+			interpreted, err := run(ctx, bp, interpreter, f, c, uid)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,11 +70,15 @@ func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path
 	}
 }
 
-// run is simulate's Run with a Renderer of the caller's.
-func run(ctx context.Context, bp *ir.Blueprint, renderer reconciler.Renderer, f *simulate.File, c *simulate.Case) (*simulate.Outcome, error) {
+// run is simulate's Run with a Renderer of the caller's; the custom
+// resource gets uid unless its file sets one.
+func run(ctx context.Context, bp *ir.Blueprint, renderer reconciler.Renderer, f *simulate.File, c *simulate.Case, uid types.UID) (*simulate.Outcome, error) {
 	cr, err := f.LoadCR(c)
 	if err != nil {
 		return nil, err
+	}
+	if cr.GetUID() == "" {
+		cr.SetUID(uid)
 	}
 	store := simulate.NewStore(bp)
 	for _, o := range c.Objects {
