@@ -217,9 +217,11 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 	pass.recordWrites()
 	pass.prune(ctx)
 	if err := pass.writeStatus(ctx); err != nil {
+		pass.forgetResult()
 		return rep, r.fail(ctx, cr, rep, "StatusFailed", err)
 	}
 	if pass.transient != nil {
+		pass.forgetResult()
 		return rep, pass.transient
 	}
 	if pass.readExternals && rep.RequeueAfter == 0 {

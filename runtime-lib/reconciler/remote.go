@@ -148,6 +148,21 @@ type forgetter interface {
 	Forget(ref sdk.ObjectRef)
 }
 
+// forgetResult makes the Caller forget the Result of this pass, when it
+// used one, so that the retry of a reconcile that failed asks the
+// reconciler again: a Result that could not be wholly applied (an object
+// it names belongs to someone else, a status the API server refuses) is
+// no more reused than a refused one, and a fixed reconciler is heard
+// without an edit of the custom resource.
+func (p *pass) forgetResult() {
+	if !p.remoteState.called {
+		return
+	}
+	if f, ok := p.opts.Remote.(forgetter); ok {
+		f.Forget(sdk.Resource{Object: p.cr.Object}.Ref())
+	}
+}
+
 // checkResult refuses a Result with resources of kinds the Blueprint does
 // not declare: RBAC, watches and prune are derived from the declaration.
 func (p *pass) checkResult(res *sdk.Result) error {

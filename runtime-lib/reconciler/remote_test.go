@@ -246,3 +246,41 @@ func TestRemoteFinalizing(t *testing.T) {
 		t.Errorf("the custom resource is still there, finalizers %v", live.GetFinalizers())
 	}
 }
+
+// TestRemoteConflictAsksAgain: a Result that names an object someone else
+// owns is not reused by the retry, so that the reconciler, once fixed, is
+// heard without an edit of the custom resource.
+func TestRemoteConflictAsksAgain(t *testing.T) {
+	f := newRemoteFixture(t)
+	f.sync()
+	theirs := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "theirs", "namespace": "shop"},
+		"spec":     map[string]any{"ports": []any{map[string]any{"port": int64(80)}}},
+	}}
+	if err := f.store.Create(context.Background(), theirs); err != nil {
+		t.Fatal(err)
+	}
+	f.app.mu.Lock()
+	f.app.extra = []sdk.Resource{{ID: "theirs", Object: map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "theirs"}}}}
+	f.app.mu.Unlock()
+	f.patchSpec("replicas", int64(3))
+	var conflict *reconciler.ConflictError
+	// Twice: the first retry sees a new status (Degraded), and so is
+	// another request anyway; the second is the very same request.
+	for range 2 {
+		if err := f.sync().Err(); !errors.As(err, &conflict) {
+			t.Fatalf("errors = %v, want an ownership conflict", err)
+		}
+	}
+	f.app.mu.Lock()
+	f.app.extra = nil
+	f.app.mu.Unlock()
+	// The retry, with nothing edited.
+	if err := f.sync().Err(); err != nil {
+		t.Fatalf("the retry did not ask the fixed reconciler: %v", err)
+	}
+	if cond := condition(f.get(), reconciler.ConditionDegraded); cond["status"] != "False" {
+		t.Errorf("Degraded = %v after the fixed reconciler answered", cond)
+	}
+}
