@@ -127,6 +127,7 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	}
 	cr := &unstructured.Unstructured{}
 	cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
+	limiter := newRetryAfter(RateLimiter(opts.MaxBackoff), opts.MaxBackoff)
 	b := builder.ControllerManagedBy(mgr).
 		Named(bp.Name).
 		// Status writes bump no generation: the controller does not
@@ -138,7 +139,7 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 			predicate.LabelChangedPredicate{},
 			predicate.AnnotationChangedPredicate{},
 		))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation, RateLimiter: RateLimiter(opts.MaxBackoff)})
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation, RateLimiter: limiter})
 	for _, k := range reconciler.OwnedKinds(bp) {
 		if opts.Unavailable[k.GroupVersionKind] != nil {
 			continue
@@ -149,7 +150,7 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		// which works across namespaces where owner references cannot.
 		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(notEcho(rec)))
 	}
-	return b.Complete(rec)
+	return b.Complete(limiter.wrap(rec))
 }
 
 // notEcho passes every child event but those that only bring back the

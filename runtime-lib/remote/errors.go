@@ -49,9 +49,10 @@ type Error struct {
 	Body string
 	// Attempts is how many HTTP requests were made.
 	Attempts int
-	// RetryAfter is how long the reconciler asked the runtime to wait
-	// (429 or 503 with Retry-After) when that wait did not fit in
-	// Options.MaxElapsed; zero otherwise.
+	// RetryAfter is how long the last reply asked the runtime to wait (a
+	// 429 or 5xx with Retry-After); zero when it did not say. The runtime's
+	// next reconcile of the custom resource comes no sooner, up to its
+	// backoff cap.
 	RetryAfter time.Duration
 	// Err is the underlying error: a net error, or the sdk.ErrorList of a
 	// BadReply.
