@@ -250,10 +250,10 @@ type APIMapping struct {
 	// whose status Statuses maps to APIAdopt. Nil: ID.From reads it from
 	// that reply.
 	Adopt *APIAdopt
-	// IdempotencyKey names the header that carries every call's
-	// idempotency key, <uid>/<generation>/<method>: the same for retries of
-	// one call, so that an API that honours it never creates twice.
-	// Empty sends none.
+	// IdempotencyKey names the header that carries the idempotency key of
+	// every POST and PATCH call, <uid>/<generation>/<method>: the same for
+	// retries of one call, so that an API that honours it never creates
+	// twice. Empty sends none.
 	IdempotencyKey string
 	// Statuses say what replies mean, by status code ("404") or class
 	// ("4xx"). 5xx and 429 are always failures, retried with backoff.

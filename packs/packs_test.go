@@ -63,8 +63,8 @@ func TestExamples(t *testing.T) {
 	if got := Examples("declarative"); !slices.Equal(got, want) {
 		t.Errorf("Examples(declarative) = %v; want %v", got, want)
 	}
-	if got := Examples("remote"); !slices.Equal(got, []string{"."}) {
-		t.Errorf("Examples(remote) = %v; want [.]", got)
+	if got := Examples("remote"); !slices.Equal(got, []string{".", "api"}) {
+		t.Errorf("Examples(remote) = %v; want [. api]", got)
 	}
 	if got := Examples("no-such-pack"); got != nil {
 		t.Errorf("Examples(no-such-pack) = %v; want nil", got)

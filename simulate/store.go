@@ -21,13 +21,18 @@ import (
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
+// uids numbers the custom resources of every Store in the process: a UID
+// names one object for all time, and a reconciler or API that outlives a
+// Store (one process serves a whole simulate file) must not meet the same
+// UID twice, as it never would on a cluster.
+var uids atomic.Int64
+
 // Store is an in-memory API server for one Blueprint: its custom resource
 // kind and every child kind, with server-side apply.
 type Store struct {
 	client.Client
 	bp     *ir.Blueprint
 	writes atomic.Int64
-	uids   atomic.Int64
 }
 
 // NewStore returns an empty Store for bp.
@@ -123,7 +128,7 @@ func (s *Store) CreateCR(ctx context.Context, cr *unstructured.Unstructured) err
 		cr.SetNamespace("default")
 	}
 	if cr.GetUID() == "" {
-		cr.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", s.uids.Add(1))))
+		cr.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", uids.Add(1))))
 	}
 	if cr.GetGeneration() == 0 {
 		cr.SetGeneration(1)

@@ -24,7 +24,7 @@ type Record struct {
 	Name  string `json:"name"`
 	Type  string `json:"type"`
 	Value string `json:"value"`
-	// Version counts the writes of this record, from 1.
+	// Version counts the changes of this record, from 1.
 	Version int `json:"version"`
 }
 
@@ -157,8 +157,10 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request, body []byte) {
 				reply(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 				return
 			}
-			r.Name, r.Type, r.Value = in.Name, in.Type, in.Value
-			r.Version++
+			if r.Name != in.Name || r.Type != in.Type || r.Value != in.Value {
+				r.Name, r.Type, r.Value = in.Name, in.Type, in.Value
+				r.Version++
+			}
 			reply(w, http.StatusOK, r)
 		case http.MethodDelete:
 			delete(s.records, id)

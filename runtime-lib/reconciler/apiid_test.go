@@ -108,7 +108,7 @@ func TestAPIAssignsIDs(t *testing.T) {
 	if got := rf.took(); len(got) != 1 || got[0] != "PUT /records/"+id {
 		t.Fatalf("after an edit: %v, want PUT /records/%s", got, id)
 	}
-	if rf.status("recordId") != id || rf.status("value") != "10.0.0.2" || rf.status("version") != int64(3) { // created, then put once with its id, then put with the edit
+	if rf.status("recordId") != id || rf.status("value") != "10.0.0.2" || rf.status("version") != int64(2) {
 		t.Errorf("status after the update: %v", rf.get().Object["status"])
 	}
 	if n := len(rf.dns.Records()); n != 1 {
@@ -191,5 +191,22 @@ func TestAPIRefusedStatus(t *testing.T) {
 	err := rf.sync().Err()
 	if err == nil || !strings.Contains(err.Error(), "answered 400 Bad Request") || strings.Contains(err.Error(), "ReconcileResult") {
 		t.Errorf("errors = %v, want the API's 400", err)
+	}
+}
+
+// TestAPIRecreatesInTheSameGeneration: a record that vanishes while the
+// custom resource is unchanged is created again under a key of its own,
+// not answered with the first create's reply for the gone record.
+func TestAPIRecreatesInTheSameGeneration(t *testing.T) {
+	rf := newRecordsFixture(t, map[string]any{"name": "www.shop.example", "type": "A", "value": "10.0.0.1"})
+	rf.sync()
+	old, _ := rf.status("recordId").(string)
+	rf.dns.Remove(old)
+	if err := rf.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := rf.status("recordId").(string)
+	if _, ok := rf.dns.Records()[id]; !ok || id == old {
+		t.Errorf("after the record vanished: status.recordId %q (was %q), records %v", id, old, rf.dns.Records())
 	}
 }

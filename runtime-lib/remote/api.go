@@ -107,6 +107,8 @@ type apiCall struct {
 	req  *sdk.Request
 	vars *expr.Vars
 	id   string
+	// replacing is the id of a record found gone, which a create replaces.
+	replacing string
 }
 
 func (c *apiCall) setID(id string) {
@@ -133,7 +135,9 @@ func (c *apiCall) run(ctx context.Context) (*Result, error) {
 		if c.req.Finalizing {
 			return &Result{Result: sdk.Result{APIVersion: sdk.APIVersion, Kind: sdk.KindResult, Done: true}, Attempts: 1}, nil
 		}
-		// The record is gone: forget its id and create it again.
+		// The record is gone: forget its id and create it again, under a
+		// key of its own (the first create's would answer the gone record).
+		c.replacing = c.id
 		c.setID("")
 		return c.create(ctx)
 	case ir.StatusAdopt:
@@ -289,7 +293,11 @@ func (c *apiCall) send(ctx context.Context, method, url *ir.Value, defaultMethod
 	if err != nil {
 		return nil, &Error{Kind: Request, URL: "reconcile.api", Err: err}
 	}
-	if key := c.mapping.IdempotencyKey; key != "" {
+	// The key goes with the methods that are not idempotent by
+	// themselves, as the IETF draft says. A PUT or DELETE needs none, and
+	// must not have one: an API would answer a later PUT with the same key
+	// with its first reply, hiding what changed at the API since.
+	if key := c.mapping.IdempotencyKey; key != "" && (hreq.Method == http.MethodPost || hreq.Method == http.MethodPatch) {
 		hreq.Header.Set(key, c.idempotencyKey(hreq.Method))
 	}
 	target := hreq.URL.String()
@@ -315,10 +323,16 @@ func (c *apiCall) send(ctx context.Context, method, url *ir.Value, defaultMethod
 }
 
 // idempotencyKey is the same for every retry of one call of one generation
-// of the custom resource, and differs between calls: <uid>/<generation>/<method>.
+// of the custom resource, and differs between calls:
+// <uid>/<generation>/<method>, and /replacing/<id> for a create that
+// replaces a record found gone.
 func (c *apiCall) idempotencyKey(method string) string {
 	u := unstructured.Unstructured{Object: c.req.Object}
-	return fmt.Sprintf("%s/%d/%s", u.GetUID(), u.GetGeneration(), method)
+	key := fmt.Sprintf("%s/%d/%s", u.GetUID(), u.GetGeneration(), method)
+	if c.replacing != "" && method == http.MethodPost {
+		key += "/replacing/" + c.replacing
+	}
+	return key
 }
 
 // finalizingFields are what a Result may say to a finalizing request.
