@@ -218,6 +218,14 @@ func (c *Client) attempt(ctx context.Context, body []byte, finalizing bool) (*sd
 	}
 	defer resp.Body.Close()
 	reply, err := io.ReadAll(io.LimitReader(resp.Body, c.opts.MaxReplyBytes+1))
+	if errors.Is(err, io.ErrUnexpectedEOF) && actx.Err() == nil {
+		// The connection closed in the middle of the body.
+		cut := fmt.Errorf("the connection closed after %d bytes of the body", len(reply))
+		if resp.ContentLength > 0 {
+			cut = fmt.Errorf("the connection closed after %d of the %d bytes its Content-Length announced", len(reply), resp.ContentLength)
+		}
+		return nil, &Error{Kind: Truncated, URL: c.url, Status: resp.StatusCode, Err: cut, retryable: true}
+	}
 	if err != nil {
 		return nil, c.transportError(actx, err)
 	}

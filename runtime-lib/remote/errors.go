@@ -27,6 +27,9 @@ const (
 	BadReply Kind = "BadReply"
 	// Credentials: Options.TokenSource failed, so no request was sent.
 	Credentials Kind = "Credentials"
+	// Truncated: a reply cut short, its connection closed before the end
+	// of its body.
+	Truncated Kind = "Truncated"
 	// Request: the request to an API mapped by reconcile.api could not be
 	// built (an expression failed), so none was sent.
 	Request Kind = "Request"
@@ -123,6 +126,8 @@ func (e *Error) Error() string {
 			break
 		}
 		fmt.Fprintf(&b, "reply of reconciler at %s is not a valid ReconcileResult: %v", e.URL, e.Err)
+	case Truncated:
+		fmt.Fprintf(&b, "reply of %s at %s was cut short%s: %v", who, e.URL, e.after(), e.Err)
 	case Credentials:
 		fmt.Fprintf(&b, "no bearer token for reconciler at %s: %v", e.URL, e.Err)
 	default:

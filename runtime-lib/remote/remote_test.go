@@ -587,3 +587,31 @@ func TestOptions(t *testing.T) {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
+
+// TestTruncatedReply: a reply whose connection closes before the end of
+// its body is retried, and reported as cut short, not as unreachable.
+func TestTruncatedReply(t *testing.T) {
+	const body = `{"apiVersion": "inrun.dev/reconciler/v1alpha1", "kind": "ReconcileResult"}`
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:20])
+		buf.Flush()
+	}), false)
+	clock := newFakeClock()
+	c := newClient(t, remote.Options{URL: srv.URL + "/", MaxAttempts: 3, Clock: clock})
+	_, err := c.Call(t.Context(), request(nil))
+	e := asError(t, err)
+	if e.Kind != remote.Truncated || e.Attempts != 3 || srv.requests.Load() != 3 {
+		t.Errorf("Kind = %s, Attempts = %d, requests = %d; want Truncated after 3", e.Kind, e.Attempts, srv.requests.Load())
+	}
+	want := fmt.Sprintf("reply of reconciler at %s/ was cut short after 3 attempts: the connection closed after 20 of the %d bytes its Content-Length announced", srv.URL, len(body))
+	if err.Error() != want {
+		t.Errorf("got  %s\nwant %s", err, want)
+	}
+}
