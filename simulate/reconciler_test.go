@@ -99,7 +99,7 @@ func TestReconcilerForABlueprintWithout(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := sim.RunCase(context.Background(), f, &f.Cases[0])
-	if res.Err == nil || !strings.Contains(res.Err.Error(), "has no reconcile.url or reconcile.service") {
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "has no reconcile.url, reconcile.service or reconcile.api") {
 		t.Errorf("RunCase error = %v; want the Blueprint named as calling no reconciler", res.Err)
 	}
 }
