@@ -207,7 +207,7 @@ func (d *decoder) kindHint(kind string) string {
 	if s, ok := closest(kind, append(builtinKindNames(), d.bp.Resource.Kind)); ok {
 		return "did you mean kind " + s + "?"
 	}
-	return "a kind must be built into Kubernetes or be the Blueprint's CRD (" + d.bp.Resource.GroupVersionKind.String() + ")"
+	return "a kind must be built into Kubernetes or be the Blueprint's CRD (" + ir.FormatKind(d.bp.Resource.GroupVersionKind) + ")"
 }
 
 func literalString(v *ir.Value) (string, bool) {

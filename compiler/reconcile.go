@@ -314,7 +314,7 @@ func (d *decoder) remoteResources(o *yamlpos.Map, r *ir.Reconcile) {
 			continue
 		}
 		if seen[rk.GroupVersionKind] {
-			d.add(d.Pos(item), diag.InvalidValue, "list each kind once", "%s: %s is listed twice", path, rk.GroupVersionKind)
+			d.add(d.Pos(item), diag.InvalidValue, "list each kind once", "%s: %s is listed twice", path, ir.FormatKind(rk.GroupVersionKind))
 			continue
 		}
 		seen[rk.GroupVersionKind] = true

@@ -178,8 +178,12 @@ func Load(path string, bp *ir.Blueprint) (*File, error) {
 
 // unreadable is the one diagnostic of an e2e file that cannot be read.
 func unreadable(path string, err error) error {
+	hint := ""
+	if errors.Is(err, os.ErrNotExist) {
+		hint = "check the path, or create the file: docs/e2e.md says what goes in it (inrun init writes one in every example)"
+	}
 	var l diag.List
-	l.Add(diag.Pos{File: path}, diag.UnreadableFile, "", "cannot read the e2e file: %v", unwrapPathError(err))
+	l.Add(diag.Pos{File: path}, diag.UnreadableFile, hint, "cannot read the e2e file: %v", unwrapPathError(err))
 	return l.Err()
 }
 

@@ -375,3 +375,10 @@ func (b *Blueprint) APIExprs() []*Expr {
 func (b *Blueprint) Exprs() []*Expr {
 	return append(b.RenderExprs(), b.APIExprs()...)
 }
+
+// FormatKind names a kind as manifests write it, apiVersion then kind:
+// "apps/v1 Deployment", and "v1 Service" for the core group (where
+// GroupVersionKind.String gives "/v1, Kind=Service").
+func FormatKind(gvk schema.GroupVersionKind) string {
+	return gvk.GroupVersion().String() + " " + gvk.Kind
+}

@@ -124,8 +124,15 @@ func Parse(path string, data []byte) (*File, error) {
 
 // unreadable is the one diagnostic of a file that cannot be read.
 func unreadable(path, what string, err error) error {
+	hint := ""
+	if errors.Is(err, fs.ErrNotExist) {
+		hint = "check the path"
+		if what == "the simulate file" {
+			hint += ", or create the file: docs/simulate.md says what goes in it (inrun init writes one in every example)"
+		}
+	}
 	var l diag.List
-	l.Add(diag.Pos{File: path}, diag.UnreadableFile, "", "cannot read %s: %v", what, pathErrorText(err))
+	l.Add(diag.Pos{File: path}, diag.UnreadableFile, hint, "cannot read %s: %v", what, pathErrorText(err))
 	return l.Err()
 }
 

@@ -122,7 +122,7 @@ func lower(s string) string {
 // CRD's defaults applied, a namespace, a UID and a generation.
 func (s *Store) CreateCR(ctx context.Context, cr *unstructured.Unstructured) error {
 	if cr.GroupVersionKind() != s.bp.Resource.GroupVersionKind {
-		return fmt.Errorf("%s is a %s, but the Blueprint reconciles %s", cr.GetName(), cr.GroupVersionKind(), s.bp.Resource.GroupVersionKind)
+		return fmt.Errorf("%s is a %s, but the Blueprint reconciles %s", cr.GetName(), ir.FormatKind(cr.GroupVersionKind()), ir.FormatKind(s.bp.Resource.GroupVersionKind))
 	}
 	if s.bp.Resource.Namespaced && cr.GetNamespace() == "" {
 		cr.SetNamespace("default")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -60,6 +61,14 @@ func newBuildCommand() *cobra.Command {
 			bp, err := loadBlueprint(path)
 			if err != nil {
 				return err
+			}
+			// A directory named for the binary must exist: a mistyped path
+			// is refused now, not created, and not after minutes of tests.
+			if opts.Binary != "" {
+				dir := filepath.Dir(opts.Binary)
+				if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+					return fmt.Errorf("-o %s: the directory %s does not exist; create it first, or name a binary in an existing directory", opts.Binary, dir)
+				}
 			}
 			_, err = codegen.Build(ctx, bp, os.DirFS(filepath.Dir(path)), opts)
 			return err

@@ -55,3 +55,41 @@ func TestBuildRejectsBeforeWriting(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildRefusesAMissingOutputDirectory: -o into a directory that does
+// not exist is refused at once, and nothing is created.
+func TestBuildRefusesAMissingOutputDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy("website", dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "no", "such", "dir")
+	out := filepath.Join(dir, "out")
+	_, err := run(t, dir, "build", "--out", out, "-o", filepath.Join(missing, "op"), "--skip-tests")
+	if err == nil || !strings.Contains(err.Error(), "does not exist; create it first") {
+		t.Fatalf("inrun build -o into a missing directory: %v", err)
+	}
+	for _, p := range []string{filepath.Join(dir, "no"), out} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("inrun build created %s", p)
+		}
+	}
+}
+
+// TestCheckTakesPaths: inrun check takes Blueprints as arguments, and
+// reports every one's mistakes.
+func TestCheckTakesPaths(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy("declarative", dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(dir, "01-hello-website", "blueprint.yaml")
+	b := filepath.Join(dir, "02-service-account", "blueprint.yaml")
+	out, err := run(t, dir, "check", a, b)
+	if err != nil || strings.Count(out, ": ok: ") != 2 || !strings.Contains(out, "example.inrun.dev/v1 Website") {
+		t.Fatalf("inrun check A B = %q, %v", out, err)
+	}
+	if _, err := run(t, dir, "check", a, filepath.Join(dir, "nope.yaml")); err == nil || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Errorf("inrun check of a missing file: %v", err)
+	}
+}

@@ -1,31 +1,47 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/inrun/inrun/ir"
 )
 
 func newCheckCommand() *cobra.Command {
 	var path string
 	cmd := &cobra.Command{
-		Use:   "check",
-		Short: "Compile a Blueprint and report every mistake",
-		Long: `Check compiles the Blueprint offline: it parses it, checks every field,
+		Use:   "check [BLUEPRINT...]",
+		Short: "Compile Blueprints and report every mistake",
+		Long: `Check compiles each Blueprint offline: it parses it, checks every field,
 resolves every child's kind, orders children by their references, and
 type-checks every ${...} expression against the CRD's schema and the
-built-in kinds. Every mistake is listed at once, as file:line:col.`,
+built-in kinds. Every mistake is listed at once, as file:line:col: CODE
+message; hint.
+
+Blueprints are the arguments, or -f (default blueprint.yaml).`,
 		Example: `  inrun check
+  inrun check path/to/blueprint.yaml other/blueprint.yaml
   inrun check -f path/to/blueprint.yaml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			bp, err := loadBlueprint(path)
-			if err != nil {
-				return err
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.Flags().Changed("blueprint") {
+				return errors.New("give Blueprints as arguments or with -f, not both")
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions\n",
-				path, bp.Name, bp.Resource.GroupVersionKind, len(bp.Children), len(bp.Exprs()))
-			return nil
+			if len(args) == 0 {
+				args = []string{path}
+			}
+			var errs []error
+			for _, p := range args {
+				bp, err := loadBlueprint(p)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions\n",
+					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), len(bp.Children), len(bp.Exprs()))
+			}
+			return errors.Join(errs...)
 		},
 	}
 	addBlueprintFlag(cmd, &path)

@@ -170,7 +170,7 @@ func (p *pass) checkResult(res *sdk.Result) error {
 	var names []string
 	for _, k := range p.bp.Reconcile.Remote.Resources {
 		declared[k.GroupVersionKind] = true
-		names = append(names, k.GroupVersionKind.GroupVersion().String()+" "+k.Kind)
+		names = append(names, ir.FormatKind(k.GroupVersionKind))
 	}
 	var bad []string
 	for i, r := range res.Resources {

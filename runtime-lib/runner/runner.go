@@ -133,7 +133,7 @@ func run(ctx context.Context, opts Options) error {
 		return err
 	}
 	for gvk, why := range unavailable {
-		opts.Log.Error(why, "running without a child kind", "kind", gvk.String())
+		opts.Log.Error(why, "running without a child kind", "kind", ir.FormatKind(gvk))
 	}
 	// client-go's informers log through controller-runtime's root logger.
 	ctrllog.SetLogger(opts.Log)
