@@ -166,6 +166,10 @@ func watchConfigMaps(ctx context.Context, opts Options) error {
 			} else {
 				o := opts
 				o.ConfigMaps, o.Blueprints, o.Ready = nil, bps, ready
+				// A changed Blueprint's controllers replace the old ones,
+				// stopped above, under the same names: controller-runtime
+				// would take them for duplicates and refuse to start.
+				o.SkipNameValidation = true
 				mctx, cancel := context.WithCancel(ctx)
 				stop, done = cancel, make(chan error, 1)
 				go func() { done <- run(mctx, o) }()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -553,4 +554,58 @@ func denyStatusWrites(t *testing.T, f *fixture, name string) {
 	if err := f.admin.Delete(ctx, probe); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestConfigMapEditRestartsInProcess: a good edit of a Blueprint ConfigMap
+// restarts its controllers under their old names, which controller-runtime
+// refuses by default; the runtime must go on, as inrun run runs it, without
+// SkipNameValidation.
+func TestConfigMapEditRestartsInProcess(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	bpSrc, err := os.ReadFile("testdata/blueprint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := os.ReadFile("testdata/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Blueprint name no other test's controller holds in this process.
+	name := "site-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	src := strings.Replace(string(bpSrc), "  name: site\n", "  name: "+name+"\n", 1)
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "site-blueprint", Namespace: f.ns, Labels: load.ConfigMapSelector()},
+		Data:       map[string]string{load.KeyBlueprint: src, "crd.yaml": string(crd)},
+	}
+	if err := f.admin.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	rt := f.start(f.cfg, []string{f.ns}, func(o *runner.Options) {
+		o.Blueprints = nil
+		o.ConfigMaps = &runner.ConfigMaps{Namespace: f.ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
+		o.SkipNameValidation = false
+	})
+	f.createSite("restarted", map[string]any{"replicas": int64(1), "expose": false})
+	f.eventually(60*time.Second, "ready", f.replicas(f.ns, "restarted", 1))
+
+	cm.Data[load.KeyBlueprint] = src + "    edited: \"yes\"\n"
+	if err := f.admin.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually(60*time.Second, "the new Blueprint runs", func() string {
+		select {
+		case err := <-rt.done:
+			t.Fatalf("the runtime stopped on a good edit: %v", err)
+		default:
+		}
+		site, err := f.get(siteGVK, f.ns, "restarted")
+		if err != nil {
+			return err.Error()
+		}
+		if v, _, _ := unstructured.NestedString(site.Object, "status", "edited"); v != "yes" {
+			return "status.edited is " + v
+		}
+		return ""
+	})
 }
