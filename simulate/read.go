@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"strconv"
 	"strings"
 
@@ -453,4 +454,29 @@ func orderOf(m *yamlpos.Map) []string {
 		return nil
 	}
 	return m.Order
+}
+
+// ReadReply reads a recorded reply from a YAML or JSON file, as a simulate
+// file's reply: apiVersion and kind may be left out, and it is checked as
+// strictly as the runtime reads a reconciler's reply, each problem at its
+// line.
+func ReadReply(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, unreadable(path, "the reply", err)
+	}
+	var diags diag.List
+	p := &parser{Reader: yamlpos.NewReader(path, &diags)}
+	p.What = "the reply"
+	root := p.Parse(data, "write a ReconcileResult: status, resources, ... (see docs/reconciler-contract.md)")
+	var reply map[string]any
+	if root != nil {
+		if reply = p.Object(root, ""); reply != nil {
+			p.checkReply(root, "reply", reply, false)
+		}
+	}
+	if err := diags.Err(); err != nil {
+		return nil, err
+	}
+	return reply, nil
 }

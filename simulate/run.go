@@ -32,6 +32,15 @@ type Input struct {
 	Passes int
 	// Observe injects child status after a pass.
 	Observe []Observation
+	// Reply, when set, answers every request to the Blueprint's remote
+	// reconciler, as a simulate file's reply does: nothing leaves the
+	// process.
+	Reply map[string]any
+	// Reconciler, when set, is started for the run and called instead of
+	// the reconciler the Blueprint names; BaseDir is what its dir is
+	// relative to.
+	Reconciler *Reconciler
+	BaseDir    string
 }
 
 // Outcome is the state of the store after a simulation.
@@ -72,9 +81,27 @@ func New(bp *ir.Blueprint) (*Simulator, error) {
 
 // Run reconciles in.CR in a fresh store, in.Passes times, then once more to
 // measure idempotence. The remote reconciler, if the Blueprint has one, is
-// called where the Blueprint says.
+// in.Reply, in.Reconciler, or else called where the Blueprint says.
 func (s *Simulator) Run(ctx context.Context, in Input) (*Outcome, error) {
-	ss, err := s.newSession(ctx, s.bp, in.CR, in.Objects)
+	bp := s.bp
+	switch {
+	case in.Reply != nil:
+		rs := newReplyServer(in.Reply)
+		defer rs.srv.Close()
+		bp = WithURL(bp, rs.srv.URL+"/reconcile")
+	case in.Reconciler != nil:
+		url, err := in.Reconciler.Endpoint(bp)
+		if err != nil {
+			return nil, err
+		}
+		p, err := in.Reconciler.Start(ctx, StartOptions{URL: url, BaseDir: in.BaseDir})
+		if err != nil {
+			return nil, err
+		}
+		defer p.Stop()
+		bp = WithURL(bp, p.URL())
+	}
+	ss, err := s.newSession(ctx, bp, in.CR, in.Objects)
 	if err != nil {
 		return nil, err
 	}

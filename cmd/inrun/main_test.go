@@ -167,3 +167,34 @@ func TestSimulateReportsFailingCase(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderIsOffline: render of a Blueprint with a remote reconciler calls
+// nothing unless told what answers; with a recorded reply it shows what
+// the reply makes of the custom resource.
+func TestRenderIsOffline(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy("remote", dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run(t, dir, "render", "manifests/cr.yaml")
+	if err == nil || !strings.Contains(err.Error(), "render is offline: pass --reply FILE") {
+		t.Fatalf("render without a reply: %v", err)
+	}
+	reply := filepath.Join(dir, "reply.yaml")
+	if err := os.WriteFile(reply, []byte("status: {phase: Recorded}\nresources:\n  - {id: svc, apiVersion: v1, kind: Service, metadata: {name: hello}, spec: {ports: [{port: 80}]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, dir, "render", "manifests/cr.yaml", "--reply", reply, "--rbac=false")
+	if err != nil {
+		t.Fatalf("render --reply: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "phase: Recorded") || !strings.Contains(out, "# child remote.svc") {
+		t.Errorf("render --reply shows:\n%s", out)
+	}
+	if err := os.WriteFile(reply, []byte("status: {phase: 1}\nrequeueAfter: soon\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, dir, "render", "manifests/cr.yaml", "--reply", reply); err == nil || !strings.Contains(err.Error(), "reply.yaml:2:") {
+		t.Errorf("render with a bad reply: %v; want its problems with their lines", err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -17,10 +18,13 @@ import (
 
 func newRenderCommand() *cobra.Command {
 	var (
-		path     string
-		objects  []string
-		passes   int
-		showRBAC bool
+		path          string
+		objects       []string
+		passes        int
+		showRBAC      bool
+		replyFile     string
+		reconcilerCmd string
+		reconcilerURL string
 	)
 	cmd := &cobra.Command{
 		Use:   "render CR.yaml",
@@ -31,10 +35,19 @@ prints what it becomes: every child as YAML, the custom resource's status
 needs. No cluster is involved.
 
 Status read from live children shows what an in-memory store reports: no
-controller runs there, so a Deployment's readyReplicas stays 0.`,
+controller runs there, so a Deployment's readyReplicas stays 0.
+
+Render is offline. A Blueprint with a remote reconciler (reconcile.url,
+service or api) needs its answer given: --reply FILE, a recorded
+ReconcileResult (YAML or JSON, as a simulate file's reply), or
+--reconciler 'COMMAND ARGS', a reconciler (or, for reconcile.api, a stand-in
+for the API) to start here for the render, called at --reconciler-url
+(default: where the Blueprint says). Nothing else is called.`,
 		Example: `  inrun render manifests/cr.yaml
   inrun render manifests/cr.yaml --object manifests/source-secret.yaml
-  inrun render manifests/cr.yaml --rbac=false`,
+  inrun render manifests/cr.yaml --rbac=false
+  inrun render manifests/cr.yaml --reply test/reply.yaml
+  inrun render manifests/cr.yaml --reconciler 'python3 app.py' --reconciler-url http://127.0.0.1:8088/reconcile`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bp, err := loadBlueprint(path)
@@ -46,6 +59,23 @@ controller runs there, so a Deployment's readyReplicas stays 0.`,
 				return err
 			}
 			in := simulate.Input{CR: cr, Passes: passes}
+			if replyFile != "" && reconcilerCmd != "" {
+				return errors.New("give --reply or --reconciler, not both")
+			}
+			if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
+				switch {
+				case replyFile != "":
+					if in.Reply, err = simulate.ReadReply(replyFile); err != nil {
+						return err
+					}
+				case reconcilerCmd != "":
+					in.Reconciler = &simulate.Reconciler{Command: strings.Fields(reconcilerCmd), URL: reconcilerURL}
+				default:
+					return fmt.Errorf("the Blueprint %s calls a remote reconciler, and render is offline: pass --reply FILE (a recorded ReconcileResult) or --reconciler 'COMMAND ARGS' (one to start here, with --reconciler-url where it listens)", bp.Name)
+				}
+			} else if replyFile != "" || reconcilerCmd != "" {
+				return fmt.Errorf("the Blueprint %s calls no remote reconciler: --reply and --reconciler have nothing to answer", bp.Name)
+			}
 			for _, p := range objects {
 				obj, err := simulate.ReadObject(p)
 				if err != nil {
@@ -91,6 +121,9 @@ controller runs there, so a Deployment's readyReplicas stays 0.`,
 	cmd.Flags().StringArrayVar(&objects, "object", nil, "an object that exists before the reconcile, e.g. a Secret an externalRef reads (repeatable)")
 	cmd.Flags().IntVar(&passes, "passes", 1, "reconcile passes to run")
 	cmd.Flags().BoolVar(&showRBAC, "rbac", true, "also print the RBAC the Blueprint needs")
+	cmd.Flags().StringVar(&replyFile, "reply", "", "a recorded ReconcileResult (YAML or JSON) that answers the Blueprint's remote reconciler")
+	cmd.Flags().StringVar(&reconcilerCmd, "reconciler", "", "a reconciler to start for the render and call, as 'COMMAND ARGS'")
+	cmd.Flags().StringVar(&reconcilerURL, "reconciler-url", "", "where --reconciler listens (default: the Blueprint's reconcile.url, or reconcile.api's scheme and host)")
 	return cmd
 }
 
