@@ -11,7 +11,8 @@ import (
 )
 
 // StopAPIServer stops kube-apiserver, gracefully (SIGTERM, then SIGKILL
-// after Options.StopTimeout), and leaves every other component running:
+// after Options.StopTimeout), waits until it is gone, and leaves every
+// other component running:
 // etcd keeps what is stored, and clients see the API server go away as
 // they would during a control-plane upgrade or crash. The cluster is not
 // failed by it; StartAPIServer starts it again. Stop works either way.
@@ -25,16 +26,25 @@ func (c *Cluster) StopAPIServer() error {
 		return err
 	}
 	c.mu.Lock()
-	i := slices.IndexFunc(c.procs, func(p *process) bool { return p.name == assets.KubeAPIServer })
-	if i >= 0 {
+	var proc *process
+	if i := slices.IndexFunc(c.procs, func(p *process) bool { return p.name == assets.KubeAPIServer }); i >= 0 {
+		proc = c.procs[i]
 		// The monitor must not take this exit for a failure.
-		c.procs[i].retired.Store(true)
+		proc.retired.Store(true)
 		c.procs = slices.Delete(c.procs, i, i+1)
 	}
 	c.mu.Unlock()
 	c.apiStopped = true
 	if err := c.env.ControlPlane.APIServer.Stop(); err != nil {
-		return fmt.Errorf("localcluster: stopping kube-apiserver: %w", err)
+		// envtest sends SIGKILL when SIGTERM took too long, and returns
+		// without waiting: the stop is done once the process is gone.
+		if proc == nil {
+			return fmt.Errorf("localcluster: stopping kube-apiserver: %w", err)
+		}
+		proc.kill()
+		if alive(proc.pid) {
+			return fmt.Errorf("localcluster: stopping kube-apiserver: %w; it is still running (pid %d)", err, proc.pid)
+		}
 	}
 	return nil
 }
