@@ -265,8 +265,9 @@ func TestErrorsElsewhere(t *testing.T) {
 	}
 }
 
-// otherFormats are the codes the Blueprint never reports: the test files'
-// formats (e2e, simulate) test them.
+// otherFormats are the codes no Blueprint file reports inline: the test
+// files' formats (e2e, simulate) test them, and TestCompileFileMissing the
+// Blueprint that cannot be read.
 var otherFormats = map[diag.Code]bool{diag.UnreadableFile: true, diag.DuplicateName: true}
 
 // TestEveryCodeTested makes sure each Code in diag's codes.go that a
@@ -375,8 +376,8 @@ func TestCompileFileMissing(t *testing.T) {
 		t.Fatalf("got %v, want one diagnostic", err)
 	}
 	e := errs[0]
-	if e.Pos.IsValid() || e.Code != diag.MissingField || !regexp.MustCompile(`^cannot read Blueprint: no such file or directory; .*inrun init`).MatchString(text(e)) {
-		t.Errorf("got %v, want a MissingField error without a line that suggests inrun init", e)
+	if e.Pos.IsValid() || e.Code != diag.UnreadableFile || !regexp.MustCompile(`^cannot read Blueprint: no such file or directory; .*inrun init`).MatchString(text(e)) {
+		t.Errorf("got %v, want an UnreadableFile error without a line that suggests inrun init", e)
 	}
 }
 

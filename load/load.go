@@ -46,7 +46,7 @@ func File(path string) (*Source, error) {
 			hint = "run inrun in a directory with a " + DefaultFile + ", pass its path, or create one with inrun init"
 		}
 		var l diag.List
-		l.Add(diag.Pos{File: path}, diag.MissingField, hint, "cannot read Blueprint: %s", pathErrorText(err))
+		l.Add(diag.Pos{File: path}, diag.UnreadableFile, hint, "cannot read Blueprint: %s", pathErrorText(err))
 		return nil, l.Err()
 	}
 	return &Source{Name: path, Data: data, Files: Dir(filepath.Dir(path))}, nil
@@ -73,7 +73,7 @@ func FS(fsys fs.FS, name string) (*Source, error) {
 	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		var l diag.List
-		l.Add(diag.Pos{File: name}, diag.MissingField, "", "cannot read Blueprint: %s", pathErrorText(err))
+		l.Add(diag.Pos{File: name}, diag.UnreadableFile, "", "cannot read Blueprint: %s", pathErrorText(err))
 		return nil, l.Err()
 	}
 	return &Source{Name: name, Data: data, Files: fsFiles{fsys: fsys, dir: path.Dir(name)}}, nil
