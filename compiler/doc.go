@@ -1,13 +1,19 @@
-// Package compiler turns a Blueprint's YAML into an ir.Blueprint.
+// Package compiler turns a loaded Blueprint (a load.Source) into an
+// ir.Blueprint.
 //
-// It is the front end of a three-stage pipeline, modelled on go/parser and
-// go/types: it parses with positions, validates every field, resolves every
-// child's kind, orders children by their references, and type-checks every
-// ${...} expression against the CRD's OpenAPI schema and the Go types of the
-// built-in kinds, offline.
+// It is the front end of the pipeline, modelled on go/parser and go/types,
+// in two halves. The decoder reads the YAML with positions
+// (internal/yamlpos) into an ir.Blueprint, one file per section:
+// metadata.go, crd.go, children.go, status.go, reconcile.go, and
+// reserved.go for the sections later versions will implement (an error
+// until then). The checker then checks templates against the types of the
+// objects they write (check.go), type-checks every ${...} expression
+// against the CRD's schema and the built-in kinds' Go types, offline, and
+// keeps the checked AST in the IR (checkexpr.go), and orders children by
+// their references (order.go).
 //
 // Compile never stops at the first mistake: it returns every diagnostic it
-// found as one ErrorList, sorted by position, each with a stable Code, the
+// found (internal/diag), sorted by position, each with a stable code, the
 // file:line:col it points at, and a hint where one helps. A nil error means
-// the returned Blueprint is complete and every expression in it will compile.
+// the returned Blueprint is complete and every expression in it will run.
 package compiler
