@@ -93,3 +93,16 @@ func TestCheckTakesPaths(t *testing.T) {
 		t.Errorf("inrun check of a missing file: %v", err)
 	}
 }
+
+// TestCheckCountsAPIExpressions: the count inrun check prints includes the
+// expressions of reconcile.api.
+func TestCheckCountsAPIExpressions(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy("remote", dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, filepath.Join(dir, "api"), "check")
+	if err != nil || !strings.Contains(out, "with 0 children and 14 expressions") {
+		t.Errorf("inrun check of the api example = %q, %v; want its 14 expressions counted", out, err)
+	}
+}

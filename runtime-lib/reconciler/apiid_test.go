@@ -210,3 +210,78 @@ func TestAPIRecreatesInTheSameGeneration(t *testing.T) {
 		t.Errorf("after the record vanished: status.recordId %q (was %q), records %v", id, old, rf.dns.Records())
 	}
 }
+
+// conditionOf returns a condition's status and message.
+func conditionOf(cr *unstructured.Unstructured, condType string) (status, message string) {
+	m := condition(cr, condType)
+	s, _ := m["status"].(string)
+	msg, _ := m["message"].(string)
+	return s, msg
+}
+
+// TestAPIConditions: with no children, the conditions speak of the API's
+// answer for the current generation, and Ready is false while the last
+// call failed.
+func TestAPIConditions(t *testing.T) {
+	rf := newRecordsFixture(t, map[string]any{"name": "www.shop.example", "type": "A", "value": "10.0.0.1"})
+	rf.sync()
+	if s, msg := conditionOf(rf.get(), "Ready"); s != "True" || msg != "the reconciler answered for generation 1" {
+		t.Errorf("Ready = %s %q", s, msg)
+	}
+	id, _ := rf.status("recordId").(string)
+	rf.dns.Remove(id)
+	rf.patchSpec("name", "") // the API refuses an empty name with 400
+	rf.sync()
+	cr := rf.get()
+	if s, _ := conditionOf(cr, "Ready"); s != "False" {
+		t.Errorf("Ready = %s after the API refused generation 2", s)
+	}
+	if s, msg := conditionOf(cr, "Progressing"); s != "False" || strings.Contains(msg, "child") {
+		t.Errorf("Progressing = %s %q; a Blueprint without children has no child to speak of", s, msg)
+	}
+}
+
+// TestAPIDownWhileDeleting: the Degraded condition says why a custom
+// resource being deleted is not gone.
+func TestAPIDownWhileDeleting(t *testing.T) {
+	rf := newRecordsFixture(t, map[string]any{"name": "www.shop.example", "type": "A", "value": "10.0.0.1"})
+	rf.sync()
+	id, _ := rf.status("recordId").(string)
+	rf.dns.Remove(id)
+	rf.patchSpec("name", "") // an error before the delete: the recreate is refused
+	rf.sync()
+	if _, msg := conditionOf(rf.get(), "Degraded"); !strings.Contains(msg, "400") {
+		t.Fatalf("Degraded = %q, want the update's 400", msg)
+	}
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "maintenance", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	rf.fixture.rec = rebuild(t, rf.fixture, down.URL)
+	if err := rf.store.Delete(context.Background(), rf.get()); err != nil {
+		t.Fatal(err)
+	}
+	rf.sync()
+	if _, msg := conditionOf(rf.get(), "Degraded"); !strings.Contains(msg, "finalizing") || !strings.Contains(msg, "503") {
+		t.Errorf("Degraded = %q, want the finalizing call's 503", msg)
+	}
+}
+
+// rebuild returns f's reconciler calling the API at url instead.
+func rebuild(t *testing.T, f *fixture, url string) *reconciler.Reconciler {
+	t.Helper()
+	bp := f.bp.WithRemoteURL(url)
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := remote.NewAPI(bp, progs, remote.APIOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api, Renderer: reconciler.CELRenderer{Programs: progs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
