@@ -102,6 +102,42 @@ type Reconciler struct {
 	// echoes holds the resourceVersion of each child, by objectKey, as
 	// this Reconciler's last write of it left it (see IsEcho).
 	echoes sync.Map
+	// statuses holds this Reconciler's last status write of each custom
+	// resource, by objectKey (see catchUp).
+	statuses sync.Map
+}
+
+// statusWrite is a status written: the custom resource's resourceVersion
+// just before, and the status it was given.
+type statusWrite struct {
+	before string
+	status any
+}
+
+// catchUp gives cr, read from a cache that has not seen this Reconciler's
+// last status write of it yet, the status that write made: without it, a
+// reconcile that runs before the write's watch event arrives (woken by a
+// child's event) would compute the same status again from the stale one
+// and write it a second time.
+func (r *Reconciler) catchUp(cr *unstructured.Unstructured) {
+	key := echoKey(cr)
+	v, ok := r.statuses.Load(key)
+	if !ok {
+		return
+	}
+	w := v.(*statusWrite)
+	if w.before != cr.GetResourceVersion() {
+		// The cache has caught up, or the object changed since.
+		r.statuses.CompareAndDelete(key, v)
+		return
+	}
+	cr.Object["status"] = runtime.DeepCopyJSONValue(w.status)
+}
+
+// wroteStatus remembers the status a write gave cr, whose resourceVersion
+// was before.
+func (r *Reconciler) wroteStatus(cr *unstructured.Unstructured, before string, status map[string]any) {
+	r.statuses.Store(echoKey(cr), &statusWrite{before: before, status: runtime.DeepCopyJSONValue(status)})
 }
 
 var _ reconcile.Reconciler = &Reconciler{}
@@ -123,6 +159,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	cr := &unstructured.Unstructured{}
 	cr.SetGroupVersionKind(r.bp.Resource.GroupVersionKind)
 	if err := r.opts.Client.Get(ctx, req.NamespacedName, cr); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.statuses.Delete(objectKey{gvk: r.bp.Resource.GroupVersionKind, namespace: req.Namespace, name: req.Name})
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	report, err := r.Sync(ctx, cr)
@@ -195,6 +234,7 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 	ctx = logr.NewContext(ctx, log)
 
 	rep := &Report{Pending: map[string]string{}}
+	r.catchUp(cr)
 	if !cr.GetDeletionTimestamp().IsZero() {
 		return rep, r.finalize(ctx, cr, rep)
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -54,7 +55,11 @@ func (p *pass) writeStatus(ctx context.Context) error {
 			}
 			v, err := p.eval.Status(f)
 			if err != nil {
-				p.rep.Errors = append(p.rep.Errors, fmt.Errorf("emit.status.%s: %w", f.Key, err))
+				if expr.DataPending(err) {
+					p.pendingStatus = append(p.pendingStatus, "status."+f.Key+" ("+pendingData(err)+")")
+				} else {
+					p.rep.Errors = append(p.rep.Errors, fmt.Errorf("emit.status.%s: %w", f.Key, err))
+				}
 				if old, ok := liveStatus[f.Key]; ok {
 					status[f.Key] = old // keep the last good value
 				}
@@ -120,6 +125,7 @@ func (p *pass) applyStatus(ctx context.Context, status map[string]any) error {
 		unstructured.RemoveNestedField(obj.Object, "metadata", "namespace")
 	}
 	ac := client.ApplyConfigurationFromUnstructured(obj)
+	before := p.cr.GetResourceVersion()
 	var err error
 	if p.bp.Resource.StatusSubresource {
 		err = p.opts.Client.Status().Apply(ctx, ac, client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
@@ -131,6 +137,7 @@ func (p *pass) applyStatus(ctx context.Context, status map[string]any) error {
 	}
 	p.rep.Writes++
 	p.cr.Object["status"] = obj.Object["status"]
+	p.wroteStatus(p.cr, before, status)
 	return nil
 }
 
@@ -205,8 +212,8 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		ready = converged
 	}
 	switch {
-	case len(waiting) > 0:
-		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(waiting, ", "))
+	case len(waiting) > 0 || len(p.pendingStatus) > 0:
+		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(append(waiting, p.pendingStatus...), ", "))
 	case len(p.rep.Errors) > 0:
 		set(ConditionProgressing, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
 	default:
