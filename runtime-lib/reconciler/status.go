@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -55,11 +54,7 @@ func (p *pass) writeStatus(ctx context.Context) error {
 			}
 			v, err := p.eval.Status(f)
 			if err != nil {
-				if expr.DataPending(err) {
-					p.pendingStatus = append(p.pendingStatus, "status."+f.Key+" ("+pendingData(err)+")")
-				} else {
-					p.rep.Errors = append(p.rep.Errors, fmt.Errorf("emit.status.%s: %w", f.Key, err))
-				}
+				p.rep.Errors = append(p.rep.Errors, fmt.Errorf("emit.status.%s: %w", f.Key, err))
 				if old, ok := liveStatus[f.Key]; ok {
 					status[f.Key] = old // keep the last good value
 				}
@@ -212,8 +207,8 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		ready = converged
 	}
 	switch {
-	case len(waiting) > 0 || len(p.pendingStatus) > 0:
-		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(append(waiting, p.pendingStatus...), ", "))
+	case len(waiting) > 0:
+		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(waiting, ", "))
 	case len(p.rep.Errors) > 0:
 		set(ConditionProgressing, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
 	default:
