@@ -3,6 +3,7 @@ package expr
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -239,6 +240,38 @@ func (e *EvalError) Error() string {
 }
 
 func (e *EvalError) Unwrap() error { return e.Err }
+
+// DataPending reports whether err is an expression that read data a live
+// child does not have yet: a key its object lacks, or an index past the
+// end of one of its lists, such as
+// ${ingress.status.loadBalancer.ingress[0].hostname} before the load
+// balancer has an address. Such data comes later; the runtime waits for
+// it instead of reporting an error. The same read of self, which the
+// runtime does not wait on, is a mistake.
+func DataPending(err error) bool {
+	var ee *EvalError
+	if !errors.As(err, &ee) || !readsChild(ee.Expr) {
+		return false
+	}
+	// cel-go reports both as a plain *types.Err; these are the messages of
+	// its maps and lists (common/types), and of runtime-lib/typed's
+	// NoSuchKey, which compiled Go returns for the same read.
+	msg := ee.Err.Error()
+	return strings.HasPrefix(msg, "no such key: ") || strings.HasPrefix(msg, "index out of bounds: ")
+}
+
+// readsChild reports whether x reads a live child: a reference that is not
+// self nor one of reconcile.api's variables.
+func readsChild(x *ir.Expr) bool {
+	for _, r := range x.Refs {
+		switch r {
+		case Self, Args, Finalizing, Response, ID:
+		default:
+			return true
+		}
+	}
+	return false
+}
 
 // FormatString formats an expression result inside interpolated text:
 // strings as they are, null as nothing, numbers and bools as CEL prints them,

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -45,6 +47,12 @@ type pass struct {
 	excluded map[string]bool
 	// notReady lists children that exist but are not ready yet.
 	notReady []string
+	// isReady marks children that exist and are ready: those that read
+	// them are rendered.
+	isReady map[string]bool
+	// pendingStatus names the status fields that wait for data a child
+	// does not have yet.
+	pendingStatus []string
 	// failed marks children whose render or write failed.
 	failed map[string]bool
 	// transient is an API failure worth a retry with backoff.
@@ -82,6 +90,7 @@ func (p *pass) observe(ctx context.Context) error {
 	p.keep = map[string]bool{}
 	p.excluded = map[string]bool{}
 	p.failed = map[string]bool{}
+	p.isReady = map[string]bool{}
 
 	observed, err := listChildren(ctx, p.opts.Client, p.bp, p.cr, p.opts.Unavailable, p.opts.OwnerIndex)
 	if err != nil {
@@ -140,11 +149,18 @@ func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *un
 	return out, nil
 }
 
-// children renders and writes every child in dependency order.
+// children renders and writes every child in dependency order. A child
+// that reads others waits until they exist and are ready; one that reads a
+// child includeWhen left out is left out too.
 func (p *pass) children(ctx context.Context) {
 	for _, c := range p.bp.Children {
 		if err := p.opts.Unavailable[c.GroupVersionKind]; err != nil && !c.External {
 			p.childError(ctx, c, err)
+			continue
+		}
+		if p.readsExcluded(c) {
+			p.excluded[c.ID] = true
+			p.setLive(c.ID, nil)
 			continue
 		}
 		if missing := p.missing(c); len(missing) > 0 {
@@ -152,9 +168,14 @@ func (p *pass) children(ctx context.Context) {
 			p.keep[c.ID] = true
 			continue
 		}
+		if unready := p.unready(c); len(unready) > 0 {
+			p.rep.Pending[c.ID] = "waiting for " + strings.Join(unready, ", ") + " to be ready"
+			p.keep[c.ID] = true
+			continue
+		}
 		include, err := p.eval.Include(c)
 		if err != nil {
-			p.childError(ctx, c, err)
+			p.evalError(ctx, c, err)
 			continue
 		}
 		if !include {
@@ -168,7 +189,7 @@ func (p *pass) children(ctx context.Context) {
 		}
 		desired, err := p.render(c)
 		if err != nil {
-			p.childError(ctx, c, err)
+			p.evalError(ctx, c, err)
 			continue
 		}
 		key := keyOf(desired)
@@ -197,13 +218,37 @@ func (p *pass) children(ctx context.Context) {
 		}
 		if live := p.live[c.ID]; live != nil && !p.failed[c.ID] {
 			ready, err := p.ready(c, live)
-			if err != nil {
+			switch {
+			case err != nil && !expr.DataPending(err):
 				p.childError(ctx, c, err)
-			} else if !ready {
+			case err != nil || !ready: // data readyWhen reads is not there yet: not ready
 				p.notReady = append(p.notReady, c.ID)
+			default:
+				p.isReady[c.ID] = true
 			}
 		}
 	}
+}
+
+// evalError records an expression of c that failed: a wait when it read
+// data a child does not have yet, a Blueprint or custom resource problem
+// otherwise. Either way c's object is kept as it is.
+func (p *pass) evalError(ctx context.Context, c *ir.Child, err error) {
+	if expr.DataPending(err) {
+		p.rep.Pending[c.ID] = pendingData(err)
+		p.keep[c.ID] = true
+		return
+	}
+	p.childError(ctx, c, err)
+}
+
+// pendingData says what a DataPending error waits for.
+func pendingData(err error) string {
+	var ee *expr.EvalError
+	if errors.As(err, &ee) {
+		return fmt.Sprintf("waiting for ${%s} to have a value (%v)", ee.Expr.Source, ee.Err)
+	}
+	return "waiting for data: " + err.Error()
 }
 
 // missing returns the children c reads that have no live object.
@@ -215,6 +260,27 @@ func (p *pass) missing(c *ir.Child) []string {
 		}
 	}
 	return out
+}
+
+// unready returns the children c reads that exist but are not ready.
+func (p *pass) unready(c *ir.Child) []string {
+	var out []string
+	for _, d := range c.DependsOn {
+		if !p.isReady[d] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// readsExcluded reports whether c reads a child that includeWhen left out.
+func (p *pass) readsExcluded(c *ir.Child) bool {
+	for _, d := range c.DependsOn {
+		if p.excluded[d] {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *pass) setLive(id string, obj *unstructured.Unstructured) {
@@ -389,6 +455,7 @@ func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
 		p.apiError(ctx, c, err, "get")
 	default:
 		p.setLive(c.ID, obj)
+		p.isReady[c.ID] = true // an object Inrun only reads is ready once it exists
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/remote"
 	"github.com/inrun/inrun/sdk"
@@ -102,6 +103,12 @@ func (p *pass) remote(ctx context.Context) {
 	req, err := p.request(false)
 	if err != nil {
 		keepAll()
+		if expr.DataPending(err) {
+			// reconcile.args reads data a child does not have yet: the
+			// reconciler is asked once it is there.
+			p.rep.Pending["reconcile.args"] = pendingData(err)
+			return
+		}
 		p.remoteError(ctx, err, false)
 		return
 	}
