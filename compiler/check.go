@@ -49,6 +49,7 @@ func (c *checker) checkTemplates() {
 	c.childShapes = map[string]shape{}
 	c.exprShapes = map[*ir.Expr]exprUse{}
 	for _, child := range c.bp.Children {
+		c.checkNamespace(child)
 		var s shape
 		switch {
 		case child.BuiltIn:
@@ -70,6 +71,22 @@ func (c *checker) checkTemplates() {
 		c.checkValue(child.Template, s, "", child.Kind)
 	}
 	c.checkStatusSchema()
+}
+
+// checkNamespace checks a child's namespace against the scopes of its kind
+// and of the custom resource: both mistakes would fail every reconcile.
+func (c *checker) checkNamespace(child *ir.Child) {
+	if child.External || child.Kind == "" || child.Template == nil {
+		return
+	}
+	ns := child.Template.Lookup("metadata").Lookup("namespace")
+	switch {
+	case !child.Namespaced && ns != nil:
+		c.errs.Add(ns.Pos, diag.InvalidValue, "remove metadata.namespace", "%s is cluster-scoped: it has no namespace", child.Kind)
+	case child.Namespaced && ns == nil && !c.bp.Resource.Namespaced && c.bp.Resource.Kind != "":
+		c.errs.Add(child.Template.Pos, diag.MissingField, "set metadata.namespace, e.g. from the custom resource's spec",
+			"child %q is a namespaced %s, and the %s is cluster-scoped: it has no namespace to put it in", child.ID, child.Kind, c.bp.Resource.Kind)
+	}
 }
 
 // checkStatusSchema checks that the CRD lets the runtime write what it

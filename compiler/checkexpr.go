@@ -128,6 +128,7 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 	}
 	x.Checked = ast
 	x.Type = ast.OutputType().String()
+	c.checkNullComparisons(x, ast)
 	refs := map[string]bool{}
 	for _, ref := range ast.NativeRep().ReferenceMap() {
 		if ref.Value == nil && slices.Contains(vars, ref.Name) {

@@ -510,7 +510,9 @@ func TestResource(t *testing.T) {
 // TestVersionSchema checks that expressions are checked against the chosen
 // version's schema: spec.quota exists in v1 only.
 func TestVersionSchema(t *testing.T) {
-	src := "apiVersion: inrun.dev/v1alpha1\nkind: Blueprint\nmetadata:\n  name: x\ncrd:\n  file: manifests/cluster.yaml\n%sonReconcile:\n" + configMap("config", "tenant-${string(self.spec.quota)}")
+	// A Namespace child: the Tenant is cluster-scoped, so are its children.
+	src := "apiVersion: inrun.dev/v1alpha1\nkind: Blueprint\nmetadata:\n  name: x\ncrd:\n  file: manifests/cluster.yaml\n%sonReconcile:\n" +
+		strings.Replace(configMap("config", "tenant-${string(self.spec.quota)}"), "kind: ConfigMap", "kind: Namespace", 1)
 	bp := compile(t, fmt.Sprintf(src, ""))
 	if got := bp.Child("config").Template.Exprs()[0].Type; got != "string" {
 		t.Errorf("v1: Type %q, want string", got)

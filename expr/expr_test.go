@@ -200,3 +200,63 @@ emit:
 		t.Error("presenting the custom resource changed it")
 	}
 }
+
+// TestHasOnANativeField: has() tells an absent field of a built-in kind
+// from a set one, where comparing it with null cannot.
+func TestHasOnANativeField(t *testing.T) {
+	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata:
+  name: w
+crd:
+  file: manifests/crd.yaml
+onReconcile:
+  - id: job
+    readyWhen: ${has(job.status.completionTime)}
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata:
+        name: ${self.metadata.name}
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+              - name: x
+                image: ${self.spec.image}
+`)), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "w", "namespace": "default"},
+		"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
+	}}
+	for _, tt := range []struct {
+		status map[string]any
+		want   bool
+	}{
+		{map[string]any{"startTime": "2026-12-03T10:00:00Z"}, false},
+		{map[string]any{"startTime": "2026-12-03T10:00:00Z", "completionTime": "2026-12-03T10:01:00Z"}, true},
+	} {
+		job := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"name": "w", "namespace": "default"},
+			"status":   tt.status,
+		}}
+		vars, err := progs.NewVars(cr, map[string]*unstructured.Unstructured{"job": job})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := progs.EvalBool(bp.Child("job").ReadyWhen, vars)
+		if err != nil || got != tt.want {
+			t.Errorf("has(job.status.completionTime) with status %v = %v, %v; want %v", tt.status, got, err, tt.want)
+		}
+	}
+}
