@@ -2,6 +2,7 @@ package reconciler_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -150,7 +151,8 @@ func TestSpecChangeUpdatesChildButNotOnCreate(t *testing.T) {
 		t.Errorf("replicas = %d after the edit, want 5", got)
 	}
 	s := f.object(secretGVK, "shop", "web-secret")
-	if got, _, _ := unstructured.NestedString(s.Object, "stringData", "token"); got != "nginx:1" {
+	// stringData is written into data, as the API server stores it.
+	if got, _, _ := unstructured.NestedString(s.Object, "data", "token"); got != base64.StdEncoding.EncodeToString([]byte("nginx:1")) {
 		t.Errorf("onCreate secret token = %q; it must keep the value it was created with", got)
 	}
 }

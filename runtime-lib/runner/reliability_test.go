@@ -609,3 +609,45 @@ func TestConfigMapEditRestartsInProcess(t *testing.T) {
 		return ""
 	})
 }
+
+// TestSecretStringDataConverges: a Secret written with stringData, which
+// the API server moves into data, is not applied again once it holds what
+// the template says.
+func TestSecretStringDataConverges(t *testing.T) {
+	f := newFixture(t)
+	bp, err := compiler.CompileFile("testdata/secret.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.bp = bp
+	rt := f.start(f.cfg, []string{f.ns}, nil)
+	f.createSite("vault", map[string]any{"replicas": int64(3)})
+	f.eventually(60*time.Second, "the Secret", func() string {
+		s := &corev1.Secret{}
+		if err := f.admin.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "vault-credentials"}, s); err != nil {
+			return err.Error()
+		}
+		if string(s.Data["replicas"]) != "3" {
+			return "data.replicas is " + string(s.Data["replicas"])
+		}
+		return ""
+	})
+	f.eventually(30*time.Second, "ready", f.condition("vault", "Ready", "True"))
+	time.Sleep(2 * time.Second) // let the last writes' events pass
+	before := rt.writes.Load()
+	// Reconcile it again, several times: a label change is one reason.
+	for i := range 3 {
+		site, err := f.get(siteGVK, f.ns, "vault")
+		if err != nil {
+			t.Fatal(err)
+		}
+		site.SetLabels(map[string]string{"poke": strconv.Itoa(i)})
+		if err := f.admin.Update(context.Background(), site); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+	}
+	if n := rt.writes.Load() - before; n != 0 {
+		t.Errorf("the converged Site was written %d times on its reconciles; want none", n)
+	}
+}
