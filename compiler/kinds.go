@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"reflect"
 	"sort"
 	"strings"
 
@@ -50,10 +51,23 @@ type builtinKind struct {
 	namespaced bool
 }
 
+// notStored are kinds client-go knows that are no objects a Blueprint can
+// keep: subresources (Scale, Eviction, Binding, TokenRequest), reviews the
+// API server answers and forgets, and read-only or internal kinds.
+var notStored = map[string]bool{
+	"Scale": true, "Eviction": true, "Binding": true, "TokenRequest": true,
+	"TokenReview": true, "SelfSubjectReview": true, "SubjectAccessReview": true,
+	"LocalSubjectAccessReview": true, "SelfSubjectAccessReview": true, "SelfSubjectRulesReview": true,
+	"ComponentStatus": true, "RangeAllocation": true, "PodStatusResult": true, "SerializedReference": true,
+}
+
 // lookupBuiltin resolves a GVK against the kinds client-go knows, which are
-// the kinds every API server of this Kubernetes version serves.
+// the kinds every API server of this Kubernetes version serves. Only
+// objects the API server stores count: a kind with metadata, not an
+// options type, a list, a subresource or a review.
 func lookupBuiltin(gvk schema.GroupVersionKind) (builtinKind, bool) {
-	if !clientgoscheme.Scheme.Recognizes(gvk) || strings.HasSuffix(gvk.Kind, "List") || gvk.Kind == "WatchEvent" || gvk.Group == "" && gvk.Kind == "Status" {
+	t, ok := clientgoscheme.Scheme.AllKnownTypes()[gvk]
+	if !ok || gvk.Version == "__internal" || strings.HasSuffix(gvk.Kind, "List") || notStored[gvk.Kind] || !hasObjectMeta(t) {
 		return builtinKind{}, false
 	}
 	plural, _ := meta.UnsafeGuessKindToResource(gvk)
@@ -64,7 +78,7 @@ func lookupBuiltin(gvk schema.GroupVersionKind) (builtinKind, bool) {
 func builtinVersions(kind string) []string {
 	var out []string
 	for gvk := range clientgoscheme.Scheme.AllKnownTypes() {
-		if gvk.Kind == kind && gvk.Version != "__internal" {
+		if _, ok := lookupBuiltin(gvk); ok && gvk.Kind == kind {
 			out = append(out, gvk.GroupVersion().String())
 		}
 	}
@@ -76,13 +90,37 @@ func builtinVersions(kind string) []string {
 func builtinKindNames() []string {
 	seen := map[string]bool{}
 	var out []string
-	for gvk := range clientgoscheme.Scheme.AllKnownTypes() {
-		if gvk.Version == "__internal" || strings.HasSuffix(gvk.Kind, "List") || seen[gvk.Kind] {
-			continue
+	for _, gvk := range BuiltinKinds() {
+		if !seen[gvk.Kind] {
+			seen[gvk.Kind] = true
+			out = append(out, gvk.Kind)
 		}
-		seen[gvk.Kind] = true
-		out = append(out, gvk.Kind)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// hasObjectMeta reports whether t embeds metav1.ObjectMeta, as every stored
+// object does and no options type does.
+func hasObjectMeta(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	f, ok := t.FieldByName("ObjectMeta")
+	return ok && f.Anonymous
+}
+
+// BuiltinKinds returns every built-in kind a Blueprint may use, sorted by
+// apiVersion and kind.
+func BuiltinKinds() []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for gvk := range clientgoscheme.Scheme.AllKnownTypes() {
+		if _, ok := lookupBuiltin(gvk); ok {
+			out = append(out, gvk)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].GroupVersion().String()+" "+out[i].Kind < out[j].GroupVersion().String()+" "+out[j].Kind
+	})
 	return out
 }

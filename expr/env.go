@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/ext"
@@ -11,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
@@ -186,10 +188,47 @@ func (e *Env) Compile(src string) (*cel.Ast, *cel.Issues) {
 	return e.cel.Compile(src)
 }
 
-// NativeType returns the k8s.io/api struct type of a built-in kind.
+// NativeType returns the k8s.io/api struct type of a built-in kind, when
+// cel-go can present it. Kinds it cannot (a field of type
+// runtime.RawExtension, as in ControllerRevision, whose json:"-" field
+// cel-go refuses) are not typed: expressions read them dynamically.
 func NativeType(gvk schema.GroupVersionKind) (reflect.Type, bool) {
 	t, ok := clientgoscheme.Scheme.AllKnownTypes()[gvk]
-	return t, ok
+	if !ok {
+		return nil, false
+	}
+	if v, done := presentable.Load(t); done {
+		return t, v.(bool)
+	}
+	can := !contains(t, rawExtensionType, map[reflect.Type]bool{})
+	presentable.Store(t, can)
+	return t, can
+}
+
+var (
+	rawExtensionType = reflect.TypeFor[runtime.RawExtension]()
+	// presentable caches, by type, whether cel-go can present it.
+	presentable sync.Map
+)
+
+// contains reports whether t holds a field of type want, at any depth.
+func contains(t reflect.Type, want reflect.Type, seen map[reflect.Type]bool) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t == want {
+		return true
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return false
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		if contains(t.Field(i).Type, want, seen) {
+			return true
+		}
+	}
+	return false
 }
 
 // nativeTypeName is the name cel-go's native type provider gives a struct.

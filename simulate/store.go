@@ -11,10 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	clientgoapplyconfigurations "k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
@@ -43,6 +46,7 @@ func NewStore(bp *ir.Blueprint) *Store {
 	count := func() { s.writes.Add(1) }
 	s.Client = fake.NewClientBuilder().
 		WithScheme(clientgoscheme.Scheme).
+		WithTypeConverters(builtinTypes{clientgoapplyconfigurations.NewTypeConverter(clientgoscheme.Scheme)}, managedfields.NewDeducedTypeConverter()).
 		WithRESTMapper(RESTMapper(bp)).
 		WithStatusSubresource(cr).
 		WithInterceptorFuncs(interceptor.Funcs{
@@ -81,6 +85,35 @@ func NewStore(bp *ir.Blueprint) *Store {
 		}).
 		Build()
 	return s
+}
+
+// builtinTypes types built-in kinds for server-side apply with the schemas
+// the API server has. The fake client hands it some objects as their Go
+// structs turned unstructured, which carry an empty status the schema of a
+// kind without one (NetworkPolicy, since Kubernetes 1.30) does not declare:
+// that empty status is dropped, as the API server never has it, instead of
+// the object falling back to a deduced schema that cannot be merged with
+// the typed one ("expected objects with types from the same schema").
+type builtinTypes struct {
+	managedfields.TypeConverter
+}
+
+func (b builtinTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	v, err := b.TypeConverter.ObjectToTyped(obj, opts...)
+	if err == nil {
+		return v, nil
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, err
+	}
+	status, isMap := u.Object["status"].(map[string]any)
+	if _, has := u.Object["status"]; !has || (isMap && len(status) > 0) || (!isMap && u.Object["status"] != nil) {
+		return nil, err
+	}
+	u = u.DeepCopy()
+	delete(u.Object, "status")
+	return b.TypeConverter.ObjectToTyped(u, opts...)
 }
 
 // Writes returns how many writes the store has taken.
