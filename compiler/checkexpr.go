@@ -114,10 +114,28 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 				code = diag.UnknownReference
 				msg = fmt.Sprintf("unknown reference %q", m[1])
 				hint = didYouMean(m[1], vars)
-				if hint == "" {
+				switch {
+				case e.Location.Line() <= 1 && callAt(x.Source, e.Location.Column(), m[1]) >= 0:
+					if fm, fh, ok := unknownFunction(env, m[1]); ok {
+						msg, hint = fm, fh
+						pos.Col = x.Pos.Col + callAt(x.Source, e.Location.Column(), m[1])
+					}
+				case m[1] == "schema":
+					hint = "a Blueprint calls the custom resource self: write self.spec... where kro writes schema.spec..."
+				case hint == "":
 					hint = "known: " + strings.Join(vars, ", ")
 				}
 			}
+			if m := noOverloadRE.FindStringSubmatch(msg); m != nil && !strings.HasPrefix(m[1], "_") {
+				if fm, fh, ok := unknownFunction(env, m[1]); ok {
+					code, msg, hint = diag.UnknownReference, fm, fh
+					// CEL points at the call's parenthesis; point at the name.
+					if i := strings.LastIndex(x.Source[:min(len(x.Source), max(0, e.Location.Column()))], m[1]); i >= 0 && e.Location.Line() <= 1 {
+						pos.Col = x.Pos.Col + i
+					}
+				}
+			}
+			msg = humanTypes(msg)
 			if m := undefinedFieldRE.FindStringSubmatch(msg); m != nil {
 				msg, hint = c.undefinedField(env, x.Source, e.Location.Column(), e.Location.Line(), m[1])
 				pos.Col++ // CEL points at the dot; point at the field
@@ -191,10 +209,21 @@ func (c *checker) undefinedField(env *expr.Env, src string, col, line int, field
 	if line > 1 || col > len(src) {
 		return msg, ""
 	}
-	// Walk back from the '.' before the field over a plain select chain.
+	// Walk back from the '.' before the field over a select chain, with
+	// indexes: ingress.status.loadBalancer.ingress[0].
 	start := col
-	for start > 0 && (isIdentByte(src[start-1]) || src[start-1] == '.') {
-		start--
+	for start > 0 {
+		switch ch := src[start-1]; {
+		case isIdentByte(ch) || ch == '.':
+			start--
+			continue
+		case ch == ']':
+			if open := strings.LastIndexByte(src[:start-1], '['); open > 0 {
+				start = open
+				continue
+			}
+		}
+		break
 	}
 	chain := strings.Split(src[start:col], ".")
 	if len(chain) == 0 || chain[0] == "" {
@@ -204,12 +233,21 @@ func (c *checker) undefinedField(env *expr.Env, src string, col, line int, field
 	if s == nil {
 		return msg, ""
 	}
-	for _, seg := range chain[1:] {
-		next, ok := s.field(seg)
-		if !ok {
-			return msg, ""
+	for i, seg := range chain {
+		name, _, _ := strings.Cut(seg, "[")
+		if i > 0 {
+			next, ok := s.field(name)
+			if !ok {
+				return msg, ""
+			}
+			s = next
 		}
-		s = next
+		for range strings.Count(seg, "[") {
+			if s.kind() != listShape && s.kind() != mapShape {
+				return msg, ""
+			}
+			s = s.elem()
+		}
 	}
 	full := strings.Join(append(chain, field), ".")
 	msg = "unknown field " + full

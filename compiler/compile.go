@@ -72,6 +72,15 @@ func newDecoder(src *load.Source) *decoder {
 // topLevelFields are the sections of a Blueprint, in the order docs list them.
 var topLevelFields = []string{"apiVersion", "kind", "metadata", "crd", "onCreate", "onReconcile", "emit", "reconcile", "serve", "migrate", "lifecycle"}
 
+// kroFields are a kro ResourceGraphDefinition's fields, and what a
+// Blueprint says instead (inrun import kro converts a whole one).
+var kroFields = map[string]string{
+	"resources": "kro's resources are onReconcile in a Blueprint, each with an id and a template; run inrun import kro to convert an RGD",
+	"schema":    "a Blueprint names its CRD in crd: (file: manifests/crd.yaml, or group, version and kind); run inrun import kro to convert an RGD",
+	"spec":      "a Blueprint has no spec: crd, onCreate, onReconcile, emit and reconcile are at the top; run inrun import kro to convert an RGD",
+	"status":    "write the status fields under emit.status",
+}
+
 // decode reads every section. It returns nil when the file is not a
 // Blueprint at all (not YAML, empty, not a map).
 func (d *decoder) decode() (*ir.Blueprint, *structuralschema.Structural) {
@@ -83,7 +92,7 @@ func (d *decoder) decode() (*ir.Blueprint, *structuralschema.Structural) {
 	if top == nil {
 		return nil, nil
 	}
-	d.Only(top, topLevelFields...)
+	d.OnlyWith(top, kroFields, topLevelFields...)
 	d.header(top)
 	d.metadata(top)
 	d.crd(top)

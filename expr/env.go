@@ -115,7 +115,7 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 			return nil, err
 		}
 	}
-	var opts []cel.EnvOption
+	opts := libraries()
 	if len(natives) > 0 {
 		natives = append(natives, ext.ParseStructTag("json"))
 		opts = append(opts, ext.NativeTypes(natives...))

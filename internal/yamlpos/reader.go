@@ -181,6 +181,12 @@ func (r *Reader) Map(n *yaml.Node, path string) *Map {
 // Only reports every field of m that is not in allowed, with the closest
 // allowed name as a hint. It is safe on a nil Map.
 func (r *Reader) Only(m *Map, allowed ...string) {
+	r.OnlyWith(m, nil, allowed...)
+}
+
+// OnlyWith is Only with hints of its own for some unknown fields: what
+// people used to another format write there, and what to write instead.
+func (r *Reader) OnlyWith(m *Map, hints map[string]string, allowed ...string) {
 	if m == nil {
 		return
 	}
@@ -193,7 +199,9 @@ func (r *Reader) Only(m *Map, allowed ...string) {
 			continue
 		}
 		hint := "known fields: " + strings.Join(allowed, ", ")
-		if s, found := suggest.Closest(k, allowed); found {
+		if h, ok := hints[k]; ok {
+			hint = h
+		} else if s, found := suggest.Closest(k, allowed); found {
 			hint = "did you mean " + Join(m.Path, s) + "?"
 		}
 		r.Errorf(m.keys[k], diag.UnknownField, hint, "unknown field %s", Join(m.Path, k))

@@ -1,0 +1,92 @@
+package compiler
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/inrun/inrun/expr"
+)
+
+// Expression diagnostics, in Inrun's words rather than cel-go's: a call to a
+// function that does not exist says so and names the closest one, a reference
+// kro users write (schema) says what a Blueprint calls it, and no type name
+// Inrun gives a CRD's schema internally (inrun.self.spec) shows.
+
+var (
+	noOverloadRE   = regexp.MustCompile(`^found no matching overload for '([^']+)' applied to`)
+	internalTypeRE = regexp.MustCompile(`\binrun\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_@]*)*)`)
+)
+
+// functionAliases are names other languages and template engines give
+// functions CEL has under another name, with what to write instead.
+var functionAliases = map[string]string{
+	"toUpper": "upperAscii", "toUpperCase": "upperAscii", "upperCase": "upperAscii", "upper": "upperAscii", "ToUpper": "upperAscii",
+	"toLower": "lowerAscii", "toLowerCase": "lowerAscii", "lowerCase": "lowerAscii", "lower": "lowerAscii", "ToLower": "lowerAscii",
+	"len": "size", "length": "size", "count": "size",
+	"substr": "substring", "toString": "string", "str": "string", "parseInt": "int", "atoi": "int",
+	"sha256": "hash.sha256", "b64enc": "base64.encode", "b64dec": "base64.decode",
+	"toJson": "json.marshal", "toJSON": "json.marshal", "fromJson": "json.unmarshal", "fromJSON": "json.unmarshal",
+	"keys": "m.map(k, k)", "default": "x.orValue(y) on an optional, or has(x) ? x : y",
+}
+
+// unknownFunction returns the message and hint for a call of name when no
+// function of that name exists at all; ok is false when one does (the
+// arguments are what is wrong).
+func unknownFunction(env *expr.Env, name string) (msg, hint string, ok bool) {
+	names := functionNames(env)
+	for _, n := range names {
+		if n == name {
+			return "", "", false
+		}
+	}
+	msg = fmt.Sprintf("unknown function %s", name)
+	switch alias, known := functionAliases[name]; {
+	case known:
+		hint = "CEL calls it " + alias
+	default:
+		if near, found := closest(name, names); found {
+			hint = "did you mean " + near + "?"
+		} else {
+			hint = "the functions are CEL's, the Kubernetes libraries' and Inrun's (see docs/blueprint.md)"
+		}
+	}
+	return msg, hint, true
+}
+
+// functionNames lists the functions of env, without CEL's operators.
+func functionNames(env *expr.Env) []string {
+	var out []string
+	for name := range env.CEL().Functions() {
+		if !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "@") {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// humanTypes rewrites the names the expression environment gives a CRD's
+// schema types (inrun.self.spec.values) into the paths they type
+// (self.spec.values).
+func humanTypes(msg string) string {
+	return internalTypeRE.ReplaceAllStringFunc(msg, func(m string) string {
+		return "the type of " + strings.TrimPrefix(m, "inrun.")
+	})
+}
+
+// callAt returns where in src a call of name is that CEL reports at col
+// (the name, or the parenthesis after it), or -1 when name is not called
+// there.
+func callAt(src string, col int, name string) int {
+	for _, at := range []int{col, col - len(name)} {
+		if at < 0 || at+len(name) > len(src) || src[at:at+len(name)] != name {
+			continue
+		}
+		if rest := strings.TrimLeft(src[at+len(name):], " \t"); strings.HasPrefix(rest, "(") {
+			return at
+		}
+	}
+	return -1
+}

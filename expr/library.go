@@ -1,0 +1,186 @@
+package expr
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"hash/fnv"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/ext"
+)
+
+// libraries are the functions a Blueprint's expressions may call besides
+// the Kubernetes CEL libraries of the API server's base environment: cel-go's
+// extensions that environment leaves out, and Inrun's own, with the names
+// kro gives the same functions so that kro users feel at home.
+func libraries() []cel.EnvOption {
+	return []cel.EnvOption{
+		ext.Encoders(), // base64.encode, base64.decode
+		ext.Math(),     // math.greatest, math.least, math.abs, math.ceil, ...
+		ext.Bindings(), // cel.bind
+		cel.Lib(inrunLib{}),
+	}
+}
+
+// inrunLib is Inrun's own CEL library:
+//
+//	json.marshal(dyn) string              the value as JSON, keys sorted
+//	json.unmarshal(string) dyn            JSON as a value (whole numbers are ints)
+//	hash.sha256(string) bytes             SHA-256; base64.encode or hex.encode it
+//	hash.fnv64a(string) bytes             FNV-1a, 64 bits
+//	hex.encode(bytes) string              lower-case hexadecimal
+//	random.seededString(int, string) string  letters and digits, the same for the same length and seed
+//	random.seededInt(int, int, string) int   in [min, max), the same for the same arguments and seed
+//	map.merge(map) map                    the keys of both; the map it is called on wins
+//	map.deepMerge(map) map                the same, merging maps under a common key
+//	map.omit(list(string)) map            without those keys
+//
+// Seed random values with something stable, such as self.metadata.uid: a
+// password generated from it stays the same on every reconcile.
+type inrunLib struct{}
+
+func (inrunLib) LibraryName() string { return "inrun" }
+
+func (inrunLib) ProgramOptions() []cel.ProgramOption { return nil }
+
+func (inrunLib) CompileOptions() []cel.EnvOption {
+	mapKV := cel.MapType(cel.TypeParamType("K"), cel.TypeParamType("V"))
+	mapSD := cel.MapType(cel.StringType, cel.DynType)
+	return []cel.EnvOption{
+		cel.Function("json.marshal", cel.Overload("inrun_json_marshal_dyn", []*cel.Type{cel.DynType}, cel.StringType, cel.UnaryBinding(jsonMarshal))),
+		cel.Function("json.unmarshal", cel.Overload("inrun_json_unmarshal_string", []*cel.Type{cel.StringType}, cel.DynType, cel.UnaryBinding(jsonUnmarshal))),
+		cel.Function("hash.sha256", cel.Overload("inrun_hash_sha256_string", []*cel.Type{cel.StringType}, cel.BytesType, cel.UnaryBinding(func(v ref.Val) ref.Val {
+			sum := sha256.Sum256([]byte(v.(types.String)))
+			return types.Bytes(sum[:])
+		}))),
+		cel.Function("hash.fnv64a", cel.Overload("inrun_hash_fnv64a_string", []*cel.Type{cel.StringType}, cel.BytesType, cel.UnaryBinding(func(v ref.Val) ref.Val {
+			h := fnv.New64a()
+			h.Write([]byte(v.(types.String)))
+			return types.Bytes(h.Sum(nil))
+		}))),
+		cel.Function("hex.encode", cel.Overload("inrun_hex_encode_bytes", []*cel.Type{cel.BytesType}, cel.StringType, cel.UnaryBinding(func(v ref.Val) ref.Val {
+			return types.String(hex.EncodeToString([]byte(v.(types.Bytes))))
+		}))),
+		cel.Function("random.seededString", cel.Overload("inrun_random_seeded_string_int_string", []*cel.Type{cel.IntType, cel.StringType}, cel.StringType, cel.BinaryBinding(seededString))),
+		cel.Function("random.seededInt", cel.Overload("inrun_random_seeded_int_int_int_string", []*cel.Type{cel.IntType, cel.IntType, cel.StringType}, cel.IntType, cel.FunctionBinding(seededInt))),
+		cel.Function("merge", cel.MemberOverload("inrun_map_merge_map", []*cel.Type{mapKV, mapKV}, mapKV, cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+			return mergeMaps(a, b, false)
+		}))),
+		cel.Function("deepMerge", cel.MemberOverload("inrun_map_deep_merge_map", []*cel.Type{mapSD, mapSD}, mapSD, cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+			return mergeMaps(a, b, true)
+		}))),
+		cel.Function("omit", cel.MemberOverload("inrun_map_omit_list", []*cel.Type{mapKV, cel.ListType(cel.TypeParamType("K"))}, mapKV, cel.BinaryBinding(omit))),
+	}
+}
+
+func jsonMarshal(v ref.Val) ref.Val {
+	out, err := ToJSON(v)
+	if err != nil {
+		return types.WrapErr(err)
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return types.WrapErr(err)
+	}
+	return types.String(raw)
+}
+
+func jsonUnmarshal(v ref.Val) ref.Val {
+	var out any
+	if err := json.Unmarshal([]byte(v.(types.String)), &out); err != nil {
+		return types.NewErr("json.unmarshal: %v", err)
+	}
+	return types.DefaultTypeAdapter.NativeToValue(NormalizeNumbers(out))
+}
+
+// stream returns n pseudo-random bytes from seed: SHA-256 of the seed and a
+// counter, block after block. The same seed gives the same bytes, on every
+// machine and in every version.
+func stream(seed string, n int) []byte {
+	out := make([]byte, 0, n+sha256.Size)
+	var block [8]byte
+	for i := uint64(0); len(out) < n; i++ {
+		binary.BigEndian.PutUint64(block[:], i)
+		sum := sha256.Sum256(append([]byte(seed), block[:]...))
+		out = append(out, sum[:]...)
+	}
+	return out[:n]
+}
+
+const seededAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+func seededString(length, seed ref.Val) ref.Val {
+	n := int64(length.(types.Int))
+	if n <= 0 || n > 4096 {
+		return types.NewErr("random.seededString: the length must be from 1 to 4096, not %d", n)
+	}
+	raw := stream(string(seed.(types.String)), int(n)*2)
+	out := make([]byte, n)
+	for i := range out {
+		// Two bytes a character: the bias of 65536 mod 36 is negligible.
+		out[i] = seededAlphabet[int(binary.BigEndian.Uint16(raw[2*i:]))%len(seededAlphabet)]
+	}
+	return types.String(out)
+}
+
+func seededInt(args ...ref.Val) ref.Val {
+	lo, hi := int64(args[0].(types.Int)), int64(args[1].(types.Int))
+	if lo >= hi {
+		return types.NewErr("random.seededInt: min %d must be less than max %d", lo, hi)
+	}
+	v := binary.BigEndian.Uint64(stream(string(args[2].(types.String)), 8))
+	return types.Int(lo + int64(v%uint64(hi-lo)))
+}
+
+// mergeMaps returns a map with the entries of a and b; a's win. With deep
+// set, two maps under one key are merged the same way.
+func mergeMaps(a, b ref.Val, deep bool) ref.Val {
+	am, ok1 := a.(traits.Mapper)
+	bm, ok2 := b.(traits.Mapper)
+	if !ok1 || !ok2 {
+		return types.NewErr("merge: no such overload for %s and %s", a.Type(), b.Type())
+	}
+	out := map[ref.Val]ref.Val{}
+	for it := bm.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		out[k] = bm.Get(k)
+	}
+	for it := am.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		v := am.Get(k)
+		if old, ok := out[k]; ok && deep {
+			_, vm := v.(traits.Mapper)
+			_, om := old.(traits.Mapper)
+			if vm && om {
+				v = mergeMaps(v, old, true)
+			}
+		}
+		out[k] = v
+	}
+	return types.NewRefValMap(types.DefaultTypeAdapter, out)
+}
+
+func omit(m, keys ref.Val) ref.Val {
+	mm, ok := m.(traits.Mapper)
+	kl, ok2 := keys.(traits.Lister)
+	if !ok || !ok2 {
+		return types.NewErr("omit: no such overload for %s and %s", m.Type(), keys.Type())
+	}
+	drop := map[ref.Val]bool{}
+	for it := kl.Iterator(); it.HasNext() == types.True; {
+		drop[it.Next()] = true
+	}
+	out := map[ref.Val]ref.Val{}
+	for it := mm.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		if !drop[k] {
+			out[k] = mm.Get(k)
+		}
+	}
+	return types.NewRefValMap(types.DefaultTypeAdapter, out)
+}

@@ -1,0 +1,83 @@
+package expr_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/load"
+)
+
+// TestLibraries evaluates the functions kro users call, as a Blueprint's
+// status fields over a Website.
+func TestLibraries(t *testing.T) {
+	cases := []struct {
+		src  string
+		want any
+	}{
+		{`base64.encode(b"inrun")`, "aW5ydW4="},
+		{`string(base64.decode("aW5ydW4="))`, "inrun"},
+		{`math.greatest(3, 9, 4)`, int64(9)},
+		{`cel.bind(n, self.spec.replicas, n * n)`, int64(9)},
+		{`json.marshal({"b": dyn(1), "a": dyn([dyn(true), dyn("x")])})`, `{"a":[true,"x"],"b":1}`},
+		{`json.unmarshal('{"a": {"b": 2}}').a.b`, int64(2)},
+		{`hex.encode(hash.sha256("inrun"))`, "30d85ecef90a481f9272bbb30de4ab3244c1554b4de58a270a9caa04686495a2"},
+		{`size(hex.encode(hash.fnv64a("inrun")))`, int64(16)},
+		{`random.seededString(12, self.metadata.uid) == random.seededString(12, self.metadata.uid)`, true},
+		{`size(random.seededString(40, "seed"))`, int64(40)},
+		{`random.seededString(8, "seed").matches("^[a-z0-9]{8}$")`, true},
+		{`random.seededString(8, "a") != random.seededString(8, "b")`, true},
+		{`random.seededInt(30000, 32768, "seed") >= 30000 && random.seededInt(30000, 32768, "seed") < 32768`, true},
+		{`{"a": 1, "b": 2}.merge({"b": 3, "c": 4})`, map[string]any{"a": int64(1), "b": int64(2), "c": int64(4)}},
+		{`{"x": dyn({"a": 1})}.deepMerge({"x": dyn({"b": 2}), "y": dyn(3)})`, map[string]any{"x": map[string]any{"a": int64(1), "b": int64(2)}, "y": int64(3)}},
+		{`{"a": 1, "b": 2, "c": 3}.omit(["a", "c"])`, map[string]any{"b": int64(2)}},
+		{`{"a": 1}.transformMap(k, v, v + 1)`, map[string]any{"a": int64(2)}},
+		{`[1, 2, 3].all(i, v, v > i)`, true},
+		{`lists.range(3)`, []any{int64(0), int64(1), int64(2)}},
+		{`sets.contains([1, 2], [2])`, true},
+		{`"Hello".upperAscii()`, "HELLO"},
+	}
+	var status strings.Builder
+	for i, c := range cases {
+		fmt.Fprintf(&status, "    f%d: '${%s}'\n", i, strings.ReplaceAll(c.src, "'", "''"))
+	}
+	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata:
+  name: w
+crd:
+  file: manifests/crd.yaml
+emit:
+  status:
+`+status.String())), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, err := progs.NewVars(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "w", "namespace": "default", "uid": "6a1d3a7e-0000-4000-8000-000000000001"},
+		"spec":     map[string]any{"image": "nginx", "replicas": int64(3)},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		got, err := progs.Render(bp.Status.Lookup(fmt.Sprintf("f%d", i)), vars)
+		if err != nil {
+			t.Errorf("${%s}: %v", c.src, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("${%s} (-want +got):\n%s", c.src, diff)
+		}
+	}
+}
