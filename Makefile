@@ -42,6 +42,10 @@ fmt-check: ## Fail if gofmt would change a file
 fuzz: ## Fuzz the Blueprint compiler for a minute
 	$(GO) test ./compiler -run '^$$' -fuzz FuzzCompile -fuzztime 60s
 
+.PHONY: faults
+faults: build assets ## The fault matrix on a local control plane (FAULTSFLAGS="-json faults.json", or -quick); see docs/reliability.md
+	$(GO) run ./faults -inrun $(INRUN) $(FAULTSFLAGS)
+
 .PHONY: microbench
 microbench: ## Micro-benchmarks of the hot paths
 	$(GO) test ./compiler ./expr ./runtime-lib/... ./bench/... -run '^$$' -bench . -benchmem

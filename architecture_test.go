@@ -30,7 +30,7 @@ var stages = []struct {
 	{"back ends", []string{"runtime-lib/...", "codegen", "templates"}},
 	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs"}},
 	{"real-cluster tests", []string{"e2e"}},
-	{"programs and proofs", []string{"conformance/...", "bench/...", "cmd/...", "packs/remote/reconcilers/..."}},
+	{"programs and proofs", []string{"conformance/...", "bench/...", "faults", "cmd/...", "packs/remote/reconcilers/..."}},
 }
 
 // neverReached lists, per tree, the packages its binaries must never link,
