@@ -14,8 +14,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 var (
@@ -40,13 +38,10 @@ type tracker struct {
 type history struct {
 	resource string
 	key      string // namespace/name
-	labels   map[string]string
 	added    time.Time
 	changes  []time.Time // each new resourceVersion after the first
 	deleted  time.Time
 	rv       string
-	// generation and status track Widgets.
-	generation int64
 }
 
 // startTracker starts the informers and waits until they are in sync.
@@ -100,25 +95,9 @@ func (t *tracker) saw(resource string, obj any, deleted bool) {
 		h.changes = append(h.changes, now)
 		h.rv = u.GetResourceVersion()
 	}
-	h.labels = u.GetLabels()
-	h.generation = u.GetGeneration()
 	if deleted {
 		h.deleted = now
 	}
-}
-
-// children returns the UIDs of the live children of the Widget with uid,
-// by child id (the inventory label), as the tracker has seen them.
-func (t *tracker) children(owner types.UID) map[string]types.UID {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := map[string]types.UID{}
-	for uid, h := range t.objs {
-		if h.deleted.IsZero() && h.labels[reconciler.LabelOwnerUID] == string(owner) {
-			out[h.key+" ("+h.labels[reconciler.LabelChild]+")"] = uid
-		}
-	}
-	return out
 }
 
 // deletedIn lists the children of Inrun deleted in namespace since from.

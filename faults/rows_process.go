@@ -304,7 +304,7 @@ func (m *matrix) apiServerRow(ctx context.Context, r *Row) error {
 	}
 	upAt := time.Now()
 	r.figure("downSeconds", upAt.Sub(stoppedAt).Seconds())
-	r.saw("API server down %s", round(upAt.Sub(stoppedAt)))
+	r.saw("kube-apiserver gone %s after SIGTERM, serving again %s later", round(stoppedAt.Sub(stopping)), round(upAt.Sub(stoppedAt)))
 	before, err := p.stats(ctx)
 	if err != nil {
 		r.fail("the runtime after the API server came back: %v", err)
