@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/simulate"
@@ -378,6 +379,9 @@ func (p *parser) readStep(j int, n *yaml.Node) *Step {
 }
 
 func (p *parser) readExpect(field string, n *yaml.Node) Expectation {
+	// Partial matches may say !absent and !contains; nothing else may.
+	p.Tags = match.Tags()
+	defer func() { p.Tags = nil }()
 	var e Expectation
 	m := p.Map(n, field)
 	if m == nil {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/sdk"
 )
@@ -216,6 +217,9 @@ func (p *parser) phase(m *yamlpos.Map, prefix string) (passes int, observe []Obs
 }
 
 func (p *parser) expectation(n *yaml.Node, path string) Expectation {
+	// Partial matches may say !absent and !contains; nothing else may.
+	p.Tags = match.Tags()
+	defer func() { p.Tags = nil }()
 	var e Expectation
 	m := p.Map(n, path)
 	if m == nil {

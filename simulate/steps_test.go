@@ -70,3 +70,54 @@ func TestSteps(t *testing.T) {
 		t.Errorf("case %q: error %v, failures:\n%s\nwant step 1's difference, then that step 2 did not run", res.Case, res.Err, got)
 	}
 }
+
+const websiteTags = `cases:
+  - name: tags that pass
+    cr: ../manifests/cr.yaml
+    expect:
+      status:
+        nosuchfield: !absent
+        conditions: !contains
+          - {type: Degraded, status: "False"}
+          - {type: Progressing}
+  - name: tags that fail
+    cr: ../manifests/cr.yaml
+    expect:
+      status:
+        url: !absent
+        conditions: !contains
+          - {type: Ready, status: "Maybe"}
+`
+
+// TestMatchTags: !absent asserts a status key is not there, and !contains
+// matches items of a list by their fields, in any order.
+func TestMatchTags(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy(packs.Default, dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "test", "tags.yaml")
+	if err := os.WriteFile(path, []byte(websiteTags), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := simulate.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := sim.RunCase(context.Background(), f, &f.Cases[0]); !res.Passed() {
+		t.Errorf("case %q: %v\n%s", res.Case, res.Err, strings.Join(res.Failures, "\n"))
+	}
+	res := sim.RunCase(context.Background(), f, &f.Cases[1])
+	got := strings.Join(res.Failures, "\n")
+	if res.Passed() || !strings.Contains(got, `"url":        string("(absent)")`) || !strings.Contains(got, `"Maybe"`) {
+		t.Errorf("case %q: failures:\n%s\nwant status.url present and no Ready=Maybe condition reported", res.Case, got)
+	}
+}

@@ -4,15 +4,39 @@ package match
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
 )
 
+// Absent, as the value of a key in want, matches only when have lacks the
+// key. Test files write it as the YAML tag !absent.
+var Absent = absent{}
+
+type absent struct{}
+
+// Contains, as a want value, matches a list in which each of its items
+// matches some item, in any order, whatever else the list holds: one
+// condition of several, say. Test files write it as the YAML tag !contains
+// on a list.
+type Contains []any
+
+// Tags are the YAML tags test files may use in a partial match, and what
+// each reads as.
+func Tags() map[string]func(items []any) any {
+	return map[string]func([]any) any{
+		"!absent":   func([]any) any { return Absent },
+		"!contains": func(items []any) any { return Contains(items) },
+	}
+}
+
 // Partial reports whether have matches want: maps when every key of want
-// matches, lists when they have the same length and every item matches,
-// scalars when equal (numbers by value, so 2 matches 2.0).
+// matches (and every key marked Absent is missing), lists when they have
+// the same length and every item matches, Contains when each of its items
+// matches an item of the list, scalars when equal (numbers by value, so 2
+// matches 2.0).
 func Partial(have, want any) bool {
 	return len(Mismatches(have, want)) == 0
 }
@@ -36,11 +60,26 @@ func walk(path string, have, want any, out *[]string) {
 		}
 		for k, wv := range w {
 			hv, ok := h[k]
-			if !ok {
+			switch {
+			case wv == Absent && ok:
+				*out = append(*out, fmt.Sprintf("%s: expected absent, got %s", show(join(path, k)), describe(hv)))
+			case wv == Absent:
+			case !ok:
 				*out = append(*out, fmt.Sprintf("%s: missing, expected %s", show(join(path, k)), describe(wv)))
-				continue
+			default:
+				walk(join(path, k), hv, wv, out)
 			}
-			walk(join(path, k), hv, wv, out)
+		}
+	case Contains:
+		h, ok := have.([]any)
+		if !ok {
+			*out = append(*out, fmt.Sprintf("%s: expected a list, got %s", show(path), describe(have)))
+			return
+		}
+		for i, wi := range w {
+			if !slices.ContainsFunc(h, func(hi any) bool { return Partial(hi, wi) }) {
+				*out = append(*out, fmt.Sprintf("%s: no item matches %s (of %s)", show(fmt.Sprintf("%s[contains %d]", path, i)), describe(wi), describe(have)))
+			}
 		}
 	case []any:
 		h, ok := have.([]any)
@@ -77,6 +116,21 @@ func Project(have, want any) any {
 			}
 		}
 		return out
+	case Contains:
+		h, ok := have.([]any)
+		if !ok {
+			return have
+		}
+		var out []any
+		for _, wi := range w {
+			for _, hi := range h {
+				if Partial(hi, wi) {
+					out = append(out, Project(hi, wi))
+					break
+				}
+			}
+		}
+		return out
 	case []any:
 		h, ok := have.([]any)
 		if !ok || len(h) != len(w) {
@@ -96,9 +150,18 @@ func Diff(have, want any) string {
 	return cmp.Diff(normalize(want), normalize(Project(have, want)))
 }
 
-// normalize makes numbers comparable across int64 and float64.
+// normalize makes numbers comparable across int64 and float64, and the
+// markers printable.
 func normalize(v any) any {
 	switch t := v.(type) {
+	case absent:
+		return "(absent)"
+	case Contains:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = normalize(e)
+		}
+		return out
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
@@ -169,6 +232,8 @@ func describe(v any) string {
 		return "a map with " + strings.Join(keys, ", ")
 	case []any:
 		return fmt.Sprintf("a list of %d", len(t))
+	case absent:
+		return "nothing"
 	}
 	return fmt.Sprint(v)
 }

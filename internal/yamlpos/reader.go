@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,10 @@ type Reader struct {
 	What string
 	// Diags receives every problem found.
 	Diags *diag.List
+
+	// Tags are local YAML tags Value reads, and what each makes of its
+	// node: nil for a scalar, the items of a list (!contains [a, b]).
+	Tags map[string]func(items []any) any
 
 	lines []string
 	// keys maps a mapping's value node to its key node, for problems that
@@ -333,6 +338,9 @@ func (r *Reader) Value(n *yaml.Node, path string) (any, bool) {
 	if n == nil {
 		return nil, true
 	}
+	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+		return r.tagged(n, path)
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		out := make(map[string]any, len(n.Content)/2)
@@ -368,6 +376,49 @@ func (r *Reader) Value(n *yaml.Node, path string) (any, bool) {
 	}
 	r.Errorf(n, diag.InvalidYAML, "", "%s: unsupported YAML node", DisplayPath(path))
 	return nil, false
+}
+
+// tagged reads a node with a local tag, such as !absent, through Tags.
+func (r *Reader) tagged(n *yaml.Node, path string) (any, bool) {
+	build, ok := r.Tags[n.Tag]
+	if !ok {
+		known := tagNames(r.Tags)
+		r.Errorf(n, diag.InvalidValue, "known tags: "+known, "%s: unknown tag %s", DisplayPath(path), n.Tag)
+		return nil, false
+	}
+	var items []any
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			v, ok := r.Value(item, fmt.Sprintf("%s[%d]", path, i))
+			if !ok {
+				return nil, false
+			}
+			items = append(items, v)
+		}
+	case yaml.ScalarNode:
+		if n.Value != "" {
+			r.Errorf(n, diag.InvalidValue, "write "+n.Tag+" alone", "%s: %s takes no value", DisplayPath(path), n.Tag)
+			return nil, false
+		}
+	default:
+		r.Errorf(n, diag.WrongType, "", "%s: %s goes on a list or alone, not on %s", DisplayPath(path), n.Tag, Describe(n))
+		return nil, false
+	}
+	return build(items), true
+}
+
+// tagNames lists the tags of m, sorted, for hints.
+func tagNames(m map[string]func([]any) any) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 func hasKey(m map[string]any, k string) bool {
