@@ -5,6 +5,7 @@ BIN      ?= bin
 INRUN    := $(BIN)/inrun
 DEMO     ?= demo
 N        ?= 1000
+FUZZTIME ?= 30s
 
 .DEFAULT_GOAL := help
 
@@ -38,9 +39,15 @@ fmt-check: ## Fail if gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# -fuzzminimizetime: with Go's default of a minute to minimize each new input, a short run
+# of the larger readers does little else (FuzzCompile ran 48 inputs in two minutes).
 .PHONY: fuzz
-fuzz: ## Fuzz the Blueprint compiler for a minute
-	$(GO) test ./compiler -run '^$$' -fuzz FuzzCompile -fuzztime 60s
+fuzz: ## Fuzz every reader of outside input, FUZZTIME each (default 30s): Blueprints, reconciler requests and Results, simulate and e2e files
+	$(GO) test ./compiler -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./sdk -run '^$$' -fuzz '^FuzzDecodeResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./sdk -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./simulate -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./e2e -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 
 .PHONY: faults
 faults: build assets ## The fault matrix on a local control plane (FAULTSFLAGS="-json faults.json", or -quick); see docs/reliability.md
