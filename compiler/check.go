@@ -22,6 +22,8 @@ type checker struct {
 	childShapes map[string]shape
 	// exprShapes say where each whole-value expression's result lands.
 	exprShapes map[*ir.Expr]exprUse
+	// parts are the expressions a joined one was written as.
+	parts map[*ir.Expr][]*ir.Expr
 }
 
 // exprUse records where a whole-value expression's result lands.
@@ -33,8 +35,8 @@ type exprUse struct {
 // check checks bp, whose CRD has the structural schema self (nil when
 // none is known), and completes it: every expression gets its checked
 // form, type and references, and children their order.
-func check(bp *ir.Blueprint, self *structuralschema.Structural, errs *diag.List) {
-	c := &checker{bp: bp, errs: errs, selfShape: anyValue}
+func check(bp *ir.Blueprint, self *structuralschema.Structural, parts map[*ir.Expr][]*ir.Expr, errs *diag.List) {
+	c := &checker{bp: bp, errs: errs, selfShape: anyValue, parts: parts}
 	if self != nil {
 		c.selfShape = structuralShape{self}
 	}

@@ -95,6 +95,19 @@ func (c *checker) checkExpressions() {
 }
 
 func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
+	if parts := c.parts[s.x]; len(parts) > 0 {
+		// A list, joined: its parts are checked where they are written,
+		// and the whole only when every part holds.
+		before := len(*c.errs)
+		for _, p := range parts {
+			part := s
+			part.x = p
+			c.checkExpr(env, vars, part)
+		}
+		if len(*c.errs) > before {
+			return
+		}
+	}
 	x := s.x
 	ast, iss := env.Compile(x.Source)
 	if iss.Err() != nil {

@@ -101,12 +101,7 @@ func (d *decoder) child(n *yaml.Node, phase ir.Phase, index int) *ir.Child {
 		if v == nil {
 			continue
 		}
-		val := d.value(v)
-		if val.Kind != ir.Expression {
-			d.add(val.Pos, diag.WrongType, "write ${...} around a boolean expression", "%s.%s must be one ${...} expression", path, f.key)
-			continue
-		}
-		*f.dst = val.Expr
+		*f.dst = d.condition(v, path+"."+f.key)
 	}
 	if child.External && child.ReadyWhen != nil {
 		d.add(child.ReadyWhen.Pos, diag.InvalidValue, "remove readyWhen", "an externalRef has no readiness")
@@ -216,4 +211,44 @@ func literalString(v *ir.Value) (string, bool) {
 	}
 	s, ok := v.Literal.(string)
 	return s, ok && s != ""
+}
+
+// condition reads includeWhen or readyWhen: one ${...}, or, as kro writes
+// them, a list of them that must all hold. A list becomes one expression,
+// (a) && (b), checked part by part first so that a mistake points at its
+// own line.
+func (d *decoder) condition(n *yaml.Node, path string) *ir.Expr {
+	if n.Kind != yaml.SequenceNode {
+		val := d.value(n)
+		if val.Kind != ir.Expression {
+			d.add(val.Pos, diag.WrongType, "write ${...} around a boolean expression", "%s must be one ${...} expression, or a list of them", path)
+			return nil
+		}
+		return val.Expr
+	}
+	var parts []*ir.Expr
+	for i, item := range n.Content {
+		val := d.value(item)
+		if val.Kind != ir.Expression {
+			d.add(val.Pos, diag.WrongType, "write ${...} around a boolean expression", "%s[%d] must be one ${...} expression", path, i)
+			continue
+		}
+		parts = append(parts, val.Expr)
+	}
+	switch len(parts) {
+	case 0:
+		if len(n.Content) == 0 {
+			d.add(d.Pos(n), diag.MissingField, "give at least one ${...}, or leave the field out", "%s is an empty list", path)
+		}
+		return nil
+	case 1:
+		return parts[0]
+	}
+	srcs := make([]string, len(parts))
+	for i, p := range parts {
+		srcs[i] = "(" + p.Source + ")"
+	}
+	all := &ir.Expr{Source: strings.Join(srcs, " && "), Pos: parts[0].Pos}
+	d.parts[all] = parts
+	return all
 }

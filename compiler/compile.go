@@ -41,7 +41,7 @@ func Compile(src *load.Source, opts Options) (*ir.Blueprint, error) {
 	d := newDecoder(src)
 	bp, self := d.decode()
 	if bp != nil {
-		check(bp, self, &d.errs)
+		check(bp, self, d.parts, &d.errs)
 	}
 	if err := d.errs.Err(); err != nil {
 		return nil, err
@@ -60,10 +60,13 @@ type decoder struct {
 	// self is the CRD's structural schema, or nil when there is none
 	// usable: the checker then reads self dynamically.
 	self *structuralschema.Structural
+	// parts are the expressions a list of them (a kro-style readyWhen)
+	// was made of, by the expression that joins them.
+	parts map[*ir.Expr][]*ir.Expr
 }
 
 func newDecoder(src *load.Source) *decoder {
-	d := &decoder{src: src, bp: &ir.Blueprint{File: src.Name}}
+	d := &decoder{src: src, bp: &ir.Blueprint{File: src.Name}, parts: map[*ir.Expr][]*ir.Expr{}}
 	d.Reader = yamlpos.NewReader(src.Name, &d.errs)
 	d.Reader.What = "the Blueprint"
 	return d

@@ -674,3 +674,32 @@ func TestReconcileURL(t *testing.T) {
 		t.Errorf("a Blueprint with only a crd: %+v", bp)
 	}
 }
+
+// TestConditionLists: a kro-style list of readyWhen expressions is one
+// expression that all of them hold, with every part's references.
+func TestConditionLists(t *testing.T) {
+	bp := compile(t, website+`onReconcile:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${self.metadata.name}
+  - id: deployment
+    readyWhen:
+      - ${deployment.status.readyReplicas >= 1}
+      - ${config.data.ready == "yes"}
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: ${self.metadata.name}
+`)
+	x := bp.Child("deployment").ReadyWhen
+	if x == nil || x.Source != `(deployment.status.readyReplicas >= 1) && (config.data.ready == "yes")` || x.Type != "bool" || x.Checked == nil {
+		t.Fatalf("readyWhen = %+v", x)
+	}
+	if !cmp.Equal(x.Refs, []string{"config", "deployment"}) || !cmp.Equal(bp.Child("deployment").DependsOn, []string{"config"}) {
+		t.Errorf("Refs %v, DependsOn %v", x.Refs, bp.Child("deployment").DependsOn)
+	}
+}
