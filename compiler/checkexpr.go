@@ -22,19 +22,28 @@ type exprSite struct {
 	where  string
 	isBool bool
 	api    bool // in reconcile.api: sees args, finalizing and response
+	// own marks a collection's own expressions, which see its iterators
+	// and each.
+	own bool
+	// items marks an iterator's items: a list (or a map).
+	items bool
 }
 
 func (c *checker) sites() []exprSite {
 	var out []exprSite
 	for _, child := range c.bp.Children {
+		own := len(child.ForEach) > 0
+		for _, it := range child.ForEach {
+			out = append(out, exprSite{x: it.Items, child: child, where: "forEach." + it.Name, items: true})
+		}
 		if child.IncludeWhen != nil {
-			out = append(out, exprSite{x: child.IncludeWhen, child: child, where: "includeWhen", isBool: true})
+			out = append(out, exprSite{x: child.IncludeWhen, child: child, where: "includeWhen", isBool: true, own: own})
 		}
 		if child.ReadyWhen != nil {
-			out = append(out, exprSite{x: child.ReadyWhen, child: child, where: "readyWhen", isBool: true})
+			out = append(out, exprSite{x: child.ReadyWhen, child: child, where: "readyWhen", isBool: true, own: own})
 		}
 		for _, x := range child.Template.Exprs() {
-			out = append(out, exprSite{x: x, child: child, where: "template"})
+			out = append(out, exprSite{x: x, child: child, where: "template", own: own})
 		}
 	}
 	for _, x := range c.bp.Status.Exprs() {
@@ -79,7 +88,24 @@ func (c *checker) checkExpressions() {
 		vars = append(vars, ch.ID)
 	}
 	var apiEnv *expr.Env
+	collections := map[*ir.Child]*expr.Env{}
 	for _, s := range sites {
+		if s.own {
+			cenv, ok := collections[s.child]
+			if !ok {
+				cenv = c.collectionEnv(env, s.child, vars)
+				collections[s.child] = cenv
+			}
+			if cenv == nil {
+				continue // its items did not check
+			}
+			names := append(slices.Clone(vars), ir.Each)
+			for _, it := range s.child.ForEach {
+				names = append(names, it.Name)
+			}
+			c.checkExpr(cenv, names, s)
+			continue
+		}
 		if !s.api {
 			c.checkExpr(env, vars, s)
 			continue
@@ -92,6 +118,33 @@ func (c *checker) checkExpressions() {
 		}
 		c.checkExpr(apiEnv, append(vars, expr.Args, expr.Finalizing, expr.Response, expr.ID), s)
 	}
+}
+
+// collectionEnv is the environment of a collection's own expressions: its
+// iterators are typed as the items their expressions give (checked first,
+// as sites before the collection's own). It reports an iterator named as a
+// child, and returns nil when an iterator's items did not check.
+func (c *checker) collectionEnv(env *expr.Env, child *ir.Child, vars []string) *expr.Env {
+	itemTypes := map[string]*cel.Type{}
+	for _, it := range child.ForEach {
+		if slices.Contains(vars, it.Name) {
+			c.errs.Add(it.Pos, diag.InvalidID, "choose a name that is not a child's id", "forEach name %q is the id of a child", it.Name)
+		}
+		if it.Items.Checked == nil {
+			return nil
+		}
+		t := it.Items.Checked.OutputType()
+		switch t.Kind() {
+		case types.ListKind, types.MapKind:
+			itemTypes[it.Name] = t.Parameters()[0]
+		}
+	}
+	cenv, err := env.ForCollection(child, itemTypes)
+	if err != nil {
+		c.errs.Add(child.Pos, diag.ExprType, "", "cannot build the environment of collection %q: %v", child.ID, err)
+		return nil
+	}
+	return cenv
 }
 
 func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
@@ -166,6 +219,12 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 			refs[ref.Name] = true
 		}
 	}
+	if s.own {
+		// Iterators are no objects; each is the collection's own item.
+		for _, it := range s.child.ForEach {
+			delete(refs, it.Name)
+		}
+	}
 	x.Refs = make([]string, 0, len(refs))
 	for r := range refs {
 		x.Refs = append(x.Refs, r)
@@ -173,6 +232,13 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 	sort.Strings(x.Refs)
 
 	out := ast.OutputType()
+	if s.items {
+		switch out.Kind() {
+		case types.ListKind, types.MapKind, types.DynKind:
+		default:
+			c.errs.Add(x.Pos, diag.ExprResultType, "give a list (one object per item) or a map (one per key)", "forEach items must be a list or a map, but ${%s} is %s", x.Source, out)
+		}
+	}
 	if s.isBool && !typeFits(out, booleanShape) {
 		c.errs.Add(x.Pos, diag.ExprResultType, "compare to get a bool, e.g. ${self.spec.replicas > 0}", "%s must be a bool, but ${%s} is %s", s.where, x.Source, out)
 	}

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -54,13 +55,13 @@ func (d *decoder) child(n *yaml.Node, phase ir.Phase, index int) *ir.Child {
 	if o == nil {
 		return nil
 	}
-	d.Only(o, "id", "template", "externalRef", "includeWhen", "readyWhen")
+	d.Only(o, "id", "template", "externalRef", "includeWhen", "readyWhen", "forEach")
 	child := &ir.Child{Phase: phase, Pos: d.Pos(n)}
 	id, idNode := d.String(o, "id", true)
 	if id != "" {
 		child.Pos = d.Pos(idNode)
 		switch {
-		case id == "self":
+		case id == "self" || id == ir.Each:
 			d.add(child.Pos, diag.InvalidID, "choose another id", "id %q is reserved for the custom resource", id)
 		case !idRE.MatchString(id):
 			d.add(child.Pos, diag.InvalidID, "use a lower-camel-case identifier such as "+suggestID(id), "id %q is not an identifier expressions can use", id)
@@ -102,6 +103,12 @@ func (d *decoder) child(n *yaml.Node, phase ir.Phase, index int) *ir.Child {
 			continue
 		}
 		*f.dst = d.condition(v, path+"."+f.key)
+	}
+	if fe := o.Get("forEach"); fe != nil {
+		child.ForEach = d.forEach(fe, path+".forEach")
+		if child.External {
+			d.add(d.Pos(o.KeyNode("forEach")), diag.InvalidValue, "an externalRef names one object to read", "%s: an externalRef cannot have forEach", path)
+		}
 	}
 	if child.External && child.ReadyWhen != nil {
 		d.add(child.ReadyWhen.Pos, diag.InvalidValue, "remove readyWhen", "an externalRef has no readiness")
@@ -251,4 +258,48 @@ func (d *decoder) condition(n *yaml.Node, path string) *ir.Expr {
 	all := &ir.Expr{Source: strings.Join(srcs, " && "), Pos: parts[0].Pos}
 	d.parts[all] = parts
 	return all
+}
+
+// forEach reads a collection's iterators, as kro writes them: a list of
+// single-entry maps, each binding a name to a ${...} list (or map, whose
+// keys are its items).
+func (d *decoder) forEach(n *yaml.Node, path string) []*ir.Iterator {
+	items := d.List(n, path)
+	if len(items) == 0 && n.Kind == yaml.SequenceNode {
+		d.add(d.Pos(n), diag.MissingField, "bind a name to a list, such as - worker: ${self.spec.workers}", "%s is an empty list", path)
+	}
+	var out []*ir.Iterator
+	seen := map[string]bool{}
+	for i, item := range items {
+		ipath := fmt.Sprintf("%s[%d]", path, i)
+		m := d.Map(item, ipath)
+		if m == nil {
+			continue
+		}
+		if len(m.Order) != 1 {
+			d.add(d.Pos(item), diag.InvalidValue, "write one name and its list per item, such as - worker: ${self.spec.workers}", "%s binds %d names, not one", ipath, len(m.Order))
+			continue
+		}
+		name := m.Order[0]
+		key := m.KeyNode(name)
+		switch {
+		case !idRE.MatchString(name) || celReserved[name]:
+			d.add(d.Pos(key), diag.InvalidID, "use a lower-camel-case identifier", "%s: %q cannot name an item in expressions", ipath, name)
+			continue
+		case name == "self" || name == ir.Each:
+			d.add(d.Pos(key), diag.InvalidID, "choose another name", "%s: %q is reserved", ipath, name)
+			continue
+		case seen[name]:
+			d.add(d.Pos(key), diag.InvalidID, "give each iterator its own name", "%s: %q is bound twice", ipath, name)
+			continue
+		}
+		seen[name] = true
+		val := d.value(m.Get(name))
+		if val.Kind != ir.Expression {
+			d.add(val.Pos, diag.WrongType, "write ${...} around a list, such as ${self.spec.workers}", "%s.%s must be one ${...} expression", ipath, name)
+			continue
+		}
+		out = append(out, &ir.Iterator{Pos: d.Pos(key), Name: name, Items: val.Expr})
+	}
+	return out
 }

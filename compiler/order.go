@@ -21,6 +21,9 @@ func (c *checker) order() {
 	for _, ch := range c.bp.Children {
 		deps := map[string]bool{}
 		var xs []*ir.Expr
+		for _, it := range ch.ForEach {
+			xs = append(xs, it.Items)
+		}
 		if ch.IncludeWhen != nil {
 			xs = append(xs, ch.IncludeWhen)
 		}

@@ -33,6 +33,9 @@ type VarType struct {
 	Schema *structuralschema.Structural
 	// Dynamic is true when no schema is known; the variable is dyn.
 	Dynamic bool
+	// List is true for a collection: the variable is a list of objects,
+	// each typed as above.
+	List bool
 
 	// values is Schema adapted once for reading objects (see valueSchema).
 	values *valueSchema
@@ -42,6 +45,9 @@ type VarType struct {
 type Env struct {
 	cel  *cel.Env
 	vars map[string]VarType
+	// types are the CEL types of the objects variables hold (of one item,
+	// for a collection).
+	types map[string]*cel.Type
 }
 
 // NewEnv builds the environment for bp from its Resource and Children; it
@@ -71,7 +77,7 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 			t, ok := NativeType(c.GroupVersionKind)
 			if !ok {
 				vars[c.ID] = VarType{Dynamic: true}
-				continue
+				break
 			}
 			vars[c.ID] = VarType{Native: t}
 			if !seenNative[t] {
@@ -82,6 +88,11 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 			vars[c.ID] = vars[Self]
 		default:
 			vars[c.ID] = VarType{Dynamic: true}
+		}
+		if len(c.ForEach) > 0 {
+			vt := vars[c.ID]
+			vt.List = true
+			vars[c.ID] = vt
 		}
 	}
 
@@ -120,22 +131,56 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 		natives = append(natives, ext.ParseStructTag("json"))
 		opts = append(opts, ext.NativeTypes(natives...))
 	}
+	types := map[string]*cel.Type{}
 	for _, name := range sortedKeys(vars) {
 		vt := vars[name]
 		switch {
 		case vt.Native != nil:
-			opts = append(opts, cel.Variable(name, cel.ObjectType(nativeTypeName(vt.Native))))
+			types[name] = cel.ObjectType(nativeTypeName(vt.Native))
 		case vt.Schema != nil:
-			opts = append(opts, cel.Variable(name, declOf[name].CelType()))
+			types[name] = declOf[name].CelType()
 		default:
-			opts = append(opts, cel.Variable(name, cel.DynType))
+			types[name] = cel.DynType
 		}
+		t := types[name]
+		if vt.List {
+			t = cel.ListType(t)
+		}
+		opts = append(opts, cel.Variable(name, t))
 	}
 	env, err := env.Extend(opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Env{cel: env, vars: vars}, nil
+	return &Env{cel: env, vars: vars, types: types}, nil
+}
+
+// ForCollection returns the environment of a collection child's own
+// expressions (template, includeWhen, readyWhen): this one plus its
+// iterators, typed by items (dyn where items has none), and each, one of
+// its live objects.
+func (e *Env) ForCollection(c *ir.Child, items map[string]*cel.Type) (*Env, error) {
+	vt := e.vars[c.ID]
+	vt.List = false
+	opts := []cel.EnvOption{cel.Variable(ir.Each, e.types[c.ID])}
+	vars := make(map[string]VarType, len(e.vars)+len(c.ForEach)+1)
+	for k, v := range e.vars {
+		vars[k] = v
+	}
+	vars[ir.Each] = vt
+	for _, it := range c.ForEach {
+		t := items[it.Name]
+		if t == nil {
+			t = cel.DynType
+		}
+		opts = append(opts, cel.Variable(it.Name, t))
+		vars[it.Name] = VarType{Dynamic: true}
+	}
+	env, err := e.cel.Extend(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{cel: env, vars: vars, types: e.types}, nil
 }
 
 // The variables reconcile.api's expressions see besides self.
@@ -171,7 +216,7 @@ func (e *Env) ForAPI() (*Env, error) {
 	for _, n := range []string{Args, Finalizing, Response, ID} {
 		vars[n] = VarType{Dynamic: true}
 	}
-	return &Env{cel: env, vars: vars}, nil
+	return &Env{cel: env, vars: vars, types: e.types}, nil
 }
 
 // CEL returns the underlying cel-go environment.

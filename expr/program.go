@@ -38,7 +38,31 @@ func Compile(bp *ir.Blueprint) (*Programs, error) {
 		return nil, err
 	}
 	p := &Programs{env: env, progs: map[*ir.Expr]cel.Program{}}
-	if err := p.plan(env, bp.RenderExprs()); err != nil {
+	// A collection's own expressions see its iterators and each.
+	own := map[*ir.Expr]bool{}
+	for _, c := range bp.Children {
+		if len(c.ForEach) == 0 {
+			continue
+		}
+		cenv, err := env.ForCollection(c, nil)
+		if err != nil {
+			return nil, err
+		}
+		xs := CollectionExprs(c)
+		for _, x := range xs {
+			own[x] = true
+		}
+		if err := p.plan(cenv, xs); err != nil {
+			return nil, err
+		}
+	}
+	var rest []*ir.Expr
+	for _, x := range bp.RenderExprs() {
+		if !own[x] {
+			rest = append(rest, x)
+		}
+	}
+	if err := p.plan(env, rest); err != nil {
 		return nil, err
 	}
 	if api := bp.APIExprs(); len(api) > 0 {
@@ -51,6 +75,20 @@ func Compile(bp *ir.Blueprint) (*Programs, error) {
 		}
 	}
 	return p, nil
+}
+
+// CollectionExprs returns the expressions of a collection child that see
+// its iterators and each: includeWhen, readyWhen and the template. Its
+// iterators' items see only what any other expression sees.
+func CollectionExprs(c *ir.Child) []*ir.Expr {
+	var out []*ir.Expr
+	if c.IncludeWhen != nil {
+		out = append(out, c.IncludeWhen)
+	}
+	if c.ReadyWhen != nil {
+		out = append(out, c.ReadyWhen)
+	}
+	return append(out, c.Template.Exprs()...)
 }
 
 func (p *Programs) plan(env *Env, xs []*ir.Expr) error {
@@ -102,20 +140,65 @@ func (v *Vars) Set(name string, obj *unstructured.Unstructured) error {
 	if !ok {
 		return fmt.Errorf("no variable %q", name)
 	}
+	val, err := v.present(name, vt, obj)
+	if err != nil {
+		return err
+	}
+	v.values[name] = val
+	return nil
+}
+
+// present converts obj for CEL as vt says.
+func (v *Vars) present(name string, vt VarType, obj *unstructured.Unstructured) (any, error) {
 	switch {
 	case vt.Native != nil:
 		typed := reflect.New(vt.Native)
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed.Interface()); err != nil {
-			return fmt.Errorf("%s: reading %s %s: %w", name, obj.GetKind(), obj.GetName(), err)
+			return nil, fmt.Errorf("%s: reading %s %s: %w", name, obj.GetKind(), obj.GetName(), err)
 		}
-		v.values[name] = typed.Interface()
+		return typed.Interface(), nil
 	case vt.Schema != nil:
-		v.values[name] = common.UnstructuredToVal(withStatus(obj.Object, vt.Schema), vt.values)
-	default:
-		v.values[name] = obj.Object
+		return common.UnstructuredToVal(withStatus(obj.Object, vt.Schema), vt.values), nil
 	}
+	return obj.Object, nil
+}
+
+// SetItems presents objs, in order, as the collection name: a list of its
+// live objects.
+func (v *Vars) SetItems(name string, objs []*unstructured.Unstructured) error {
+	vt, ok := v.env.vars[name]
+	if !ok || !vt.List {
+		return fmt.Errorf("no collection %q", name)
+	}
+	list := make([]any, 0, len(objs))
+	for _, obj := range objs {
+		val, err := v.present(name, vt, obj)
+		if err != nil {
+			return err
+		}
+		list = append(list, val)
+	}
+	v.values[name] = list
 	return nil
 }
+
+// SetItem presents obj as the variable name, typed as one object of the
+// collection of: each, in a collection's readyWhen.
+func (v *Vars) SetItem(name, of string, obj *unstructured.Unstructured) error {
+	vt, ok := v.env.vars[of]
+	if !ok {
+		return fmt.Errorf("no collection %q", of)
+	}
+	val, err := v.present(name, vt, obj)
+	if err != nil {
+		return err
+	}
+	v.values[name] = val
+	return nil
+}
+
+// Unset removes the variable name's value.
+func (v *Vars) Unset(name string) { delete(v.values, name) }
 
 // withStatus presents an object whose schema has a status, but which has
 // none yet, with an empty one: has(self.status.id) is then false, as

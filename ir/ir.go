@@ -188,7 +188,25 @@ type Child struct {
 	// DependsOn lists, sorted, the ids of the children this one's
 	// expressions reference. The child is rendered only once they exist.
 	DependsOn []string
+
+	// ForEach, when set, makes the child a collection: one object for each
+	// combination of its iterators' items, rendered with each iterator's
+	// name bound to its item. Other expressions read the collection as a
+	// list of its live objects; its readyWhen reads one as each.
+	ForEach []*Iterator `json:",omitempty"`
 }
+
+// Iterator is one dimension of a collection: a name and the list (or map,
+// whose keys are its items) it takes its items from.
+type Iterator struct {
+	Pos   Pos
+	Name  string
+	Items *Expr
+}
+
+// Each names a collection item's live object in the collection's
+// readyWhen, as kro names it.
+const Each = "each"
 
 // Reconcile is the reconcile section: a remote reconciler and its arguments.
 type Reconcile struct {
@@ -327,11 +345,14 @@ type ServiceRef struct {
 }
 
 // RenderExprs returns the expressions a Renderer evaluates, in Blueprint
-// order: each child's includeWhen, readyWhen and template, then
+// order: each child's forEach, includeWhen, readyWhen and template, then
 // emit.status, then reconcile.args.
 func (b *Blueprint) RenderExprs() []*Expr {
 	var out []*Expr
 	for _, c := range b.Children {
+		for _, it := range c.ForEach {
+			out = append(out, it.Items)
+		}
 		if c.IncludeWhen != nil {
 			out = append(out, c.IncludeWhen)
 		}

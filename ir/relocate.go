@@ -15,6 +15,12 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 		cc.IncludeWhen = r.expr(c.IncludeWhen)
 		cc.ReadyWhen = r.expr(c.ReadyWhen)
 		cc.Template = r.value(c.Template)
+		if c.ForEach != nil {
+			cc.ForEach = make([]*Iterator, len(c.ForEach))
+			for j, it := range c.ForEach {
+				cc.ForEach[j] = &Iterator{Pos: r.pos(it.Pos), Name: it.Name, Items: r.expr(it.Items)}
+			}
+		}
 		out.Children[i] = &cc
 	}
 	out.Status = r.value(b.Status)

@@ -54,6 +54,11 @@ type pass struct {
 	// pendingStatus names the status fields that wait for data a child
 	// does not have yet.
 	pendingStatus []string
+	// items are the live objects of each collection rendered this pass,
+	// in the order of its items.
+	items map[string][]*unstructured.Unstructured
+	// wantedItems are the identities a collection's items have this pass.
+	wantedItems map[string]map[objectKey]bool
 	// failed marks children whose render or write failed.
 	failed map[string]bool
 	// transient is an API failure worth a retry with backoff.
@@ -92,6 +97,8 @@ func (p *pass) observe(ctx context.Context) error {
 	p.excluded = map[string]bool{}
 	p.failed = map[string]bool{}
 	p.isReady = map[string]bool{}
+	p.items = map[string][]*unstructured.Unstructured{}
+	p.wantedItems = map[string]map[objectKey]bool{}
 
 	observed, err := listChildren(ctx, p.opts.Client, p.bp, p.cr, p.opts.Unavailable, p.opts.OwnerIndex)
 	if err != nil {
@@ -107,7 +114,12 @@ func (p *pass) observe(ctx context.Context) error {
 	}
 	p.eval = eval
 	for id, obj := range p.live {
-		if p.bp.Child(id) != nil {
+		c := p.bp.Child(id)
+		switch {
+		case c == nil:
+		case len(c.ForEach) > 0:
+			delete(p.live, id)
+		default:
 			if err := p.eval.SetLive(id, obj); err != nil {
 				return err
 			}
@@ -172,6 +184,10 @@ func (p *pass) children(ctx context.Context) {
 		if unready := p.unready(c); len(unready) > 0 {
 			p.rep.Pending[c.ID] = "waiting for " + strings.Join(unready, ", ") + " to be ready"
 			p.keep[c.ID] = true
+			continue
+		}
+		if len(c.ForEach) > 0 {
+			p.collection(ctx, c)
 			continue
 		}
 		include, err := p.eval.Include(c)
@@ -256,7 +272,7 @@ func pendingData(err error) string {
 func (p *pass) missing(c *ir.Child) []string {
 	var out []string
 	for _, d := range c.DependsOn {
-		if p.live[d] == nil {
+		if _, isCollection := p.items[d]; p.live[d] == nil && !isCollection {
 			out = append(out, d)
 		}
 	}
@@ -285,6 +301,9 @@ func (p *pass) readsExcluded(c *ir.Child) bool {
 }
 
 func (p *pass) setLive(id string, obj *unstructured.Unstructured) {
+	if c := p.bp.Child(id); c != nil && len(c.ForEach) > 0 {
+		return // a collection's live objects are presented together
+	}
 	if obj != nil && p.live[id] == obj {
 		return // observe has presented this very object already
 	}
@@ -417,23 +436,23 @@ func hashObject(obj map[string]any) string {
 // create creates an onCreate child. An object of that name that already
 // exists, but was not created for this custom resource, is used as it is:
 // read by expressions, never written, never pruned.
-func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) {
+func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) *unstructured.Unstructured {
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
 	err := p.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	switch {
 	case err == nil:
 		p.setLive(c.ID, existing)
-		return
+		return existing
 	case !apierrors.IsNotFound(err):
 		p.apiError(ctx, c, err, "get")
-		return
+		return nil
 	}
 	obj := desired.DeepCopy()
 	err = p.opts.Client.Create(ctx, obj, client.FieldOwner(p.opts.FieldOwner))
 	if err != nil {
 		p.apiError(ctx, c, err, "create")
-		return
+		return nil
 	}
 	p.rep.Writes++
 	p.rep.Created = append(p.rep.Created, keyOf(obj).String())
@@ -441,14 +460,17 @@ func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Un
 	p.wrote(obj)
 	logr.FromContextOrDiscard(ctx).V(1).Info("created child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
+	return obj
 }
 
-func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) {
+// apply writes a child with server-side apply and returns what the API
+// server answered, or nil when it refused (reported).
+func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) *unstructured.Unstructured {
 	obj := desired.DeepCopy()
 	err := p.opts.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
 	if err != nil {
 		p.apiError(ctx, c, err, "patch")
-		return
+		return nil
 	}
 	p.rep.Writes++
 	p.rep.Applied = append(p.rep.Applied, keyOf(obj).String())
@@ -456,6 +478,7 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	p.wrote(obj)
 	logr.FromContextOrDiscard(ctx).V(1).Info("applied child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
+	return obj
 }
 
 func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
@@ -604,7 +627,11 @@ func (p *pass) prune(ctx context.Context) {
 		c := p.bp.Child(id)
 		for _, obj := range objs {
 			want, rendered := p.wanted[id]
+			items, collection := p.wantedItems[id]
 			switch {
+			case collection && items[keyOf(obj)]:
+				continue // still one of the collection's items
+			case collection: // its item went away
 			case rendered && keyOf(obj) == want:
 				continue // still wanted
 			case rendered: // its name or namespace changed

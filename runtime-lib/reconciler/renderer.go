@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -105,4 +106,100 @@ func (e *celEvaluation) Args(args *ir.Value) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	return m, nil
+}
+
+var _ Collections = &celEvaluation{}
+
+// Items implements Collections: every combination of the iterators' items,
+// a list's in its order and a map's keys sorted.
+func (e *celEvaluation) Items(c *ir.Child) ([]map[string]any, error) {
+	out := []map[string]any{{}}
+	for _, it := range c.ForEach {
+		v, err := e.progs.Eval(it.Items, e.vars)
+		if err != nil {
+			return nil, err
+		}
+		values, err := itemsOf(it, v)
+		if err != nil {
+			return nil, err
+		}
+		var next []map[string]any
+		for _, partial := range out {
+			for _, item := range values {
+				m := make(map[string]any, len(partial)+1)
+				for k, pv := range partial {
+					m[k] = pv
+				}
+				m[it.Name] = item
+				next = append(next, m)
+			}
+		}
+		out = next
+	}
+	return out, nil
+}
+
+// itemsOf returns the items of an iterator's value: a list's elements, or a
+// map's keys, sorted.
+func itemsOf(it *ir.Iterator, v any) ([]any, error) {
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		return t, nil
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make([]any, len(keys))
+		for i, k := range keys {
+			out[i] = k
+		}
+		return out, nil
+	}
+	return nil, &expr.EvalError{Expr: it.Items, Err: fmt.Errorf("forEach %s must be a list or a map, not %T", it.Name, v)}
+}
+
+// bind presents an item's iterator values, and returns what undoes it.
+func (e *celEvaluation) bind(item map[string]any) func() {
+	for k, v := range item {
+		e.vars.SetValue(k, v)
+	}
+	return func() {
+		for k := range item {
+			e.vars.Unset(k)
+		}
+	}
+}
+
+// IncludeItem implements Collections.
+func (e *celEvaluation) IncludeItem(c *ir.Child, item map[string]any) (bool, error) {
+	defer e.bind(item)()
+	return e.Include(c)
+}
+
+// ObjectItem implements Collections.
+func (e *celEvaluation) ObjectItem(c *ir.Child, item map[string]any) (map[string]any, error) {
+	defer e.bind(item)()
+	return e.Object(c)
+}
+
+// ReadyItem implements Collections.
+func (e *celEvaluation) ReadyItem(c *ir.Child, item map[string]any, live *unstructured.Unstructured) (bool, bool, error) {
+	if c.ReadyWhen == nil {
+		return false, false, nil
+	}
+	defer e.bind(item)()
+	if err := e.vars.SetItem(ir.Each, c.ID, live); err != nil {
+		return false, true, err
+	}
+	defer e.vars.Unset(ir.Each)
+	return e.Ready(c)
+}
+
+// SetLiveItems implements Collections.
+func (e *celEvaluation) SetLiveItems(id string, objs []*unstructured.Unstructured) error {
+	return e.vars.SetItems(id, objs)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -54,7 +55,11 @@ func (p *pass) writeStatus(ctx context.Context) error {
 			}
 			v, err := p.eval.Status(f)
 			if err != nil {
-				p.rep.Errors = append(p.rep.Errors, fmt.Errorf("emit.status.%s: %w", f.Key, err))
+				if expr.DataPending(err) {
+					p.pendingStatus = append(p.pendingStatus, "status."+f.Key+" ("+pendingData(err)+")")
+				} else {
+					p.rep.Errors = append(p.rep.Errors, fmt.Errorf("emit.status.%s: %w", f.Key, err))
+				}
 				if old, ok := liveStatus[f.Key]; ok {
 					status[f.Key] = old // keep the last good value
 				}
@@ -142,7 +147,7 @@ func (p *pass) applyStatus(ctx context.Context, status map[string]any) error {
 func (p *pass) statusFieldReady(v *ir.Value) bool {
 	for _, x := range v.Exprs() {
 		for _, r := range x.Refs {
-			if p.bp.Child(r) != nil && p.live[r] == nil {
+			if _, isCollection := p.items[r]; p.bp.Child(r) != nil && p.live[r] == nil && !isCollection {
 				return false
 			}
 		}
@@ -207,8 +212,8 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		ready = converged
 	}
 	switch {
-	case len(waiting) > 0:
-		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(waiting, ", "))
+	case len(waiting) > 0 || len(p.pendingStatus) > 0:
+		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(append(waiting, p.pendingStatus...), ", "))
 	case len(p.rep.Errors) > 0:
 		set(ConditionProgressing, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
 	default:
