@@ -43,7 +43,7 @@ const (
 // runs: those that make built-in workloads and deletion behave, and
 // node-lifecycle-controller, without which the Node keeps the not-ready
 // taint it is created with and nothing is scheduled.
-const controllers = "garbage-collector-controller,deployment-controller,replicaset-controller,namespace-controller,node-lifecycle-controller"
+const controllers = "garbage-collector-controller,deployment-controller,replicaset-controller,job-controller,namespace-controller,node-lifecycle-controller"
 
 // startNodeComponents starts kube-controller-manager, kube-scheduler and
 // kwok, creates the fake Node, and waits until the Node is Ready and

@@ -26,7 +26,7 @@ var (
 	stepFields        = []string{"patch", "delete", "passes", "observe", "reply", "expect"}
 	observeFields     = []string{"afterPass", "child", "status"}
 	expectFields      = []string{"children", "absent", "status", "errors", "gone"}
-	childExpectFields = []string{"id", "match"}
+	childExpectFields = []string{"id", "match", "items", "count"}
 	reconcilerFields  = []string{"command", "url", "env", "dir", "startTimeout"}
 )
 
@@ -236,6 +236,24 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 		ce.ID, _ = p.Required(cm, "id", "the id of a child in the Blueprint, or remote.<id> for one a reconciler returns")
 		if v := cm.Get("match"); v != nil {
 			ce.Match = p.object(v, cm.Path+".match")
+		}
+		if v := cm.Get("items"); v != nil {
+			if items, ok := p.Value(v, cm.Path+".items"); ok {
+				switch items.(type) {
+				case []any, match.Contains:
+					ce.Items = items
+				default:
+					p.Errorf(v, diag.WrongType, "a list of partial objects, or !contains [...]", "%s.items must be a list, not %s", cm.Path, yamlpos.Describe(v))
+				}
+			}
+		}
+		if v := cm.Get("count"); v != nil {
+			if n, ok := p.Int(v, cm.Path+".count"); ok {
+				ce.Count = &n
+			}
+		}
+		if ce.Match != nil && (ce.Items != nil || ce.Count != nil) {
+			p.Errorf(cm.KeyNode("match"), diag.InvalidValue, "match checks a child that is one object; items and count a collection", "%s: match goes with neither items nor count", cm.Path)
 		}
 		e.Children = append(e.Children, ce)
 	}

@@ -477,12 +477,34 @@ func verdict(out *Outcome, exp Expectation, prefix string) []string {
 	return fails
 }
 
+// checkItems compares a collection's objects with what ce expects of them.
+func checkItems(ce ChildExpectation, objs []*unstructured.Unstructured) []string {
+	var fails []string
+	if ce.Count != nil && int64(len(objs)) != *ce.Count {
+		fails = append(fails, fmt.Sprintf("child %q: expected %d objects, found %d", ce.ID, *ce.Count, len(objs)))
+	}
+	if ce.Items != nil {
+		have := make([]any, len(objs))
+		for i, o := range objs {
+			have[i] = o.Object
+		}
+		if !match.Partial(have, ce.Items) {
+			fails = append(fails, fmt.Sprintf("child %q items differ (-expected +got):\n%s", ce.ID, indent(match.Diff(have, ce.Items))))
+		}
+	}
+	return fails
+}
+
 // Check compares an outcome with an expectation and describes every
 // difference.
 func Check(out *Outcome, exp Expectation) []string {
 	var fails []string
 	for _, ce := range exp.Children {
 		objs := out.Children[ce.ID]
+		if ce.Items != nil || ce.Count != nil {
+			fails = append(fails, checkItems(ce, objs)...)
+			continue
+		}
 		switch len(objs) {
 		case 0:
 			fails = append(fails, fmt.Sprintf("child %q: expected to exist, but it does not%s", ce.ID, pendingNote(out, ce.ID)))

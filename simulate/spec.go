@@ -85,10 +85,16 @@ type Expectation struct {
 	Gone bool
 }
 
-// ChildExpectation is a partial match on one child.
+// ChildExpectation is a partial match on one child, or on the objects of
+// a collection.
 type ChildExpectation struct {
 	ID    string
 	Match map[string]any
+	// Items is a partial match on a collection's objects, sorted by
+	// namespace and name: a list (as many as there are) or match.Contains.
+	Items any
+	// Count, when not nil, is how many objects the child must have.
+	Count *int64
 }
 
 // DefaultPasses is how many passes a case runs when it does not say.
