@@ -88,11 +88,8 @@ func (p *pass) collection(ctx context.Context, c *ir.Child) {
 		case c.Phase == ir.OnCreate && current != nil:
 		case c.Phase == ir.OnCreate:
 			obj = p.create(ctx, c, desired)
-		case current != nil && upToDate(desired, current):
-		case current != nil || p.claim(ctx, c, desired):
-			obj = p.apply(ctx, c, desired)
 		default:
-			obj = nil
+			obj = p.ensure(ctx, c, desired, current)
 		}
 		if obj == nil {
 			p.keep[c.ID] = true

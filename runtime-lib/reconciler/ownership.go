@@ -40,19 +40,20 @@ func (p *pass) createdFor(obj *unstructured.Unstructured) bool {
 // identity exists that was created by anyone but this custom resource.
 // The caches hold only Inrun's objects, so the API server is asked. It
 // reports a conflict and returns false when one does; it returns false too
-// when the check itself fails.
-func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) bool {
+// when the check itself fails. When the object exists and is this custom
+// resource's, it returns it too: the cache has not shown it yet.
+func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) (mine *unstructured.Unstructured, ok bool) {
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
 	err := p.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true
+		return nil, true
 	case err != nil:
 		p.apiError(ctx, c, err, "get")
-		return false
+		return nil, false
 	case p.createdFor(existing):
-		return true
+		return existing, true
 	}
 	conflict := &ConflictError{Object: keyOf(existing).String(), Owner: describeOwner(existing)}
 	err = fmt.Errorf("child %q: %w", c.ID, conflict)
@@ -64,7 +65,29 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	if p.transient == nil {
 		p.transient = err
 	}
-	return false
+	return nil, false
+}
+
+// ensure makes the child c hold desired, and returns its live object, or
+// nil when it could not be written. current is the child's object in the
+// cache, nil when the cache shows none. Such a child is claimed first; an
+// object of this custom resource's that the cache has not shown yet (it
+// lags behind a write: this runtime's, just before, or a predecessor's
+// killed after it) and already holds desired is not written again.
+func (p *pass) ensure(ctx context.Context, c *ir.Child, desired, current *unstructured.Unstructured) *unstructured.Unstructured {
+	if current != nil && upToDate(desired, current) {
+		return current
+	}
+	if current == nil {
+		mine, ok := p.claim(ctx, c, desired)
+		if !ok {
+			return nil
+		}
+		if mine != nil && upToDate(desired, mine) {
+			return mine
+		}
+	}
+	return p.apply(ctx, c, desired)
 }
 
 // describeOwner says who an object belongs to, from its metadata: a

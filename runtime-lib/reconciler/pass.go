@@ -228,10 +228,10 @@ func (p *pass) children(ctx context.Context) {
 			p.setLive(c.ID, current)
 		case c.Phase == ir.OnCreate:
 			p.create(ctx, c, desired)
-		case current != nil && upToDate(desired, current):
-			p.setLive(c.ID, current)
-		case current != nil || p.claim(ctx, c, desired):
-			p.apply(ctx, c, desired)
+		default:
+			if obj := p.ensure(ctx, c, desired, current); obj != nil {
+				p.setLive(c.ID, obj)
+			}
 		}
 		if live := p.live[c.ID]; live != nil && !p.failed[c.ID] {
 			ready, err := p.ready(c, live)

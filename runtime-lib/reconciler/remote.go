@@ -226,11 +226,8 @@ func (p *pass) applyRemote(ctx context.Context, res sdk.Resource) {
 			current = obj
 		}
 	}
-	switch {
-	case current != nil && upToDate(desired, current):
-		p.setLive(label, current)
-	case current != nil || p.claim(ctx, c, desired):
-		p.apply(ctx, c, desired)
+	if obj := p.ensure(ctx, c, desired, current); obj != nil {
+		p.setLive(label, obj)
 	}
 	// A returned resource counts for Ready like a template child does,
 	// by its kind's rule.
