@@ -18,7 +18,10 @@
 //     pass and builds each child as a typed k8s.io/api object. Every
 //     expression it can (field paths, literals, interpolation, arithmetic,
 //     comparisons, conditionals, size and string) becomes plain Go with
-//     CEL's semantics; the rest stay CEL programs, planned once;
+//     CEL's semantics; the rest stay CEL programs, planned once. For a
+//     Blueprint with collections (forEach) it also implements
+//     reconciler.Collections: iterators' items and whatever reads a
+//     collection or an item's bindings run as CEL;
 //   - internal/blueprint: the IR, as ir.Marshal encodes it, embedded: the
 //     operator runs the compiler's IR without linking the compiler, and
 //     plans the CEL programs it needs from the checked expressions in it;

@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/ir"
 )
 
 // rendererDecls lays out the Renderer of m from its lowered bodies: the
@@ -17,7 +18,7 @@ func rendererDecls(m *renderModel, l *lowered) []jen.Code {
 	var code []jen.Code
 	for _, decls := range [][]jen.Code{
 		e.sources(), e.rendererType(), e.begin(), e.evaluationType(), e.setLive(),
-		e.include(), e.ready(), e.object(), e.status(), e.args(),
+		e.include(), e.ready(), e.object(), e.status(), e.args(), e.collections(),
 		l.objects, e.helpers(), l.shapes,
 	} {
 		code = append(code, decls...)
@@ -56,7 +57,7 @@ func (e *rendererEmitter) readsSelf() bool {
 func (e *rendererEmitter) live() []*varInfo {
 	var out []*varInfo
 	for _, c := range e.m.bp.Children {
-		if v := e.m.vars[c.ID]; v.t != nil && e.l.reads[c.ID] {
+		if v := e.m.vars[c.ID]; v.t != nil && !v.list && e.l.reads[c.ID] {
 			out = append(out, v)
 		}
 	}
@@ -192,17 +193,9 @@ func (e *rendererEmitter) setLive() []jen.Code {
 			),
 		))
 	}
-	celVars := map[string]bool{}
-	for _, n := range e.celIdx {
-		for _, r := range e.m.exprs[n].Refs {
-			celVars[r] = true
-		}
-	}
 	var celIDs []jen.Code
-	for _, c := range e.m.bp.Children {
-		if celVars[c.ID] {
-			celIDs = append(celIDs, jen.Lit(c.ID))
-		}
+	for _, c := range e.celChildren(false) {
+		celIDs = append(celIDs, jen.Lit(c.ID))
 	}
 	var body []jen.Code
 	if len(cases) > 0 {
@@ -219,6 +212,25 @@ func (e *rendererEmitter) setLive() []jen.Code {
 		jen.Func().Add(e.recv()).Id("SetLive").Params(jen.Id("id").String(), jen.Id("obj").Op("*").Qual(pkgUnstructured, "Unstructured")).Error().Block(body...),
 		jen.Line(),
 	}
+}
+
+// celChildren are the children that expressions left to CEL read, in child
+// order: the collections among them when collections is set, the others
+// when not.
+func (e *rendererEmitter) celChildren(collections bool) []*ir.Child {
+	read := map[string]bool{}
+	for _, n := range e.celIdx {
+		for _, r := range e.m.exprs[n].Refs {
+			read[r] = true
+		}
+	}
+	var out []*ir.Child
+	for _, c := range e.m.bp.Children {
+		if read[c.ID] && (len(c.ForEach) > 0) == collections {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // switchOn is a switch on subject over cases, when there are any, then
@@ -279,6 +291,77 @@ func (e *rendererEmitter) args() []jen.Code {
 	return []jen.Code{
 		jen.Comment("Args implements reconciler.Evaluation: it renders reconcile.args."),
 		jen.Func().Add(e.recv()).Id("Args").Params(jen.Id("args").Op("*").Qual(pkgIR, "Value")).Params(jen.Map(jen.String()).Any(), jen.Error()).Block(e.l.args...),
+		jen.Line(),
+	}
+}
+
+// collections declares the methods of reconciler.Collections, for a
+// Blueprint with forEach: a collection's own expressions are its Include,
+// Ready and Object cases, run with one item's iterators bound in the CEL
+// variables (and, for readyWhen, its live object as each), where the
+// programs of those left to CEL read them. Go reads no iterator and no
+// collection: expressions that do run as CEL.
+func (e *rendererEmitter) collections() []jen.Code {
+	colls := e.m.collections()
+	if len(colls) == 0 {
+		return nil
+	}
+	c, item := jen.Id("c"), jen.Id("item")
+	child := jen.Id("c").Op("*").Qual(pkgIR, "Child")
+	itemParam := jen.Id("item").Map(jen.String()).Any()
+	bind := jen.Defer().Qual(pkgTyped, "Bind").Call(jen.Id("e").Dot("vars"), item.Clone()).Call()
+
+	var ready []jen.Code
+	for _, coll := range colls {
+		if coll.ReadyWhen == nil {
+			continue
+		}
+		ready = append(ready, jen.Case(jen.Lit(coll.ID)).Block(
+			bind.Clone(),
+			jen.If(jen.Err().Op(":=").Id("e").Dot("vars").Dot("SetItem").Call(jen.Qual(pkgIR, "Each"), c.Clone().Dot("ID"), jen.Id("live")), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(jen.False(), jen.True(), jen.Err())),
+			jen.Defer().Id("e").Dot("vars").Dot("Unset").Call(jen.Qual(pkgIR, "Each")),
+			jen.Return(jen.Id("e").Dot("Ready").Call(c.Clone())),
+		))
+	}
+	var setItems []jen.Code
+	if ids := e.celChildren(true); len(ids) > 0 {
+		var lits []jen.Code
+		for _, coll := range ids {
+			lits = append(lits, jen.Lit(coll.ID))
+		}
+		setItems = append(setItems, jen.Case(lits...).Block(
+			jen.Return(jen.Id("e").Dot("vars").Dot("SetItems").Call(jen.Id("id"), jen.Id("objs")))))
+	}
+	return []jen.Code{
+		jen.Var().Id("_").Qual(pkgReconciler, "Collections").Op("=").Parens(jen.Op("*").Id(e.m.evalType())).Parens(jen.Nil()),
+		jen.Line(),
+		jen.Comment("Items implements reconciler.Collections: the bindings of a collection's items."),
+		jen.Func().Add(e.recv()).Id("Items").Params(child.Clone()).Params(jen.Index().Map(jen.String()).Any(), jen.Error()).Block(
+			switchOn(c.Clone().Dot("ID"), e.l.items,
+				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: the Blueprint this operator was generated from has no collection %q"), c.Clone().Dot("Pos"), c.Clone().Dot("ID"))))...),
+		jen.Line(),
+		jen.Comment("IncludeItem implements reconciler.Collections: Include with the item bound."),
+		jen.Func().Add(e.recv()).Id("IncludeItem").Params(child.Clone(), itemParam.Clone()).Params(jen.Bool(), jen.Error()).Block(
+			bind.Clone(),
+			jen.Return(jen.Id("e").Dot("Include").Call(c.Clone())),
+		),
+		jen.Line(),
+		jen.Comment("ObjectItem implements reconciler.Collections: Object with the item bound."),
+		jen.Func().Add(e.recv()).Id("ObjectItem").Params(child.Clone(), itemParam.Clone()).Params(jen.Map(jen.String()).Any(), jen.Error()).Block(
+			bind.Clone(),
+			jen.Return(jen.Id("e").Dot("Object").Call(c.Clone())),
+		),
+		jen.Line(),
+		jen.Comment("ReadyItem implements reconciler.Collections: Ready with the item bound and"),
+		jen.Comment("its live object as each."),
+		jen.Func().Add(e.recv()).Id("ReadyItem").Params(child.Clone(), itemParam.Clone(), jen.Id("live").Op("*").Qual(pkgUnstructured, "Unstructured")).Params(jen.Id("ready"), jen.Id("defined").Bool(), jen.Err().Error()).Block(
+			switchOn(c.Clone().Dot("ID"), ready, jen.Return(jen.False(), jen.False(), jen.Nil()))...),
+		jen.Line(),
+		jen.Comment("SetLiveItems implements reconciler.Collections: the collections CEL reads"),
+		jen.Comment("are handed to its variables as lists."),
+		jen.Func().Add(e.recv()).Id("SetLiveItems").Params(jen.Id("id").String(), jen.Id("objs").Index().Op("*").Qual(pkgUnstructured, "Unstructured")).Error().Block(
+			switchOn(jen.Id("id"), setItems, jen.Return(jen.Nil()))...),
 		jen.Line(),
 	}
 }

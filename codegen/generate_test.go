@@ -94,28 +94,40 @@ func TestCRDOutsideTheDirectory(t *testing.T) {
 
 // TestRendererImplementsEvaluation keeps the generator in step with
 // runtime-lib: the generated evaluation has exactly the methods of
-// reconciler.Evaluation.
+// reconciler.Evaluation, and those of reconciler.Collections when the
+// Blueprint has a collection.
 func TestRendererImplementsEvaluation(t *testing.T) {
-	var want []string
-	it := reflect.TypeFor[reconciler.Evaluation]()
-	for i := 0; i < it.NumMethod(); i++ {
-		want = append(want, it.Method(i).Name)
-	}
-	p := generate(t, "../packs/website/blueprint.yaml")
-	src := string(p.Files["internal/controller/website_controller.go"])
-	var got []string
-	for _, line := range strings.Split(src, "\n") {
-		if rest, ok := strings.CutPrefix(line, "func (e *websiteEvaluation) "); ok {
-			name := rest[:strings.IndexByte(rest, '(')]
-			if name[0] >= 'A' && name[0] <= 'Z' {
-				got = append(got, name)
+	for _, tc := range []struct {
+		path, file, recv string
+		ifaces           []reflect.Type
+	}{
+		{"../packs/website/blueprint.yaml", "website_controller.go", "websiteEvaluation",
+			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation]()}},
+		{"../packs/declarative/05-collections/blueprint.yaml", "workerpool_controller.go", "workerPoolEvaluation",
+			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation](), reflect.TypeFor[reconciler.Collections]()}},
+	} {
+		var want []string
+		for _, it := range tc.ifaces {
+			for i := 0; i < it.NumMethod(); i++ {
+				want = append(want, it.Method(i).Name)
 			}
 		}
-	}
-	sort.Strings(want)
-	sort.Strings(got)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("the generated evaluation has %v; reconciler.Evaluation has %v", got, want)
+		p := generate(t, tc.path)
+		src := string(p.Files["internal/controller/"+tc.file])
+		var got []string
+		for _, line := range strings.Split(src, "\n") {
+			if rest, ok := strings.CutPrefix(line, "func (e *"+tc.recv+") "); ok {
+				name := rest[:strings.IndexByte(rest, '(')]
+				if name[0] >= 'A' && name[0] <= 'Z' {
+					got = append(got, name)
+				}
+			}
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the generated evaluation has %v; want %v", tc.path, got, want)
+		}
 	}
 }
 

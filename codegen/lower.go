@@ -125,7 +125,7 @@ func (c *lowering) variable(e ast.Expr) (*varInfo, []string, bool) {
 		return nil, nil, false
 	}
 	v := c.b.m.vars[e.AsIdent()]
-	if v == nil || v.t == nil || len(keys) == 0 {
+	if v == nil || v.t == nil || v.list || len(keys) == 0 {
 		return nil, nil, false
 	}
 	return v, keys, true

@@ -29,6 +29,9 @@ type varInfo struct {
 	// code cannot read it (a kind with no Go type), so that only CEL does.
 	t    *gtype
 	self bool
+	// list marks a collection: expressions read it as a list of its live
+	// objects, which only CEL does.
+	list bool
 }
 
 func newRenderModel(bp *ir.Blueprint, api *apiModel, tm *typeModel) *renderModel {
@@ -48,7 +51,7 @@ func newRenderModel(bp *ir.Blueprint, api *apiModel, tm *typeModel) *renderModel
 	}
 	m.vars[expr.Self] = selfVar
 	for _, c := range bp.Children {
-		v := &varInfo{id: c.ID, field: localName(c.ID, fields)}
+		v := &varInfo{id: c.ID, field: localName(c.ID, fields), list: len(c.ForEach) > 0}
 		if t := m.childType(c); t != nil {
 			v.t = t
 		}
@@ -67,6 +70,17 @@ func (m *renderModel) childType(c *ir.Child) *gtype {
 		return nil
 	}
 	return m.tm.of(rt)
+}
+
+// collections are the Blueprint's children with forEach, in child order.
+func (m *renderModel) collections() []*ir.Child {
+	var out []*ir.Child
+	for _, c := range m.bp.Children {
+		if len(c.ForEach) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // typed reports whether child c is built as a typed object, with a Shape.
@@ -93,8 +107,9 @@ type lowered struct {
 	objectMethods map[string]string
 	objects       []jen.Code
 	shapes        []jen.Code
-	// include, ready and status are the cases of their methods' switch.
-	include, ready, status []jen.Code
+	// include, ready, status and items are the cases of their methods'
+	// switch.
+	include, ready, status, items []jen.Code
 	// args is the body of Args.
 	args []jen.Code
 }
@@ -106,6 +121,7 @@ func lowerRenderer(m *renderModel) *lowered {
 	l.lowerConditions(m)
 	l.lowerStatus(m)
 	l.lowerArgs(m)
+	l.lowerItems(m)
 	return l
 }
 
@@ -167,4 +183,23 @@ func (l *lowered) lowerArgs(m *renderModel) {
 	}
 	l.args = b.code(jen.Return(args, jen.Nil()))
 	l.merge(b.uses)
+}
+
+// lowerItems builds the cases of Items, one per collection: its iterators'
+// items evaluated by CEL, as JSON values, combined by typed.Items as the
+// interpreter combines them. They are CEL programs however simple, so a
+// Blueprint with a collection always has the CEL variables that the
+// collection's items are bound in.
+func (l *lowered) lowerItems(m *renderModel) {
+	for _, c := range m.collections() {
+		b := newBody(m, jen.Nil())
+		// The method's parameter and the package it calls.
+		b.names["c"], b.names["typed"] = true, true
+		args := []jen.Code{jen.Id("c")}
+		for _, it := range c.ForEach {
+			args = append(args, b.eval(m.index[it.Items], it.Name))
+		}
+		l.items = append(l.items, jen.Case(jen.Lit(c.ID)).Block(b.code(jen.Return(jen.Qual(pkgTyped, "Items").Call(args...)))...))
+		l.merge(b.uses)
+	}
 }

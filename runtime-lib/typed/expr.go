@@ -125,17 +125,37 @@ func Programs(bp *ir.Blueprint, xs []*ir.Expr) (*expr.Programs, error) {
 		return nil, nil
 	}
 	// expr.Compile plans every expression it finds in a Blueprint: hand it
-	// one with the same variables and only these expressions.
+	// one with the same variables and only these expressions. A
+	// collection's own expressions stay in its template, where they are
+	// planned with its iterators and each; the others go in the status.
+	want := make(map[*ir.Expr]bool, len(xs))
+	for _, x := range xs {
+		want[x] = true
+	}
 	only := *bp
 	only.Children = make([]*ir.Child, len(bp.Children))
 	for i, c := range bp.Children {
 		cc := *c
 		cc.IncludeWhen, cc.ReadyWhen, cc.Template = nil, nil, nil
+		if len(c.ForEach) > 0 {
+			var own []*ir.Value
+			for _, x := range expr.CollectionExprs(c) {
+				if want[x] {
+					own = append(own, &ir.Value{Kind: ir.Expression, Expr: x})
+					delete(want, x)
+				}
+			}
+			if len(own) > 0 {
+				cc.Template = &ir.Value{Kind: ir.List, Items: own}
+			}
+		}
 		only.Children[i] = &cc
 	}
-	items := make([]*ir.Value, len(xs))
-	for i, x := range xs {
-		items[i] = &ir.Value{Kind: ir.Expression, Expr: x}
+	var items []*ir.Value
+	for _, x := range xs {
+		if want[x] {
+			items = append(items, &ir.Value{Kind: ir.Expression, Expr: x})
+		}
 	}
 	only.Status = &ir.Value{Kind: ir.List, Items: items}
 	only.Reconcile = nil
