@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/simulate"
 )
@@ -147,7 +147,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Runtime == NoRuntime && !opts.existing() {
 		return nil, errors.New("without a runtime the cases need a cluster where an operator already runs (--context); a local control plane started for the run has none")
 	}
-	data, err := os.ReadFile(opts.File)
+	data, err := load.ReadFile(opts.File)
 	if err != nil {
 		return nil, unreadable(opts.File, err)
 	}

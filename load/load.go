@@ -3,7 +3,6 @@ package load
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 
@@ -39,7 +38,7 @@ const DefaultFile = "blueprint.yaml"
 // File reads the Blueprint at path; the files it names are read from its
 // directory. A file that cannot be read is one diagnostic naming it.
 func File(path string) (*Source, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		hint := ""
 		if errors.Is(err, fs.ErrNotExist) {
@@ -57,7 +56,7 @@ func File(path string) (*Source, error) {
 type Dir string
 
 // ReadFile reads name from the directory.
-func (d Dir) ReadFile(name string) ([]byte, error) { return os.ReadFile(d.Path(name)) }
+func (d Dir) ReadFile(name string) ([]byte, error) { return ReadFile(d.Path(name)) }
 
 // Path joins name to the directory.
 func (d Dir) Path(name string) string {

@@ -7,7 +7,8 @@
 // every mistake in it is reported at once, sorted, as the diagnostics of
 // package internal/diag, each with its file:line:col and a stable code. The store is
 // controller-runtime's fake client, with server-side apply, status
-// subresources and the CRD's defaults, so what a case observes is what the
+// subresources, and the custom resource pruned, defaulted and validated by
+// its CRD as the API server does (crdRules), so what a case observes is what the
 // runtime would write on a cluster, less what a cluster's own controllers
 // do (those are injected with observe). A case may go on in steps that
 // patch or delete the custom resource; once it is gone, the store deletes

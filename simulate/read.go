@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"strconv"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/internal/yamlpos"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/sdk"
 )
 
@@ -483,7 +483,7 @@ func orderOf(m *yamlpos.Map) []string {
 // strictly as the runtime reads a reconciler's reply, each problem at its
 // line.
 func ReadReply(path string) (map[string]any, error) {
-	data, err := os.ReadFile(path)
+	data, err := load.ReadFile(path)
 	if err != nil {
 		return nil, unreadable(path, "the reply", err)
 	}

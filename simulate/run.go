@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"sort"
 	"strings"
 
@@ -26,6 +27,9 @@ import (
 type Input struct {
 	// CR is the custom resource to reconcile.
 	CR *unstructured.Unstructured
+	// CRFile, when set, is the file CR was read from: a CR the API server
+	// would refuse is then reported at its fields there.
+	CRFile string
 	// Objects exist before the first pass.
 	Objects []*unstructured.Unstructured
 	// Passes is how many reconcile passes to run; default DefaultPasses.
@@ -103,6 +107,9 @@ func (s *Simulator) Run(ctx context.Context, in Input) (*Outcome, error) {
 	}
 	ss, err := s.newSession(ctx, bp, in.CR, in.Objects)
 	if err != nil {
+		if in.CRFile != "" {
+			err = refused(in.CRFile, bp, err)
+		}
 		return nil, err
 	}
 	return ss.run(ctx, in.Passes, in.Observe)
@@ -273,7 +280,16 @@ func (ss *session) patch(ctx context.Context, patch map[string]any) error {
 	u.SetNamespace(live.GetNamespace())
 	u.SetUID(live.GetUID())
 	u.SetResourceVersion(live.GetResourceVersion())
-	ss.store.defaultCR(u)
+	if ss.store.rules != nil {
+		if err := ss.store.rules.strict(u); err != nil {
+			return fmt.Errorf("patching the CR: %w", err)
+		}
+	}
+	// Defaults first, so that a patch that only spells out a default
+	// makes no new generation.
+	if ss.store.rules != nil {
+		defaulting.Default(u.Object, ss.store.rules.structural)
+	}
 	if !equality.Semantic.DeepEqual(oldSpec, u.Object["spec"]) {
 		u.SetGeneration(live.GetGeneration() + 1)
 	}
@@ -413,6 +429,9 @@ func (s *Simulator) RunCase(ctx context.Context, f *File, c *Case) *Result {
 	}()
 	ss, err := s.newSession(ctx, bp, cr, objects)
 	if err != nil {
+		if c.CR != "" {
+			err = refused(f.crPath(c), bp, err)
+		}
 		res.Err = err
 		return res
 	}

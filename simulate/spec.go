@@ -3,7 +3,6 @@ package simulate
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
+	"github.com/inrun/inrun/load"
 )
 
 // File is a test/simulate.yaml: cases run against one Blueprint. The format
@@ -102,7 +102,7 @@ const DefaultPasses = 2
 
 // ReadFile reads and checks a simulate file, as Parse does.
 func ReadFile(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := load.ReadFile(path)
 	if err != nil {
 		return nil, unreadable(path, "the simulate file", err)
 	}
@@ -158,18 +158,22 @@ func (f *File) LoadCR(c *Case) (*unstructured.Unstructured, error) {
 	if c.Object != nil {
 		return &unstructured.Unstructured{Object: deepCopy(c.Object)}, nil
 	}
-	path := c.CR
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(filepath.Dir(f.Path), path)
+	return ReadObject(f.crPath(c))
+}
+
+// crPath is the path of a case's cr: file.
+func (f *File) crPath(c *Case) string {
+	if filepath.IsAbs(c.CR) {
+		return c.CR
 	}
-	return ReadObject(path)
+	return filepath.Join(filepath.Dir(f.Path), c.CR)
 }
 
 // ReadObject reads one Kubernetes object from a YAML file, with integers as
 // int64 as Kubernetes' own decoding has them. Its problems are diagnostics
 // at their place in the file.
 func ReadObject(path string) (*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(path)
+	data, err := load.ReadFile(path)
 	if err != nil {
 		return nil, unreadable(path, "the object's file", err)
 	}

@@ -2,10 +2,11 @@ package simulate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
-	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
@@ -31,60 +31,155 @@ import (
 var uids atomic.Int64
 
 // Store is an in-memory API server for one Blueprint: its custom resource
-// kind and every child kind, with server-side apply.
+// kind and every child kind, with server-side apply. Writes of the custom
+// resource are pruned, defaulted and validated by its CRD as the API
+// server does (crdRules).
 type Store struct {
 	client.Client
-	bp     *ir.Blueprint
+	bp *ir.Blueprint
+	// base is the store without the interceptors: what Store writes on its
+	// own account (a pruned object, a refused write undone) is not counted.
+	base   client.WithWatch
+	rules  *crdRules
 	writes atomic.Int64
 }
 
 // NewStore returns an empty Store for bp.
 func NewStore(bp *ir.Blueprint) *Store {
 	s := &Store{bp: bp}
+	// A CRD whose schema is not structural is refused by the compiler.
+	s.rules, _ = newCRDRules(bp)
 	cr := &unstructured.Unstructured{}
 	cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
-	count := func() { s.writes.Add(1) }
-	s.Client = fake.NewClientBuilder().
+	s.base = fake.NewClientBuilder().
 		WithScheme(clientgoscheme.Scheme).
 		WithTypeConverters(builtinTypes{clientgoapplyconfigurations.NewTypeConverter(clientgoscheme.Scheme)}, managedfields.NewDeducedTypeConverter()).
 		WithRESTMapper(RESTMapper(bp)).
 		WithStatusSubresource(cr).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				count()
-				return c.Create(ctx, obj, opts...)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-				count()
-				return c.Update(ctx, obj, opts...)
-			},
-			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-				count()
-				return c.Patch(ctx, obj, patch, opts...)
-			},
-			Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-				count()
-				return c.Apply(ctx, obj, opts...)
-			},
-			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-				count()
-				return c.Delete(ctx, obj, opts...)
-			},
-			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-				count()
-				return c.SubResource(sub).Update(ctx, obj, opts...)
-			},
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				count()
-				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			},
-			SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-				count()
-				return c.SubResource(sub).Apply(ctx, obj, opts...)
-			},
-		}).
 		Build()
+	count := func() { s.writes.Add(1) }
+	s.Client = interceptor.NewClient(s.base, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			count()
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			count()
+			return s.admitted(ctx, obj, false, func() error { return c.Update(ctx, obj, opts...) })
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			count()
+			return s.admitted(ctx, obj, false, func() error { return c.Patch(ctx, obj, patch, opts...) })
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			count()
+			return s.applied(ctx, obj, false, func() error { return c.Apply(ctx, obj, opts...) })
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			count()
+			return c.Delete(ctx, obj, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			count()
+			return s.admitted(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			count()
+			return s.admitted(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
+		},
+		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			count()
+			return s.applied(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
+		},
+	})
 	return s
+}
+
+// isCR reports whether gvk is the Blueprint's custom resource kind, whose
+// writes the CRD's rules govern.
+func (s *Store) isCR(gvk schema.GroupVersionKind) bool {
+	return s.rules != nil && gvk == s.bp.Resource.GroupVersionKind
+}
+
+// applied runs write, a server-side apply of ac. As on the API server, an
+// apply of the custom resource that sets a field its schema does not
+// declare is refused whole; what is applied is then admitted.
+func (s *Store) applied(ctx context.Context, ac runtime.ApplyConfiguration, statusOnly bool, write func() error) error {
+	data, err := json.Marshal(ac)
+	if err != nil {
+		return write()
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil || !s.isCR(u.GroupVersionKind()) {
+		return write()
+	}
+	applied := u.Object
+	if statusOnly {
+		// The status subresource takes the status and ignores the rest.
+		applied = map[string]any{"status": u.Object["status"]}
+	}
+	if unknown := s.rules.unknownFields(applied); len(unknown) > 0 {
+		return s.rules.unknownFieldsError(u.GetName(), unknown)
+	}
+	return s.admitted(ctx, u, statusOnly, write)
+}
+
+// admitted runs write, a write of obj, and when obj is the custom resource
+// does what the API server does before it stores one: prunes unknown
+// fields, fills in defaults and validates the result, refusing the write
+// (the object is left as it was) with every field error.
+func (s *Store) admitted(ctx context.Context, obj client.Object, statusOnly bool, write func() error) error {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if !s.isCR(gvk) {
+		return write()
+	}
+	key := client.ObjectKeyFromObject(obj)
+	old := &unstructured.Unstructured{}
+	old.SetGroupVersionKind(gvk)
+	if err := s.base.Get(ctx, key, old); err != nil {
+		return write()
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(gvk)
+	if err := s.base.Get(ctx, key, stored); err != nil {
+		return nil
+	}
+	admitted := stored.DeepCopy()
+	if errs := s.rules.admit(ctx, admitted, old, statusOnly); len(errs) > 0 {
+		if err := s.store(ctx, old, stored.GetResourceVersion()); err != nil {
+			return fmt.Errorf("undoing a refused write: %w", err)
+		}
+		return s.rules.invalid(key.Name, errs)
+	}
+	if !equality.Semantic.DeepEqual(admitted.Object, stored.Object) {
+		if err := s.store(ctx, admitted, stored.GetResourceVersion()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// store writes obj, spec and status, over the version rv without counting
+// the write: the store's own correction of what a write left.
+func (s *Store) store(ctx context.Context, obj *unstructured.Unstructured, rv string) error {
+	obj = obj.DeepCopy()
+	obj.SetResourceVersion(rv)
+	status, hasStatus := obj.DeepCopy().Object["status"]
+	if err := s.base.Update(ctx, obj); err != nil {
+		return err
+	}
+	if !s.bp.Resource.StatusSubresource {
+		return nil
+	}
+	// An update leaves the status subresource as it was.
+	unstructured.RemoveNestedField(obj.Object, "status")
+	if hasStatus {
+		obj.Object["status"] = status
+	}
+	return s.base.Status().Update(ctx, obj)
 }
 
 // builtinTypes types built-in kinds for server-side apply with the schemas
@@ -151,8 +246,10 @@ func lower(s string) string {
 	return string(b)
 }
 
-// CreateCR stores a custom resource the way the API server would: the
-// CRD's defaults applied, a namespace, a UID and a generation.
+// CreateCR stores a custom resource the way the API server would: a
+// namespace, a UID and a generation; no status, which only the status
+// subresource writes; fields the CRD does not declare refused (as kubectl
+// does by default), and the rest pruned, defaulted and validated.
 func (s *Store) CreateCR(ctx context.Context, cr *unstructured.Unstructured) error {
 	if cr.GroupVersionKind() != s.bp.Resource.GroupVersionKind {
 		return fmt.Errorf("%s is a %s, but the Blueprint reconciles %s", cr.GetName(), ir.FormatKind(cr.GroupVersionKind()), ir.FormatKind(s.bp.Resource.GroupVersionKind))
@@ -166,9 +263,15 @@ func (s *Store) CreateCR(ctx context.Context, cr *unstructured.Unstructured) err
 	if cr.GetGeneration() == 0 {
 		cr.SetGeneration(1)
 	}
-	if s.bp.Resource.Schema != nil {
-		if st, err := expr.ResourceSchema(s.bp.Resource.Schema); err == nil {
-			defaulting.Default(cr.Object, st)
+	if s.rules != nil {
+		if s.bp.Resource.StatusSubresource {
+			unstructured.RemoveNestedField(cr.Object, "status")
+		}
+		if err := s.rules.strict(cr); err != nil {
+			return err
+		}
+		if errs := s.rules.admit(ctx, cr, nil, false); len(errs) > 0 {
+			return s.rules.invalid(cr.GetName(), errs)
 		}
 	}
 	return s.Create(ctx, cr)

@@ -58,7 +58,7 @@ for the API) to start here for the render, called at --reconciler-url
 			if err != nil {
 				return err
 			}
-			in := simulate.Input{CR: cr, Passes: passes}
+			in := simulate.Input{CR: cr, CRFile: args[0], Passes: passes}
 			if replyFile != "" && reconcilerCmd != "" {
 				return errors.New("give --reply or --reconciler, not both")
 			}
