@@ -18,6 +18,7 @@ import (
 	"github.com/inrun/inrun/e2e"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/localcluster"
+	runtimecontroller "github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
 
@@ -60,6 +61,12 @@ func (b *Binary) WithReconcilerURL(_ *ir.Blueprint, url string) e2e.Runtime {
 }
 
 var _ e2e.Runtime = (*Binary)(nil)
+var _ e2e.Counter = (*Binary)(nil)
+
+// Activity implements e2e.Counter from the running operator's metrics.
+func (b *Binary) Activity(ctx context.Context) (runtimecontroller.Activity, error) {
+	return runtimecontroller.ScrapeActivity(ctx, "http://"+b.MetricsAddr+"/metrics")
+}
 
 // Start implements e2e.Runtime.
 func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, error) {

@@ -103,6 +103,8 @@ type caseRun struct {
 	// created are objects outside the case's namespace, and namespaces,
 	// that cleanup deletes, in creation order.
 	created []client.Object
+	// wakes counts the idle check's wakes of the CR.
+	wakes int
 }
 
 func (r *run) runCase(ctx context.Context, c *Case) *CaseResult {
@@ -243,6 +245,15 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 	deadline := start.Add(sr.Timeout)
 	for {
 		fails := cr.check(ctx, &s.Expect)
+		if len(fails) == 0 && cr.counter != nil && !s.Delete {
+			// Converged, as far as the expectations say: it must stay so
+			// for free. A step that ends in time gets at least a minute.
+			if f := cr.checkIdle(ctx, cr.counter, time.Now().Add(max(time.Until(deadline), time.Minute))); f != nil {
+				sr.Failures = []Failure{*f}
+				sr.Conditions, sr.Events = cr.describeCR(ctx)
+			}
+			return sr
+		}
 		if len(fails) == 0 {
 			return sr
 		}

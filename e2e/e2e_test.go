@@ -20,6 +20,7 @@ import (
 	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/localcluster/clustertest"
 	"github.com/inrun/inrun/packs"
+	runtimecontroller "github.com/inrun/inrun/runtime-lib/controller"
 )
 
 func TestMain(m *testing.M) {
@@ -280,5 +281,77 @@ func TestUnservedKindStopsBeforeTheRuntime(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("Run printed before reporting the file's problem:\n%s", out.String())
+	}
+}
+
+// writingRuntime is the in-process runtime with metrics that say each of
+// its reconciles wrote once: what a Blueprint that is never at rest looks
+// like to the idle check.
+type writingRuntime struct{ *e2e.InProcess }
+
+func (w writingRuntime) Activity(ctx context.Context) (runtimecontroller.Activity, error) {
+	a, err := w.InProcess.Activity(ctx)
+	a.Writes += a.Reconciles
+	return a, err
+}
+
+const idleCase = `cases:
+  - name: two replicas
+    cr: ../manifests/cr.yaml
+    steps:
+      - expect:
+          objects:
+            - apiVersion: apps/v1
+              kind: Deployment
+              name: hello-website
+              match:
+                spec: {replicas: 2}
+`
+
+// TestIdleCheck runs one step with the real runtime, whose reconciles of a
+// converged CR write nothing, and with one whose every reconcile writes:
+// the idle check passes the first and fails the second, saying why.
+func TestIdleCheck(t *testing.T) {
+	_, dir := websiteBlueprint(t)
+	file := filepath.Join(dir, "test", "idle.yaml")
+	if err := os.WriteFile(file, []byte(idleCase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		writing bool
+	}{{"at-rest", false}, {"writing", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			bpFile := filepath.Join(dir, "blueprint.yaml")
+			src, err := os.ReadFile(bpFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src = bytes.Replace(src, []byte("name: website\n"), []byte("name: website-idle-"+tc.name+"\n"), 1)
+			bp, err := compiler.Compile(load.Bytes(bpFile, src), compiler.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rt e2e.Runtime = &e2e.InProcess{Blueprints: []*ir.Blueprint{bp}}
+			if tc.writing {
+				rt = writingRuntime{&e2e.InProcess{Blueprints: []*ir.Blueprint{bp}}}
+			}
+			var out bytes.Buffer
+			rep, err := e2e.Run(context.Background(), e2e.Options{Blueprint: bp, File: file, Config: clustertest.Shared(t).RESTConfig(), Runtime: rt, Out: &out})
+			t.Logf("output:\n%s", out.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			step := rep.Cases[0].Steps[0]
+			if !tc.writing {
+				if !step.Passed() {
+					t.Errorf("the real runtime failed the idle check: %v %v", step.Err, step.Failures)
+				}
+				return
+			}
+			if len(step.Failures) != 1 || step.Failures[0].What != "idle writes" || !strings.Contains(step.Failures[0].String(), "every one of 8 reconciles of the converged CR wrote") {
+				t.Errorf("failures = %v; want the idle check's", step.Failures)
+			}
+		})
 	}
 }

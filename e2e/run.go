@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/inputfile"
 	"github.com/inrun/inrun/ir"
-	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/simulate"
 )
@@ -54,6 +54,11 @@ type Options struct {
 	// Runtime reconciles while the cases run. Default: InProcess with
 	// Blueprint. NoRuntime when an operator already runs on the cluster.
 	Runtime Runtime
+
+	// SkipIdleCheck turns off the idle check that ends every step which
+	// leaves the custom resource in place, when the Runtime is a Counter
+	// (see Counter).
+	SkipIdleCheck bool
 
 	// Timeout, when set, replaces every step's timeout.
 	Timeout time.Duration
@@ -147,7 +152,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Runtime == NoRuntime && !opts.existing() {
 		return nil, errors.New("without a runtime the cases need a cluster where an operator already runs (--context); a local control plane started for the run has none")
 	}
-	data, err := load.ReadFile(opts.File)
+	data, err := inputfile.Read(opts.File)
 	if err != nil {
 		return nil, unreadable(opts.File, err)
 	}
@@ -237,6 +242,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	r := &run{opts: &opts, file: f, c: c}
+	if counter, ok := runtime.(Counter); ok && !opts.SkipIdleCheck {
+		r.counter = counter
+	}
 	rep := &Report{File: opts.File}
 	var namespaces []string
 	for _, tc := range cases {
@@ -358,6 +366,8 @@ type run struct {
 	opts *Options
 	file *File
 	c    client.Client
+	// counter is the runtime when the idle check runs; else nil.
+	counter Counter
 }
 
 // timeout returns how long step s may take.

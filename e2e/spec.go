@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/inputfile"
 	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
-	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/simulate"
 )
 
@@ -136,7 +136,7 @@ type kindUse struct {
 
 // ReadFile reads and parses an e2e file, as Parse does.
 func ReadFile(path string) (*File, error) {
-	data, err := load.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, unreadable(path, err)
 	}
@@ -163,7 +163,7 @@ func Parse(path string, data []byte) (*File, error) {
 // Load parses the e2e file at path and checks its kinds against bp and the
 // built-in kinds, reporting every problem of both at once.
 func Load(path string, bp *ir.Blueprint) (*File, error) {
-	data, err := load.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, unreadable(path, err)
 	}
@@ -485,7 +485,7 @@ func (p *parser) readCR(n *yaml.Node, name string) *unstructured.Unstructured {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(p.f.Path), path)
 	}
-	data, err := load.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		hint := "the path is relative to the e2e file"
 		if !errors.Is(err, os.ErrNotExist) {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/inputfile"
 )
 
 // Source is one Blueprint, ready for the compiler.
@@ -38,7 +39,7 @@ const DefaultFile = "blueprint.yaml"
 // File reads the Blueprint at path; the files it names are read from its
 // directory. A file that cannot be read is one diagnostic naming it.
 func File(path string) (*Source, error) {
-	data, err := ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		hint := ""
 		if errors.Is(err, fs.ErrNotExist) {
@@ -56,7 +57,7 @@ func File(path string) (*Source, error) {
 type Dir string
 
 // ReadFile reads name from the directory.
-func (d Dir) ReadFile(name string) ([]byte, error) { return ReadFile(d.Path(name)) }
+func (d Dir) ReadFile(name string) ([]byte, error) { return inputfile.Read(d.Path(name)) }
 
 // Path joins name to the directory.
 func (d Dir) Path(name string) string {

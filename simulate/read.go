@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/inputfile"
 	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/internal/yamlpos"
-	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/sdk"
 )
 
@@ -483,7 +483,7 @@ func orderOf(m *yamlpos.Map) []string {
 // strictly as the runtime reads a reconciler's reply, each problem at its
 // line.
 func ReadReply(path string) (map[string]any, error) {
-	data, err := load.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, unreadable(path, "the reply", err)
 	}

@@ -9,10 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/inputfile"
 	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
-	"github.com/inrun/inrun/load"
 )
 
 // refused turns the store's refusal of a custom resource read from path (a
@@ -26,7 +26,7 @@ func refused(path string, bp *ir.Blueprint, err error) error {
 	if !errors.As(err, &unknown) && !isInvalid {
 		return err
 	}
-	data, rerr := load.ReadFile(path)
+	data, rerr := inputfile.Read(path)
 	if rerr != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/inputfile"
 	"github.com/inrun/inrun/internal/yamlpos"
-	"github.com/inrun/inrun/load"
 )
 
 // File is a test/simulate.yaml: cases run against one Blueprint. The format
@@ -102,7 +102,7 @@ const DefaultPasses = 2
 
 // ReadFile reads and checks a simulate file, as Parse does.
 func ReadFile(path string) (*File, error) {
-	data, err := load.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, unreadable(path, "the simulate file", err)
 	}
@@ -173,7 +173,7 @@ func (f *File) crPath(c *Case) string {
 // int64 as Kubernetes' own decoding has them. Its problems are diagnostics
 // at their place in the file.
 func ReadObject(path string) (*unstructured.Unstructured, error) {
-	data, err := load.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, unreadable(path, "the object's file", err)
 	}

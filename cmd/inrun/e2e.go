@@ -44,6 +44,13 @@ all). A failing step prints what each expectation wanted and what was last
 observed, with the CR's conditions and latest Events, and the case's later
 steps are skipped. The namespace is deleted afterwards, unless --keep.
 
+A step that leaves the CR in place ends with the idle check: once its
+expectations hold, the CR is woken (an annotation changes) until one of its
+reconciles, with the runtime otherwise idle, writes nothing to the API
+server, as the runtime's metrics count writes. A Blueprint whose every
+reconcile writes fails it. --skip-idle-check turns it off; with
+--no-runtime there is no runtime to count.
+
 Every problem with the file (unknown fields, missing names, bad durations,
 kinds the cluster does not serve) is listed at once, before any cluster
 starts.
@@ -58,6 +65,7 @@ func newE2ECommand() *cobra.Command {
 		kubeconfig  string
 		keep        bool
 		timeout     time.Duration
+		skipIdle    bool
 		run         string
 		noRuntime   bool
 		buildAssets bool
@@ -103,16 +111,17 @@ func newE2ECommand() *cobra.Command {
 			}
 
 			rep, err := e2e.Run(ctx, e2e.Options{
-				Blueprint:   bp,
-				File:        file,
-				Kubeconfig:  kubeconfig,
-				Context:     kubeContext,
-				BuildAssets: buildAssets,
-				Runtime:     runtime,
-				Timeout:     timeout,
-				Select:      filter,
-				Keep:        keep,
-				Out:         out,
+				Blueprint:     bp,
+				File:          file,
+				Kubeconfig:    kubeconfig,
+				Context:       kubeContext,
+				BuildAssets:   buildAssets,
+				Runtime:       runtime,
+				Timeout:       timeout,
+				SkipIdleCheck: skipIdle,
+				Select:        filter,
+				Keep:          keep,
+				Out:           out,
 			})
 			if assets.IsMissing(err) {
 				return fmt.Errorf("%w\nor let inrun e2e build them first: inrun e2e --build-assets", err)
@@ -133,6 +142,7 @@ func newE2ECommand() *cobra.Command {
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "run on a cluster of this kubeconfig (its current context unless --context) instead of a local control plane")
 	fl.BoolVar(&keep, "keep", false, "leave the namespaces, the runtime and the local control plane up afterwards, print how to reach them, and wait for Ctrl-C")
 	fl.DurationVar(&timeout, "timeout", 0, "wait this long for every step's expectations, overriding the file's timeouts (default: the step's, else the file's, else 60s)")
+	fl.BoolVar(&skipIdle, "skip-idle-check", false, "do not check that a converged CR's reconcile writes nothing")
 	fl.StringVar(&run, "run", "", "run only the cases whose name matches this regular expression")
 	fl.BoolVar(&noRuntime, "no-runtime", false, "install nothing and start no runtime: an operator already runs on the cluster")
 	fl.BoolVar(&buildAssets, "build-assets", false, "build the local control plane's binaries first when they are missing (about 10 minutes the first time)")

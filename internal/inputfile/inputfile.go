@@ -1,4 +1,6 @@
-package load
+// Package inputfile reads the files Inrun takes as input: Blueprints and
+// the files they name, test files, custom resources.
+package inputfile
 
 import (
 	"fmt"
@@ -7,17 +9,17 @@ import (
 	"os"
 )
 
-// MaxFileBytes bounds every input file Inrun reads: a Blueprint, a file it
+// MaxBytes bounds every input file Inrun reads: a Blueprint, a file it
 // names, a test file, a CR. Inputs are small hand-written YAML; a larger
 // one is a mistake, such as a path that names a log or a disk image.
-const MaxFileBytes = 16 << 20
+const MaxBytes = 16 << 20
 
-// ReadFile reads the regular file at path, as os.ReadFile does, but refuses
+// Read reads the regular file at path, as os.ReadFile does, but refuses
 // what is not a regular file (a device such as /dev/zero, a pipe, a
 // directory), which would never end or mean nothing, and a file over
-// MaxFileBytes. Errors are *fs.PathError, so errors.Is(err,
+// MaxBytes. Errors are *fs.PathError, so errors.Is(err,
 // fs.ErrNotExist) holds for a missing file.
-func ReadFile(path string) ([]byte, error) {
+func Read(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -34,16 +36,16 @@ func ReadFile(path string) ([]byte, error) {
 		}
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%s", what)}
 	}
-	if info.Size() > MaxFileBytes {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%d bytes, over the %d MiB an input file may have", info.Size(), MaxFileBytes>>20)}
+	if info.Size() > MaxBytes {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%d bytes, over the %d MiB an input file may have", info.Size(), MaxBytes>>20)}
 	}
 	// The size can grow while the file is read.
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
-	if len(data) > MaxFileBytes {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("over the %d MiB an input file may have", MaxFileBytes>>20)}
+	if len(data) > MaxBytes {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("over the %d MiB an input file may have", MaxBytes>>20)}
 	}
 	return data, nil
 }

@@ -1,4 +1,4 @@
-package load_test
+package inputfile_test
 
 import (
 	"errors"
@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inrun/inrun/load"
+	"github.com/inrun/inrun/internal/inputfile"
 )
 
-// TestReadFileRefusesWhatIsNotAFile: a device would be read forever, a
+// TestReadRefusesWhatIsNotAFile: a device would be read forever, a
 // directory means nothing, and an oversized file is a wrong path.
-func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
+func TestReadRefusesWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.yaml")
-	if err := os.WriteFile(big, make([]byte, load.MaxFileBytes+1), 0o644); err != nil {
+	if err := os.WriteFile(big, make([]byte, inputfile.MaxBytes+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	small := filepath.Join(dir, "cr.yaml")
@@ -28,15 +28,15 @@ func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
 		dir:         "a directory, not a file",
 		big:         "over the 16 MiB",
 	} {
-		_, err := load.ReadFile(path)
+		_, err := inputfile.Read(path)
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ReadFile(%s) = %v; want an error saying %q", path, err, want)
+			t.Errorf("Read(%s) = %v; want an error saying %q", path, err, want)
 		}
 	}
-	if _, err := load.ReadFile(filepath.Join(dir, "missing.yaml")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := inputfile.Read(filepath.Join(dir, "missing.yaml")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file: %v; want fs.ErrNotExist", err)
 	}
-	if data, err := load.ReadFile(small); err != nil || string(data) != "kind: X\n" {
-		t.Errorf("ReadFile(cr.yaml) = %q, %v", data, err)
+	if data, err := inputfile.Read(small); err != nil || string(data) != "kind: X\n" {
+		t.Errorf("Read(cr.yaml) = %q, %v", data, err)
 	}
 }
