@@ -113,19 +113,34 @@ var _ Collections = &celEvaluation{}
 // Items implements Collections: every combination of the iterators' items,
 // a list's in its order and a map's keys sorted.
 func (e *celEvaluation) Items(c *ir.Child) ([]map[string]any, error) {
-	out := []map[string]any{{}}
-	for _, it := range c.ForEach {
+	values := make([]any, len(c.ForEach))
+	for i, it := range c.ForEach {
 		v, err := e.progs.Eval(it.Items, e.vars)
 		if err != nil {
 			return nil, err
 		}
-		values, err := itemsOf(it, v)
+		values[i] = v
+	}
+	return CombineItems(c, values)
+}
+
+// CombineItems combines the values of collection c's iterators, one per
+// iterator in c.ForEach order, into the bindings of its items: every
+// combination, a list's elements in order and a map's keys sorted. Every
+// implementation of Collections makes its items with it.
+func CombineItems(c *ir.Child, values []any) ([]map[string]any, error) {
+	if len(values) != len(c.ForEach) {
+		return nil, fmt.Errorf("%s: collection %q has %d iterators, given %d values", c.Pos, c.ID, len(c.ForEach), len(values))
+	}
+	out := []map[string]any{{}}
+	for i, it := range c.ForEach {
+		items, err := itemsOf(it, values[i])
 		if err != nil {
 			return nil, err
 		}
 		var next []map[string]any
 		for _, partial := range out {
-			for _, item := range values {
+			for _, item := range items {
 				m := make(map[string]any, len(partial)+1)
 				for k, pv := range partial {
 					m[k] = pv
