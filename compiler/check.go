@@ -42,6 +42,7 @@ func check(bp *ir.Blueprint, self *structuralschema.Structural, parts map[*ir.Ex
 	}
 	c.checkTemplates()
 	c.checkExpressions()
+	c.checkServe()
 	c.order()
 }
 

@@ -51,7 +51,8 @@ func Compile(src *load.Source, opts Options) (*ir.Blueprint, error) {
 
 // decoder is the first half of a compilation: it reads the YAML into an
 // ir.Blueprint whose expressions are not checked yet, one section a file
-// (metadata.go, crd.go, children.go, status.go, reconcile.go, reserved.go).
+// (metadata.go, crd.go, children.go, status.go, reconcile.go, serve.go,
+// reserved.go).
 type decoder struct {
 	*yamlpos.Reader
 	src  *load.Source
@@ -102,6 +103,7 @@ func (d *decoder) decode() (*ir.Blueprint, *structuralschema.Structural) {
 	d.children(top)
 	d.status(top)
 	d.reconcile(top)
+	d.serve(top)
 	d.reserved(top)
 	return d.bp, d.self
 }
