@@ -68,7 +68,7 @@ type Record struct {
 	// Takeover is set when the key was held by a request that stopped
 	// before it answered: what it did may be done already.
 	Takeover bool
-	lease *coordinationv1.Lease
+	lease    *coordinationv1.Lease
 }
 
 // Replay is an earlier answer to the same key and payload.

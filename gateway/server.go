@@ -181,7 +181,9 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /{$}", s.index)
-	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]string{"status": "ok"}) })
+	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
 	m.HandleFunc("GET /v1/openapi.json", s.openapi)
 	m.HandleFunc("GET /v1/targets", s.api(s.listTargets))
 	m.HandleFunc("GET /v1/targets/{target}", s.api(s.getTarget))

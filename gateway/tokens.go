@@ -41,13 +41,13 @@ const (
 	LabelToken = "gateway.inrun.dev/token"
 	// SecretType is the type of a token's Secret.
 	SecretType corev1.SecretType = "inrun.dev/gateway-token"
-	keyHash    = "sha256"
-	keyName    = "name"
-	keyScopes  = "scopes"
-	keyExpires = "expires"
-	keyCreated = "created"
-	keyRevoked = "revoked"
-	tokenPre   = "inrun_"
+	keyHash                      = "sha256"
+	keyName                      = "name"
+	keyScopes                    = "scopes"
+	keyExpires                   = "expires"
+	keyCreated                   = "created"
+	keyRevoked                   = "revoked"
+	tokenPre                     = "inrun_"
 )
 
 // TokenInfo describes a token, never its secret.
