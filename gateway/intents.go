@@ -82,6 +82,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 		name = t.Serve.Name.Generate + randomID(5)
 	}
 
+	// From here on the request runs to its end even if the caller goes
+	// away: a retry finds its answer, and a key is never left held.
+	ctx := context.WithoutCancel(r.Context())
 	var rec *Record
 	if h := r.Header.Get("Idempotency-Key"); h != "" {
 		key, p := ParseKey(h)
@@ -90,7 +93,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 		}
 		fp := Fingerprint(r.Method, t.Name(), r.PathValue("name"), canonical(in))
 		var replay *Replay
-		rec, replay, p = s.records.Begin(r.Context(), req.caller.Name, key, fp, name)
+		rec, replay, p = s.records.Begin(ctx, req.caller.Name, key, fp, name)
 		if p != nil {
 			return 0, p
 		}
@@ -104,9 +107,6 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 		}
 		name = rec.Name
 	}
-	// The write and its record finish even if the caller goes away: a
-	// retry finds the answer.
-	ctx := context.WithoutCancel(r.Context())
 	status, view, p := s.apply(ctx, t, in, name, generated && rec == nil, put, rec != nil && rec.Takeover, req)
 	if p == nil && wait > 0 {
 		view = s.settle(r.Context(), t, view, wait)
@@ -388,6 +388,7 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request, req *request) (i
 	if p != nil {
 		return 0, p
 	}
+	ctx := context.WithoutCancel(r.Context())
 	var rec *Record
 	if h := r.Header.Get("Idempotency-Key"); h != "" {
 		key, p := ParseKey(h)
@@ -395,7 +396,7 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request, req *request) (i
 			return 0, p
 		}
 		var replay *Replay
-		rec, replay, p = s.records.Begin(r.Context(), req.caller.Name, key, Fingerprint(r.Method, t.Name(), r.PathValue("name"), r.URL.Query().Encode()), r.PathValue("name"))
+		rec, replay, p = s.records.Begin(ctx, req.caller.Name, key, Fingerprint(r.Method, t.Name(), r.PathValue("name"), r.URL.Query().Encode()), r.PathValue("name"))
 		if p != nil {
 			return 0, p
 		}
@@ -408,7 +409,6 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request, req *request) (i
 			return replay.Status, nil
 		}
 	}
-	ctx := context.WithoutCancel(r.Context())
 	status, view, p := s.delete(ctx, r, req, t)
 	if p == nil && wait > 0 && view.State != StateDeleted {
 		view = s.settle(r.Context(), t, view, wait)
