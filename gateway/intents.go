@@ -46,7 +46,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 	if p != nil {
 		return 0, p
 	}
-	if p := authorize(req.caller, t, ir.VerbCreate, ""); p != nil {
+	if p := Authorize(req.caller, t, ir.VerbCreate, ""); p != nil {
 		return 0, p
 	}
 	wait, p := s.waitFor(r)
@@ -58,7 +58,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 		return 0, p
 	}
 	req.env = t.Environment(in)
-	if p := authorize(req.caller, t, ir.VerbCreate, req.env); p != nil {
+	if p := Authorize(req.caller, t, ir.VerbCreate, req.env); p != nil {
 		return 0, p
 	}
 	name, p := t.NameFrom(in)
@@ -259,14 +259,14 @@ func (s *Server) locate(ctx context.Context, r *http.Request, req *request, t *T
 	}
 	envs, ok := grants(req.caller, t, verb)
 	if !ok {
-		return nil, authorize(req.caller, t, verb, "")
+		return nil, Authorize(req.caller, t, verb, "")
 	}
 	if field := t.Serve.Namespace.From; field != "" {
 		if env := r.URL.Query().Get(field); env != "" {
 			if _, known := t.Serve.Namespace.Map[env]; !known {
 				return nil, problem(http.StatusBadRequest, CodeBadQuery, fmt.Sprintf("write %s=%s", field, orList(t.Serve.Environments())), "%s %q is not one of %s's", field, env, t.Name())
 			}
-			if p := authorize(req.caller, t, verb, env); p != nil {
+			if p := Authorize(req.caller, t, verb, env); p != nil {
 				return nil, p
 			}
 			envs = []string{env}
@@ -344,11 +344,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) (int
 	}
 	envs, ok := grants(req.caller, t, ir.VerbList)
 	if !ok {
-		return 0, authorize(req.caller, t, ir.VerbList, "")
+		return 0, Authorize(req.caller, t, ir.VerbList, "")
 	}
 	if field := t.Serve.Namespace.From; field != "" {
 		if env := r.URL.Query().Get(field); env != "" {
-			if p := authorize(req.caller, t, ir.VerbList, env); p != nil {
+			if p := Authorize(req.caller, t, ir.VerbList, env); p != nil {
 				return 0, p
 			}
 			envs = []string{env}
@@ -442,7 +442,7 @@ func (s *Server) delete(ctx context.Context, r *http.Request, req *request, t *T
 	if p != nil {
 		return 0, nil, p
 	}
-	if p := authorize(req.caller, t, ir.VerbDelete, req.env); p != nil {
+	if p := Authorize(req.caller, t, ir.VerbDelete, req.env); p != nil {
 		return 0, nil, p
 	}
 	if obj.GetDeletionTimestamp() == nil {
@@ -692,7 +692,7 @@ func (s *Server) getTarget(w http.ResponseWriter, _ *http.Request, req *request)
 	}
 	info := t.Info(req.caller)
 	if len(info.Allowed) == 0 {
-		return 0, authorize(req.caller, t, ir.VerbGet, "")
+		return 0, Authorize(req.caller, t, ir.VerbGet, "")
 	}
 	writeJSON(w, http.StatusOK, info)
 	return http.StatusOK, nil

@@ -308,9 +308,10 @@ func grants(c *Caller, t *Target, verb ir.Verb) ([]string, bool) {
 	return out, any
 }
 
-// authorize checks that the caller may use verb on t, in env when it is
-// not empty: 403 with the reason otherwise.
-func authorize(c *Caller, t *Target, verb ir.Verb, env string) *Problem {
+// Authorize is the authorize stage: it checks that the caller may use verb
+// on t, in env when it is not empty, and returns a 403 Problem that says
+// why not otherwise.
+func Authorize(c *Caller, t *Target, verb ir.Verb, env string) *Problem {
 	envs, ok := grants(c, t, verb)
 	if !ok {
 		var scopes []string
