@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,6 +31,7 @@ import (
 	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/localcluster/clustertest"
+	"github.com/inrun/inrun/rbac"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/simulate"
 )
@@ -504,5 +506,57 @@ func TestFlood(t *testing.T) {
 	}
 	if r := e.do(t, "GET", "/v1/targets/app/intents", b, nil); r.status != 200 {
 		t.Errorf("another token during the flood: %d %s", r.status, r.raw)
+	}
+}
+
+// TestLeastPrivilege runs the gateway as a ServiceAccount bound to what
+// inrun rbac --gateway prints, and nothing else: every verb works.
+func TestLeastPrivilege(t *testing.T) {
+	admin := newEnv(t, nil)
+	ctx := context.Background()
+	cr, role := rbac.Gateway([]*ir.Blueprint{packBlueprint(t, false), packBlueprint(t, true)}, admin.ns)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "least-privilege", Namespace: admin.ns}}
+	subject := rbacv1.Subject{Kind: "ServiceAccount", Name: sa.Name, Namespace: sa.Namespace}
+	for _, obj := range []client.Object{sa, cr, role,
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "least-privilege"}, RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: cr.Name}, Subjects: []rbacv1.Subject{subject}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "least-privilege", Namespace: admin.ns}, RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}, Subjects: []rbacv1.Subject{subject}},
+	} {
+		if err := admin.c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	cfg := rest.CopyConfig(admin.cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + admin.ns + ":" + sa.Name}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l corev1.SecretList
+	if err := c.List(ctx, &l, client.InNamespace(admin.ns)); !apierrors.IsForbidden(err) {
+		t.Fatalf("the ServiceAccount may list Secrets (%v): the test would prove nothing", err)
+	}
+	e := newEnv(t, func(o *gateway.Options) { o.Client = c })
+	tok := admin.token(t, "least", "release")
+	r := e.do(t, "POST", "/v1/targets/gen/intents", tok, map[string]any{"repository": "least/app", "environment": "prod"}, "Idempotency-Key", `"least-1"`)
+	if r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	name := r.body["name"].(string)
+	for _, req := range []struct{ method, path string }{
+		{"GET", "/v1/targets/gen/intents/" + name + "?wait=1s"},
+		{"GET", "/v1/targets/gen/intents"},
+		{"PUT", "/v1/targets/gen/intents/" + name},
+		{"DELETE", "/v1/targets/gen/intents/" + name},
+	} {
+		var body any
+		if req.method == "PUT" {
+			body = map[string]any{"repository": "least/app", "environment": "prod", "replicas": 2}
+		}
+		if r := e.do(t, req.method, req.path, tok, body); r.status >= 300 {
+			t.Errorf("%s %s: %d %s", req.method, req.path, r.status, r.raw)
+		}
+	}
+	if !strings.Contains(admin.audit.String()+e.audit.String(), `"verb":"delete","target":"gen"`) {
+		t.Error("no audit line of the delete")
 	}
 }

@@ -155,8 +155,9 @@ func quoteEmpty(s string) string {
 var (
 	// GatewayResourceVerbs are what the gateway does to the custom
 	// resources of the kinds it serves: read them, watch them for views,
-	// server-side apply (patch) and delete them.
-	GatewayResourceVerbs = []string{"delete", "get", "list", "patch", "watch"}
+	// server-side apply them (patch, and create for a new one) and delete
+	// them.
+	GatewayResourceVerbs = []string{"create", "delete", "get", "list", "patch", "watch"}
 	// GatewayTokenVerbs read the tokens' Secrets.
 	GatewayTokenVerbs = []string{"get"}
 	// GatewayRecordVerbs keep the idempotency records' Leases.
