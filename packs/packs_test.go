@@ -66,6 +66,9 @@ func TestExamples(t *testing.T) {
 	if got := Examples("remote"); !slices.Equal(got, []string{".", "api"}) {
 		t.Errorf("Examples(remote) = %v; want [. api]", got)
 	}
+	if got := Examples("intent"); !slices.Equal(got, []string{"."}) {
+		t.Errorf("Examples(intent) = %v; want [.]", got)
+	}
 	if got := Examples("no-such-pack"); got != nil {
 		t.Errorf("Examples(no-such-pack) = %v; want nil", got)
 	}
@@ -427,6 +430,26 @@ func TestRemoteReconcilers(t *testing.T) {
 		}
 		if !strings.Contains(string(readme), command) {
 			t.Errorf("the remote pack's README does not say to run %q", command)
+		}
+	}
+}
+
+// TestIntentPack checks that the intent pack ships its reconciler and an
+// intent, and that its README walks from inrun --dev to curl and the view.
+func TestIntentPack(t *testing.T) {
+	files := Files("intent")
+	for _, f := range []string{"reconciler/reconciler.py", "intents/payments-api.json"} {
+		if !slices.Contains(files, f) {
+			t.Errorf("the intent pack lacks %s", f)
+		}
+	}
+	readme, err := content.ReadFile("intent/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"inrun serve play intents/payments-api.json", "python3 reconciler/reconciler.py", "inrun --dev --serve", "inrun serve token create", "curl", "-d @intents/payments-api.json", `"view"`} {
+		if !strings.Contains(string(readme), step) {
+			t.Errorf("the intent pack's README does not say %q", step)
 		}
 	}
 }
