@@ -183,9 +183,10 @@ func (p *Parser) Object(n *yaml.Node, path string) *apiextensionsv1.JSONSchemaPr
 }
 
 // anything is the schema of a field whose type could not be read: it takes
-// any value, so that one mistake is reported once.
+// a string or a number, and CEL reads it as dyn, so that one mistake is
+// reported once, not again by every expression that reads the field.
 func anything() *apiextensionsv1.JSONSchemaProps {
-	return &apiextensionsv1.JSONSchemaProps{XPreserveUnknownFields: ptr(true)}
+	return &apiextensionsv1.JSONSchemaProps{XIntOrString: true}
 }
 
 func isBuiltin(name string) bool {
@@ -489,6 +490,7 @@ func (a *applier) finish(f *Field) {
 	if k := f.Marker("listMapKey"); k != nil && (s.XListType == nil || *s.XListType != "map") {
 		a.errorf(k.Offset, "add listType=map", "listMapKey needs listType=map")
 	}
+	a.checkListType(f)
 	for _, pair := range []struct {
 		lo, hi string
 		bad    bool
@@ -523,6 +525,51 @@ func (a *applier) finish(f *Field) {
 			if rx, err := regexp.Compile(s.Pattern); err == nil && !rx.MatchString(t) {
 				a.errorf(d.ValueOffset, "", "default %q does not match pattern", t)
 			}
+		}
+	}
+}
+
+// checkListType checks what the API server requires of the items of a set
+// or a map list.
+func (a *applier) checkListType(f *Field) {
+	s := a.s
+	if s.XListType == nil || s.Items == nil || s.Items.Schema == nil {
+		return
+	}
+	m := f.Marker("listType")
+	if m == nil {
+		m = f.Marker("uniqueItems")
+	}
+	items := s.Items.Schema
+	scalar := func(t string) bool { return t == "string" || t == "integer" || t == "number" || t == "boolean" }
+	switch *s.XListType {
+	case "set":
+		if !scalar(items.Type) {
+			a.errorf(m.Offset, "use listType=map with listMapKey, or listType=atomic", "%s=%s needs items that are strings, numbers or booleans", m.Name, m.Value)
+		}
+	case "map":
+		if items.Type != "object" || len(items.Properties) == 0 {
+			a.errorf(m.Offset, "use listType=set or atomic", "listType=map needs items that are objects with fields")
+			return
+		}
+		keys := 0
+		for _, k := range f.Markers {
+			if k.Name != "listMapKey" {
+				continue
+			}
+			keys++
+			p, ok := items.Properties[k.Value]
+			switch {
+			case !ok:
+				a.errorf(k.ValueOffset, "name a field of the items", "listMapKey=%s is not a field of the items", k.Value)
+			case !scalar(p.Type):
+				a.errorf(k.ValueOffset, "name a field that is a string, a number or a boolean", "listMapKey=%s is not a scalar field", k.Value)
+			case p.Default == nil && !slices.Contains(items.Required, k.Value):
+				a.errorf(k.ValueOffset, "mark it required=true, or give it a default, in the items' type", "listMapKey=%s is neither required nor defaulted", k.Value)
+			}
+		}
+		if keys == 0 {
+			a.errorf(m.Offset, "add listMapKey=<field of the items>", "listType=map needs listMapKey")
 		}
 	}
 }
