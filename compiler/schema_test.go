@@ -8,11 +8,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 )
 
 // shortHeader starts a Blueprint whose CRD is a schema section.
@@ -278,5 +281,26 @@ func TestShortSchemaSameAsCRDFile(t *testing.T) {
 	var roundTrip apiextensionsv1.CustomResourceDefinition
 	if err := yaml.UnmarshalStrict(manifest, &roundTrip); err != nil {
 		t.Errorf("the generated CRD does not read back strictly: %v", err)
+	}
+}
+
+// TestShortSchemaConfigMap checks that a Blueprint kept in a ConfigMap (inrun
+// run --from-configmaps) gets its CRD generated as one read from a file
+// does: it names no file, so it needs none.
+func TestShortSchemaConfigMap(t *testing.T) {
+	src, err := os.ReadFile("../packs/declarative/08-short-schema/blueprint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "short", Namespace: "inrun-system"},
+		Data:       map[string]string{load.KeyBlueprint: string(src)},
+	}
+	bp, err := compiler.CompileConfigMap(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bp.Resource.CRD == nil || bp.Resource.CRD.Name != "staticsites.example.inrun.dev" {
+		t.Errorf("the ConfigMap's Blueprint has CRD %v; want the one generated from its schema", bp.Resource.CRD)
 	}
 }
