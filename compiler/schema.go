@@ -47,12 +47,11 @@ type shortSchema struct {
 	// reported are the lines the section's own problems are on: what the
 	// API server's checks would say again there is left out.
 	reported map[int]bool
-	// pos holds where the section's fields are written, by the field path
-	// of the generated CRD that they become (spec.group, spec.names.kind).
-	pos map[string]diag.Pos
-	// validations and columns are where each schema.validation and
-	// schema.additionalPrinterColumns entry is written.
-	validations, columns []diag.Pos
+	// emitted holds where each emit.status field is written, by its path
+	// in the CRD's schema (status.url).
+	emitted map[string]diag.Pos
+	// validations are where each schema.validation rule is written.
+	validations []diag.Pos
 }
 
 var (
@@ -74,7 +73,7 @@ func (d *decoder) schema(n *yaml.Node) {
 	}
 	d.Only(o, "apiVersion", "group", "kind", "plural", "scope", "shortNames", "categories", "metadata",
 		"spec", "status", "types", "validation", "additionalPrinterColumns")
-	s := &shortSchema{p: simpleschema.NewParser(d.Reader), whole: d.Pos(n), pos: map[string]diag.Pos{}}
+	s := &shortSchema{p: simpleschema.NewParser(d.Reader), whole: d.Pos(n), emitted: map[string]diag.Pos{}}
 	d.short = s
 	mark := d.Mark()
 	r := &d.bp.Resource
@@ -117,19 +116,9 @@ func (d *decoder) schema(n *yaml.Node) {
 	default:
 		d.add(d.Pos(sn), diag.InvalidValue, "use Namespaced or Cluster", "schema.scope %q is not a scope", scope)
 	}
-	for k, at := range map[string]*yaml.Node{"spec.versions[0].name": vn, "spec.group": gn, "spec.names.kind": kn, "spec.names.listKind": kn,
-		"spec.names.singular": kn, "spec.names.plural": pn, "metadata.name": pn, "spec.scope": sn} {
-		if at == nil {
-			at = n
-		}
-		s.pos[k] = d.Pos(at)
-	}
 	shortNames := d.names(o, "shortNames")
 	categories := d.names(o, "categories")
-	s.pos["spec.names.shortNames"] = d.Pos(cmpNode(o.Get("shortNames"), n))
-	s.pos["spec.names.categories"] = d.Pos(cmpNode(o.Get("categories"), n))
 	labels, annotations := d.crdMetadata(o.Get("metadata"))
-	s.pos["metadata"] = d.Pos(cmpNode(o.Get("metadata"), n))
 
 	if t := o.Get("types"); t != nil {
 		s.p.Types(t, "schema.types")
@@ -159,7 +148,7 @@ func (d *decoder) schema(n *yaml.Node) {
 		},
 		XValidations: d.validations(o.Get("validation"), s),
 	}
-	columns := d.printerColumns(o.Get("additionalPrinterColumns"), s)
+	columns := d.printerColumns(o.Get("additionalPrinterColumns"))
 
 	r.Schema = s.root
 	if st, err := expr.ResourceSchema(s.root); err != nil {
@@ -195,7 +184,8 @@ func (d *decoder) schema(n *yaml.Node) {
 	}
 }
 
-func cmpNode(n, or *yaml.Node) *yaml.Node {
+// orNode returns n, or else or.
+func orNode(n, or *yaml.Node) *yaml.Node {
 	if n != nil {
 		return n
 	}
@@ -272,14 +262,14 @@ func (d *decoder) validations(n *yaml.Node, s *shortSchema) []apiextensionsv1.Va
 			d.add(d.Pos(rn), diag.InvalidValue, "write the rule without ${...}: it is CEL as a whole", "schema.validation expressions are CEL rules, not ${...} templates")
 		}
 		out = append(out, apiextensionsv1.ValidationRule{Rule: rule, Message: msg})
-		s.validations = append(s.validations, d.Pos(cmpNode(rn, it)))
+		s.validations = append(s.validations, d.Pos(orNode(rn, it)))
 	}
 	return out
 }
 
 // printerColumns reads schema.additionalPrinterColumns, as a CRD version
 // spells them.
-func (d *decoder) printerColumns(n *yaml.Node, s *shortSchema) []apiextensionsv1.CustomResourceColumnDefinition {
+func (d *decoder) printerColumns(n *yaml.Node) []apiextensionsv1.CustomResourceColumnDefinition {
 	var out []apiextensionsv1.CustomResourceColumnDefinition
 	for i, it := range d.List(n, "schema.additionalPrinterColumns") {
 		path := pathIndex("schema.additionalPrinterColumns", i)
@@ -311,7 +301,6 @@ func (d *decoder) printerColumns(n *yaml.Node, s *shortSchema) []apiextensionsv1
 			c.Priority = int32(v)
 		}
 		out = append(out, c)
-		s.columns = append(s.columns, d.Pos(it))
 	}
 	return out
 }
@@ -402,7 +391,7 @@ func oneLine(s string) string {
 var (
 	schemaPathRE = regexp.MustCompile(`^spec\.versions\[0\]\.schema\.openAPIV3Schema((?:\.properties\[[^\]]*\]|\.items|\.additionalProperties)*)(?:\.(.*))?$`)
 	propertyRE   = regexp.MustCompile(`\.properties\[([^\]]*)\]`)
-	indexRE      = regexp.MustCompile(`^(x-kubernetes-validations|additionalPrinterColumns)\[(\d+)\]`)
+	indexRE      = regexp.MustCompile(`^x-kubernetes-validations\[(\d+)\]`)
 )
 
 // markerOf names the marker a field of a JSON schema comes from.
@@ -424,8 +413,8 @@ func (s *shortSchema) source(path string) (diag.Pos, string) {
 		}
 		rest := m[2]
 		if len(fields) == 0 {
-			if im := indexRE.FindStringSubmatch(rest); im != nil && im[1] == "x-kubernetes-validations" {
-				if i, _ := strconv.Atoi(im[2]); i < len(s.validations) {
+			if im := indexRE.FindStringSubmatch(rest); im != nil {
+				if i, _ := strconv.Atoi(im[1]); i < len(s.validations) {
 					return s.validations[i], pathIndex("schema.validation", i)
 				}
 			}
@@ -433,7 +422,7 @@ func (s *shortSchema) source(path string) (diag.Pos, string) {
 		}
 		name := "schema." + strings.Join(fields, ".")
 		if fields[0] == "status" && len(fields) > 1 {
-			if pos, ok := s.pos["status."+fields[1]]; ok {
+			if pos, ok := s.emitted["status."+fields[1]]; ok {
 				return pos, "emit." + strings.Join(fields, ".")
 			}
 		}
@@ -453,23 +442,6 @@ func (s *shortSchema) source(path string) (diag.Pos, string) {
 			}
 		}
 		return s.whole, name
-	}
-	if strings.HasPrefix(path, "spec.versions[0].additionalPrinterColumns[") {
-		if im := indexRE.FindStringSubmatch(strings.TrimPrefix(path, "spec.versions[0].")); im != nil {
-			if i, _ := strconv.Atoi(im[2]); i < len(s.columns) {
-				return s.columns[i], pathIndex("schema.additionalPrinterColumns", i)
-			}
-		}
-	}
-	for p := path; p != ""; {
-		if pos, ok := s.pos[p]; ok {
-			return pos, "schema"
-		}
-		i := strings.LastIndexAny(p, ".[")
-		if i < 0 {
-			break
-		}
-		p = p[:i]
 	}
 	return s.whole, "schema"
 }

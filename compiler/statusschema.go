@@ -40,7 +40,7 @@ func (s *shortSchema) statusSchema(bp *ir.Blueprint, c *checker) *apiextensionsv
 	if c != nil && bp.Status != nil {
 		for _, f := range bp.Status.Fields {
 			out.Properties[f.Key] = c.valueSchema(f.Value, "status."+f.Key, 0)
-			s.pos["status."+f.Key] = f.KeyPos
+			s.emitted["status."+f.Key] = f.KeyPos
 		}
 	}
 	if s.status != nil && c == nil {
