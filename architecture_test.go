@@ -26,6 +26,7 @@ var stages = []struct {
 	{"contracts: the IR and the reconciler wire format", []string{"ir", "sdk"}},
 	{"derived from the IR alone", []string{"expr", "rbac"}},
 	{"front end: where Blueprints are kept", []string{"load"}},
+	{"front end: the short schema", []string{"simpleschema"}},
 	{"front end: checking", []string{"compiler"}},
 	{"back ends", []string{"runtime-lib/...", "codegen", "templates"}},
 	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs"}},

@@ -25,9 +25,11 @@ type templateData struct {
 	GoVersion, GoMinor string
 	Requires           []require
 	CRDFile, Sample    string
-	Children           []*ir.Child
-	Compiled, Total    int
-	CEL                []*ir.Expr
+	// CRDGenerated: the CRD comes from the Blueprint's schema section.
+	CRDGenerated    bool
+	Children        []*ir.Child
+	Compiled, Total int
+	CEL             []*ir.Expr
 }
 
 type require struct{ Path, Version string }
@@ -86,8 +88,9 @@ func (p *project) templateData() (*templateData, error) {
 			d.CEL = append(d.CEL, x)
 		}
 	}
-	if r.CRDFile != "" {
+	if r.CRDFile != "" || r.CRD != nil {
 		d.CRDFile = fmt.Sprintf("%s_%s.yaml", r.Group, r.Plural)
+		d.CRDGenerated = r.CRDFile == ""
 	}
 	if _, ok := p.Files[p.samplePath()]; ok {
 		d.Sample = strings.TrimPrefix(p.samplePath(), "config/samples/")

@@ -24,6 +24,11 @@ type checker struct {
 	exprShapes map[*ir.Expr]exprUse
 	// parts are the expressions a joined one was written as.
 	parts map[*ir.Expr][]*ir.Expr
+	// env is the expressions' environment, once built.
+	env *expr.Env
+	// inferredStatus: the CRD is generated from a schema section, whose
+	// status fields are declared from emit.status after this check.
+	inferredStatus bool
 }
 
 // exprUse records where a whole-value expression's result lands.
@@ -34,15 +39,17 @@ type exprUse struct {
 
 // check checks bp, whose CRD has the structural schema self (nil when
 // none is known), and completes it: every expression gets its checked
-// form, type and references, and children their order.
-func check(bp *ir.Blueprint, self *structuralschema.Structural, parts map[*ir.Expr][]*ir.Expr, errs *diag.List) {
-	c := &checker{bp: bp, errs: errs, selfShape: anyValue, parts: parts}
+// form, type and references, and children their order. inferredStatus
+// says the CRD's status is declared from emit.status after the check.
+func check(bp *ir.Blueprint, self *structuralschema.Structural, parts map[*ir.Expr][]*ir.Expr, errs *diag.List, inferredStatus bool) *checker {
+	c := &checker{bp: bp, errs: errs, selfShape: anyValue, parts: parts, inferredStatus: inferredStatus}
 	if self != nil {
 		c.selfShape = structuralShape{self}
 	}
 	c.checkTemplates()
 	c.checkExpressions()
 	c.order()
+	return c
 }
 
 // checkTemplates checks every template, emit.status and externalRef against

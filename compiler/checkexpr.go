@@ -83,6 +83,7 @@ func (c *checker) checkExpressions() {
 		c.errs.Add(ir.Pos{File: c.bp.File}, diag.ExprType, "", "cannot build the expression environment: %v", err)
 		return
 	}
+	c.env = env
 	vars := []string{expr.Self}
 	for _, ch := range usable {
 		vars = append(vars, ch.ID)
@@ -332,6 +333,9 @@ func (c *checker) undefinedField(env *expr.Env, src string, col, line int, field
 	msg = "unknown field " + full
 	if near, ok := closest(field, s.fieldNames()); ok {
 		return msg, "did you mean " + strings.Join(append(chain, near), ".") + "?"
+	}
+	if c.inferredStatus && len(chain) == 2 && chain[0] == expr.Self && chain[1] == "status" {
+		return msg, "declare " + field + " in schema.status to read it: the types of the other status fields are inferred from emit.status, after expressions are checked"
 	}
 	if names := s.fieldNames(); len(names) > 0 && len(names) <= 12 {
 		return msg, "known fields: " + strings.Join(names, ", ")

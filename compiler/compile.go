@@ -41,7 +41,8 @@ func Compile(src *load.Source, opts Options) (*ir.Blueprint, error) {
 	d := newDecoder(src)
 	bp, self := d.decode()
 	if bp != nil {
-		check(bp, self, d.parts, &d.errs)
+		c := check(bp, self, d.parts, &d.errs, d.short != nil)
+		d.finishSchema(bp, c)
 	}
 	if err := d.errs.Err(); err != nil {
 		return nil, err
@@ -51,7 +52,8 @@ func Compile(src *load.Source, opts Options) (*ir.Blueprint, error) {
 
 // decoder is the first half of a compilation: it reads the YAML into an
 // ir.Blueprint whose expressions are not checked yet, one section a file
-// (metadata.go, crd.go, children.go, status.go, reconcile.go, reserved.go).
+// (metadata.go, crd.go or schema.go, children.go, status.go, reconcile.go,
+// reserved.go).
 type decoder struct {
 	*yamlpos.Reader
 	src  *load.Source
@@ -63,6 +65,9 @@ type decoder struct {
 	// parts are the expressions a list of them (a kro-style readyWhen)
 	// was made of, by the expression that joins them.
 	parts map[*ir.Expr][]*ir.Expr
+	// short is the schema section, when the Blueprint has one instead of
+	// crd: its CRD is completed once emit.status is checked.
+	short *shortSchema
 }
 
 func newDecoder(src *load.Source) *decoder {
@@ -73,13 +78,12 @@ func newDecoder(src *load.Source) *decoder {
 }
 
 // topLevelFields are the sections of a Blueprint, in the order docs list them.
-var topLevelFields = []string{"apiVersion", "kind", "metadata", "crd", "onCreate", "onReconcile", "emit", "reconcile", "serve", "migrate", "lifecycle"}
+var topLevelFields = []string{"apiVersion", "kind", "metadata", "crd", "schema", "onCreate", "onReconcile", "emit", "reconcile", "serve", "migrate", "lifecycle"}
 
 // kroFields are a kro ResourceGraphDefinition's fields, and what a
 // Blueprint says instead (inrun import kro converts a whole one).
 var kroFields = map[string]string{
 	"resources": "kro's resources are onReconcile in a Blueprint, each with an id and a template; run inrun import kro to convert an RGD",
-	"schema":    "a Blueprint names its CRD in crd: (file: manifests/crd.yaml, or group, version and kind); run inrun import kro to convert an RGD",
 	"spec":      "a Blueprint has no spec: crd, onCreate, onReconcile, emit and reconcile are at the top; run inrun import kro to convert an RGD",
 	"status":    "write the status fields under emit.status",
 }

@@ -18,11 +18,20 @@ import (
 )
 
 // crd resolves the crd section: a manifest file, or an installed CRD named
-// by group, version and kind.
+// by group, version and kind; or, instead of it, the schema section, the
+// short form of a CRD that Inrun generates (schema.go).
 func (d *decoder) crd(top *yamlpos.Map) {
 	n := top.Get("crd")
+	if s := top.Get("schema"); s != nil {
+		if n == nil {
+			d.schema(s)
+			return
+		}
+		d.add(d.Pos(top.KeyNode("schema")), diag.InvalidValue, "keep one: crd names a CRD that exists, schema describes one for Inrun to generate",
+			"crd and schema both say what the custom resource is")
+	}
 	if n == nil {
-		d.add(d.Pos(top.Node), diag.MissingField, "add crd.file: manifests/crd.yaml, or crd.group/version/kind", "crd is required")
+		d.add(d.Pos(top.Node), diag.MissingField, "add crd.file: manifests/crd.yaml, crd.group/version/kind, or schema: with the short form of the CRD", "crd is required (or schema)")
 		return
 	}
 	o := d.Map(n, "crd")

@@ -48,6 +48,9 @@ type Env struct {
 	// types are the CEL types of the objects variables hold (of one item,
 	// for a collection).
 	types map[string]*cel.Type
+	// decls are the object types declared from CRD schemas; nil when
+	// there are none.
+	decls *apiservercel.DeclTypeProvider
 }
 
 // NewEnv builds the environment for bp from its Resource and Children; it
@@ -114,8 +117,9 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 		declOf[name] = d
 	}
 	env := base
+	var provider *apiservercel.DeclTypeProvider
 	if len(decls) > 0 {
-		provider := apiservercel.NewDeclTypeProvider(decls...)
+		provider = apiservercel.NewDeclTypeProvider(decls...)
 		// Blueprints read self.metadata.namespace, not __namespace__.
 		provider.SetRecognizeKeywordAsFieldName(true)
 		opts, err := provider.EnvOptions(base.CELTypeProvider())
@@ -152,7 +156,28 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{cel: env, vars: vars, types: types}, nil
+	return &Env{cel: env, vars: vars, types: types, decls: provider}, nil
+}
+
+// ObjectFields returns the fields of an object type declared from a CRD's
+// schema (a CEL struct type named inrun.<variable>...), by their names in
+// the object, with their CEL types. It returns false for any other type.
+func (e *Env) ObjectFields(typeName string) (map[string]*cel.Type, bool) {
+	if e.decls == nil {
+		return nil, false
+	}
+	d, ok := e.decls.FindDeclType(typeName)
+	if !ok || !d.IsObject() {
+		return nil, false
+	}
+	out := make(map[string]*cel.Type, len(d.Fields))
+	for name, f := range d.Fields {
+		if u, ok := apiservercel.Unescape(name); ok {
+			name = u
+		}
+		out[name] = f.Type.CelType()
+	}
+	return out, true
 }
 
 // ForCollection returns the environment of a collection child's own
@@ -180,7 +205,7 @@ func (e *Env) ForCollection(c *ir.Child, items map[string]*cel.Type) (*Env, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Env{cel: env, vars: vars, types: e.types}, nil
+	return &Env{cel: env, vars: vars, types: e.types, decls: e.decls}, nil
 }
 
 // The variables reconcile.api's expressions see besides self.
@@ -216,7 +241,7 @@ func (e *Env) ForAPI() (*Env, error) {
 	for _, n := range []string{Args, Finalizing, Response, ID} {
 		vars[n] = VarType{Dynamic: true}
 	}
-	return &Env{cel: env, vars: vars, types: e.types}, nil
+	return &Env{cel: env, vars: vars, types: e.types, decls: e.decls}, nil
 }
 
 // CEL returns the underlying cel-go environment.

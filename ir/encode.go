@@ -7,6 +7,8 @@ import (
 	"github.com/google/cel-go/cel"
 	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
 	"google.golang.org/protobuf/proto"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // Marshal encodes a compiled Blueprint as JSON, checked expressions
@@ -125,4 +127,24 @@ func (x *Expr) UnmarshalJSON(data []byte) error {
 		x.Checked = cel.CheckedExprToAst(ce)
 	}
 	return nil
+}
+
+// MarshalCRD encodes a CustomResourceDefinition as the YAML manifest
+// kubectl applies: no status or creationTimestamp, keys sorted, so the same
+// CRD always gives the same bytes. inrun crd prints a generated CRD with
+// it, and inrun build writes it into config/crd.
+func MarshalCRD(crd *apiextensionsv1.CustomResourceDefinition) ([]byte, error) {
+	raw, err := json.Marshal(crd)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	return yaml.Marshal(obj)
 }

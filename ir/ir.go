@@ -120,7 +120,7 @@ func rebase(v *Value, base string) *Value {
 // Resource describes the custom resource kind a Blueprint reconciles.
 type Resource struct {
 	schema.GroupVersionKind
-	// Pos is where the Blueprint's crd section is.
+	// Pos is where the Blueprint's crd (or schema) section is.
 	Pos Pos
 	// Plural is the resource name used in URLs and RBAC, e.g. "websites".
 	Plural string
@@ -130,9 +130,11 @@ type Resource struct {
 	StatusSubresource bool
 
 	// CRDFile is the path of the CRD manifest relative to the Blueprint's
-	// directory; empty when the CRD is referenced by group/version/kind only.
+	// directory; empty when the CRD is referenced by group/version/kind
+	// only, or generated from the Blueprint's schema section.
 	CRDFile string
-	// CRD is the parsed manifest when CRDFile is set.
+	// CRD is the parsed manifest when CRDFile is set, or the CRD generated
+	// from the schema section; nil for a CRD named by group/version/kind.
 	CRD *apiextensionsv1.CustomResourceDefinition
 	// Schema is the OpenAPI schema of the reconciled version. Nil when the
 	// CRD is only referenced by group/version/kind: expressions on self are

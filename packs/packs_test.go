@@ -19,18 +19,23 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
 )
 
 // exampleFiles are the files every example must have: the layout the READMEs
-// and `inrun init` describe.
+// and `inrun init` describe. manifests/crd.yaml is one of them unless the
+// Blueprint describes its CRD in a schema: section.
 var exampleFiles = []string{
 	"README.md",
 	"blueprint.yaml",
-	"manifests/crd.yaml",
 	"manifests/cr.yaml",
 	"test/simulate.yaml",
 	"test/e2e.yaml",
 }
+
+const crdFile = "manifests/crd.yaml"
 
 func TestList(t *testing.T) {
 	list := List()
@@ -59,7 +64,7 @@ func TestExamples(t *testing.T) {
 	if got := Examples(Default); !slices.Equal(got, []string{"."}) {
 		t.Errorf("Examples(%q) = %v; want [.]", Default, got)
 	}
-	want := []string{"01-hello-website", "02-service-account", "03-live-status", "04-copy-across-namespaces", "05-collections", "06-readiness-gating"}
+	want := []string{"01-hello-website", "02-service-account", "03-live-status", "04-copy-across-namespaces", "05-collections", "06-readiness-gating", "08-short-schema"}
 	if got := Examples("declarative"); !slices.Equal(got, want) {
 		t.Errorf("Examples(declarative) = %v; want %v", got, want)
 	}
@@ -77,7 +82,7 @@ func TestCopy(t *testing.T) {
 		if err := Copy(Default, dir, CopyOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range append([]string{"README.md"}, exampleFiles...) {
+		for _, f := range append([]string{"README.md", crdFile}, exampleFiles...) {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("after Copy: %v", err)
 			}
@@ -190,8 +195,28 @@ func checkExample(t *testing.T, dir string) {
 	if bp.APIVersion != "inrun.dev/v1alpha1" || bp.Kind != "Blueprint" {
 		t.Errorf("blueprint.yaml: apiVersion/kind = %s/%s; want inrun.dev/v1alpha1/Blueprint", bp.APIVersion, bp.Kind)
 	}
-	if bp.CRD.File != "manifests/crd.yaml" {
-		t.Errorf("blueprint.yaml: crd.file = %q; want manifests/crd.yaml", bp.CRD.File)
+	var crd *apiextensionsv1.CustomResourceDefinition
+	var s *schema.Structural
+	var props *apiextensions.JSONSchemaProps
+	if bp.Schema != nil {
+		// The CRD is generated from the Blueprint: no manifest of it.
+		if _, err := os.Stat(filepath.Join(dir, crdFile)); err == nil {
+			t.Errorf("blueprint.yaml has a schema section, and %s is there too; keep one", crdFile)
+		}
+		compiled, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := ir.MarshalCRD(compiled.Resource.CRD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd, s, props = checkCRD(t, "the CRD generated from blueprint.yaml", data)
+	} else {
+		if bp.CRD.File != crdFile {
+			t.Errorf("blueprint.yaml: crd.file = %q; want %s", bp.CRD.File, crdFile)
+		}
+		crd, s, props = loadCRD(t, filepath.Join(dir, crdFile))
 	}
 	ids := map[string]bool{}
 	for _, c := range append(slices.Clone(bp.OnCreate), bp.OnReconcile...) {
@@ -204,7 +229,6 @@ func checkExample(t *testing.T, dir string) {
 		ids[c.ID] = true
 	}
 
-	crd, s, props := loadCRD(t, filepath.Join(dir, "manifests", "crd.yaml"))
 	gv := crd.Spec.Group + "/" + crd.Spec.Versions[0].Name
 	checkCR := func(where string, obj map[string]any) {
 		t.Helper()
@@ -306,6 +330,7 @@ type blueprint struct {
 	CRD        struct {
 		File string `json:"file"`
 	} `json:"crd"`
+	Schema      map[string]any `json:"schema"`
 	OnCreate    []child        `json:"onCreate"`
 	OnReconcile []child        `json:"onReconcile"`
 	Reconcile   map[string]any `json:"reconcile"`
@@ -343,36 +368,42 @@ func loadCRD(t *testing.T, file string) (*apiextensionsv1.CustomResourceDefiniti
 	if err != nil {
 		t.Fatal(err)
 	}
+	return checkCRD(t, crdFile, data)
+}
+
+// checkCRD is loadCRD of a manifest's bytes; what names them in messages.
+func checkCRD(t *testing.T, what string, data []byte) (*apiextensionsv1.CustomResourceDefinition, *schema.Structural, *apiextensions.JSONSchemaProps) {
+	t.Helper()
 	var v1 apiextensionsv1.CustomResourceDefinition
 	if err := yaml.UnmarshalStrict(data, &v1); err != nil {
-		t.Fatalf("manifests/crd.yaml: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	if v1.APIVersion != "apiextensions.k8s.io/v1" || v1.Kind != "CustomResourceDefinition" {
-		t.Fatalf("manifests/crd.yaml: apiVersion/kind = %s/%s", v1.APIVersion, v1.Kind)
+		t.Fatalf("%s: apiVersion/kind = %s/%s", what, v1.APIVersion, v1.Kind)
 	}
 	if len(v1.Spec.Versions) != 1 {
-		t.Fatalf("manifests/crd.yaml: %d versions; the examples keep to one", len(v1.Spec.Versions))
+		t.Fatalf("%s: %d versions; the examples keep to one", what, len(v1.Spec.Versions))
 	}
 	if want := v1.Spec.Names.Plural + "." + v1.Spec.Group; v1.Name != want {
-		t.Errorf("manifests/crd.yaml: metadata.name = %q; want %q", v1.Name, want)
+		t.Errorf("%s: metadata.name = %q; want %q", what, v1.Name, want)
 	}
 	if ver := v1.Spec.Versions[0]; !ver.Served || !ver.Storage || ver.Schema == nil {
-		t.Fatalf("manifests/crd.yaml: version %s must be served, stored and have a schema", ver.Name)
+		t.Fatalf("%s: version %s must be served, stored and have a schema", what, ver.Name)
 	}
 	props := new(apiextensions.JSONSchemaProps)
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1.Spec.Versions[0].Schema.OpenAPIV3Schema, props, nil); err != nil {
-		t.Fatalf("manifests/crd.yaml: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	s, err := schema.NewStructural(props)
 	if err != nil {
-		t.Fatalf("manifests/crd.yaml: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	if errs := schema.ValidateStructural(field.NewPath("openAPIV3Schema"), s); len(errs) > 0 {
-		t.Fatalf("manifests/crd.yaml: the schema is not structural: %v", errs.ToAggregate())
+		t.Fatalf("%s: the schema is not structural: %v", what, errs.ToAggregate())
 	}
 	// Inrun writes status through the status subresource.
 	if sub := v1.Spec.Versions[0].Subresources; sub == nil || sub.Status == nil {
-		t.Errorf("manifests/crd.yaml: the status subresource is not enabled")
+		t.Errorf("%s: the status subresource is not enabled", what)
 	}
 	return &v1, s, props
 }

@@ -30,7 +30,8 @@ minutes), or pass --build-assets. With --context (and --kubeconfig) the
 cases run on that cluster instead.
 
 The runtime: by default the interpreted runtime runs inside inrun e2e for
-the length of the run, after the Blueprint's CRD is installed. With
+the length of the run, after the Blueprint's CRD is installed (its
+crd.file, or the CRD generated from its schema: section). With
 --no-runtime nothing is installed or started: an operator already runs on
 the cluster.
 

@@ -50,7 +50,7 @@ type runFlags struct {
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.dev, "dev", false, "when no cluster is reachable, start a local control plane (kind where Docker works); install the CRDs and apply manifests/ (except the CRD)")
-	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD manifest before starting (implied by --dev)")
+	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD before starting: its crd.file, or the one generated from its schema: section (implied by --dev)")
 	fl.BoolVar(&f.fromConfigMaps, "from-configmaps", false, "run the Blueprints stored in ConfigMaps labelled "+load.LabelRole+"="+load.RoleBlueprint+" instead of files")
 	fl.StringVar(&f.cmNamespace, "configmap-namespace", "", "namespace of the Blueprint ConfigMaps (default: all namespaces)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path of the kubeconfig (default $KUBECONFIG or ~/.kube/config)")
@@ -85,9 +85,10 @@ names (crd.file: manifests/crd.yaml reads the key crd.yaml).
 With --dev, when no cluster is reachable, inrun makes one: a kind cluster
 named inrun-dev where a Docker engine answers (it stays up between runs),
 otherwise Inrun's local control plane of real processes (built from source
-on first use, about 10 minutes; Ctrl-C stops it). It then installs the CRDs,
-applies manifests/*.yaml other than the CRD, and prints the KUBECONFIG line
-for a second terminal.
+on first use, about 10 minutes; Ctrl-C stops it). It then installs the CRDs
+(a Blueprint's crd.file, or the CRD generated from its schema: section, as
+inrun crd prints it), applies manifests/*.yaml other than the CRD, and
+prints the KUBECONFIG line for a second terminal.
 
 A bare "inrun" is "inrun run".`
 
@@ -177,7 +178,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		for _, bp := range bps {
-			fmt.Fprintf(out, "CRD %s.%s installed.\n", bp.Resource.Plural, bp.Resource.Group)
+			if bp.Resource.CRD != nil {
+				fmt.Fprintf(out, "CRD %s.%s installed.\n", bp.Resource.Plural, bp.Resource.Group)
+			}
 		}
 	}
 	if f.dev {

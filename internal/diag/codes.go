@@ -59,6 +59,10 @@ const (
 	// DuplicateName: two entries that must be told apart by name (test
 	// cases, say) share one.
 	DuplicateName
+
+	// UnknownType: a short schema's field names a type that is neither
+	// built in nor declared in its types.
+	UnknownType
 )
 
 // String renders the code as it appears in messages: E followed by four

@@ -197,8 +197,10 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// InstallCRDs applies the CRD manifest of every Blueprint that has one and
-// waits until each is established.
+// InstallCRDs applies the CRD of every Blueprint that has one (its
+// crd.file, or the CRD generated from its schema section) and waits until
+// each is established. A CRD named only by group, version and kind is
+// left as it is.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, bps []*ir.Blueprint) error {
 	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {
