@@ -27,6 +27,7 @@ var stages = []struct {
 	{"derived from the IR alone", []string{"expr", "rbac"}},
 	{"front end: where Blueprints are kept", []string{"load"}},
 	{"front end: checking", []string{"compiler"}},
+	{"front end: importing other tools' definitions", []string{"importer/..."}},
 	{"back ends", []string{"runtime-lib/...", "codegen", "templates"}},
 	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs"}},
 	{"real-cluster tests", []string{"e2e"}},

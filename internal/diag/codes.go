@@ -59,6 +59,10 @@ const (
 	// DuplicateName: two entries that must be told apart by name (test
 	// cases, say) share one.
 	DuplicateName
+	// NotConvertible: a construct of another tool's format (a kro
+	// ResourceGraphDefinition) that a Blueprint cannot express; an import
+	// lists it and converts the rest.
+	NotConvertible
 )
 
 // String renders the code as it appears in messages: E followed by four
