@@ -89,7 +89,7 @@ func Convert(files []File) (*Result, error) {
 		}
 		diags.Add(pos, diag.MissingField, "give a file that holds a kind: ResourceGraphDefinition", "no ResourceGraphDefinition to convert")
 	}
-	link(rgds, &diags)
+	link(rgds, &diags, &res.Notes)
 	for _, g := range rgds {
 		g.bp.YAML = g.encode(rgds)
 		res.Blueprints = append(res.Blueprints, g.bp)
@@ -102,12 +102,15 @@ func Convert(files []File) (*Result, error) {
 // resolves every child's kind: a built-in kind, or the kind of another
 // ResourceGraphDefinition of the import, which the Blueprint then uses.
 // Any other kind is reported: a Blueprint creates only those.
-func link(rgds []*rgd, diags *diag.List) {
+func link(rgds []*rgd, diags *diag.List, notes *[]Note) {
 	byKind := map[schema.GroupKind]*rgd{}
 	taken := map[string]bool{}
 	for _, g := range rgds {
 		g.bp.Name = uniqueName(g, taken)
 		taken[g.bp.Name] = true
+		if g.renamed = g.bp.Name != g.bp.RGD && g.bp.RGD != ""; g.renamed {
+			*notes = append(*notes, Note{Pos: g.bp.Pos, Msg: fmt.Sprintf("the Blueprint is named %s: %s", g.bp.Name, whyRenamed(g.bp.RGD))})
+		}
 		g.bp.Path = "blueprint.yaml"
 		if len(rgds) > 1 {
 			g.bp.Path = g.bp.Name + "/blueprint.yaml"
@@ -172,6 +175,13 @@ func uniqueName(g *rgd, taken map[string]bool) string {
 			return c
 		}
 	}
+}
+
+func whyRenamed(name string) string {
+	if len(validation.IsDNS1123Label(name)) > 0 {
+		return fmt.Sprintf("a Blueprint's name is a DNS-1123 label, and %q is not one", name)
+	}
+	return fmt.Sprintf("another Blueprint of this import is named %s", name)
 }
 
 func cutDot(s string) (before, after string, ok bool) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -261,7 +262,7 @@ func (c *testCase) write(t *testing.T, got map[string][]byte) {
 	for name := range got {
 		names = append(names, name)
 	}
-	sortOutputs(names)
+	slices.SortFunc(names, lessOutput)
 	for _, name := range names {
 		files = append(files, txtar.File{Name: name, Data: got[name]})
 	}
@@ -271,18 +272,15 @@ func (c *testCase) write(t *testing.T, got map[string][]byte) {
 	}
 }
 
-// sortOutputs orders Blueprints by path, the notes last.
-func sortOutputs(names []string) {
-	for i := 1; i < len(names); i++ {
-		for j := i; j > 0 && less(names[j], names[j-1]); j-- {
-			names[j], names[j-1] = names[j-1], names[j]
-		}
+// lessOutput orders Blueprints by path, the notes last.
+func lessOutput(a, b string) int {
+	switch {
+	case a == b:
+		return 0
+	case a == "notes":
+		return 1
+	case b == "notes":
+		return -1
 	}
-}
-
-func less(a, b string) bool {
-	if (a == "notes") != (b == "notes") {
-		return b == "notes"
-	}
-	return a < b
+	return strings.Compare(a, b)
 }

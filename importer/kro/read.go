@@ -12,7 +12,6 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
@@ -202,9 +201,6 @@ func (r *reader) metadata(g *rgd, top *yamlpos.Map) {
 		default:
 			r.note(md.KeyNode(k), "metadata.%s is the cluster's record of the ResourceGraphDefinition, not part of it; left out", k)
 		}
-	}
-	if name != "" && len(validation.IsDNS1123Label(name)) > 0 {
-		g.renamed = true
 	}
 }
 

@@ -62,7 +62,7 @@ func (g *rgd) encode(all []*rgd) []byte {
 
 	header := []string{fmt.Sprintf("# Imported from %s by inrun import kro: the ResourceGraphDefinition %s.", g.source, g.bp.RGD)}
 	if g.renamed {
-		header = append(header, fmt.Sprintf("# A Blueprint's name is a DNS-1123 label: it is named %s.", g.bp.Name))
+		header = append(header, fmt.Sprintf("# It is named %s: %s.", g.bp.Name, whyRenamed(g.bp.RGD)))
 	}
 	header = append(header, "# Check it with: inrun check")
 	if g.headComment != "" {
