@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 
-	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -238,12 +237,12 @@ func contains(list []string, s string) bool {
 
 // describeRoot names what a document is when it is not a
 // ResourceGraphDefinition, for messages.
-func describeRoot(apiVersion, kind string, n *yaml.Node) string {
+func describeRoot(apiVersion, kind string) string {
 	switch {
 	case kind != "" && apiVersion != "":
-		return fmt.Sprintf("a %s %s", apiVersion, kind)
+		return fmt.Sprintf("kind %s (%s)", kind, apiVersion)
 	case kind != "":
-		return "a " + kind
+		return "kind " + kind
 	}
-	return "not a Kubernetes object"
+	return "no Kubernetes object"
 }

@@ -119,8 +119,8 @@ func (r *reader) document(doc *yaml.Node) *rgd {
 		if at == nil {
 			at = root
 		}
-		r.Errorf(at, diag.InvalidValue, "convert only ResourceGraphDefinitions: custom resources of their kinds stay as they are",
-			"this document is %s, not a ResourceGraphDefinition; it is not converted", describeRoot(apiVersion, kind, root))
+		r.Errorf(at, diag.InvalidValue, "give only ResourceGraphDefinitions; custom resources of their kinds stay as they are",
+			"this document is %s, not a ResourceGraphDefinition: not converted", describeRoot(apiVersion, kind))
 		return nil
 	}
 	if apiVersion != APIVersion {
@@ -139,9 +139,12 @@ func (r *reader) document(doc *yaml.Node) *rgd {
 	g.metadataComment = keyComments(top, "metadata")
 	r.metadata(g, top)
 
-	spec := r.Map(top.Get("spec"), "spec")
-	if spec == nil || spec.Node == nil {
+	if top.Get("spec") == nil {
 		r.Errorf(root, diag.MissingField, "add spec.schema and spec.resources", "spec is required")
+		return g
+	}
+	spec := r.Map(top.Get("spec"), "spec")
+	if spec == nil {
 		return g
 	}
 	r.Only(spec, "schema", "resources")
@@ -177,6 +180,10 @@ func (r *reader) document(doc *yaml.Node) *rgd {
 
 // metadata reads the RGD's name, labels and annotations.
 func (r *reader) metadata(g *rgd, top *yamlpos.Map) {
+	if top.Get("metadata") == nil {
+		r.Errorf(top.Node, diag.MissingField, "add metadata.name", "metadata.name is required")
+		return
+	}
 	md := r.Map(top.Get("metadata"), "metadata")
 	if md == nil {
 		return
@@ -251,11 +258,11 @@ func (r *reader) schemaSection(g *rgd, spec *yamlpos.Map) {
 	add("apiVersion")
 	if group == "" {
 		group = DefaultGroup
-		if sm.Has("group") {
-			add("group") // null or empty: the compiler says so
-		} else {
-			g.schema.Content = append(g.schema.Content, scalar("group"), scalar(DefaultGroup))
+		key := scalar("group")
+		if k := sm.KeyNode("group"); k != nil {
+			key = r.copyKey(k)
 		}
+		g.schema.Content = append(g.schema.Content, key, scalar(DefaultGroup))
 	} else {
 		add("group")
 	}
@@ -329,10 +336,11 @@ func (r *reader) resource(n *yaml.Node, p string) *child {
 				"%s.readyWhen: an externalRef has no readyWhen in a Blueprint; not converted", p)
 			continue
 		}
+		val := r.copy(v, p+"."+k, k != "id")
 		if k == "externalRef" {
-			r.externalRef(v, p+".externalRef")
+			val = r.externalRef(v, val, p+".externalRef")
 		}
-		c.node.Content = append(c.node.Content, r.copyKey(m.KeyNode(k)), r.copy(v, p+"."+k, k != "id"))
+		c.node.Content = append(c.node.Content, r.copyKey(m.KeyNode(k)), val)
 	}
 	if bodyKey != nil {
 		r.kind(c, bodyKey)
@@ -340,14 +348,44 @@ func (r *reader) resource(n *yaml.Node, p string) *child {
 	return c
 }
 
-// externalRef checks the fields of an externalRef (a Blueprint's has the
-// same shape).
-func (r *reader) externalRef(n *yaml.Node, p string) {
+// externalRef checks the fields of an externalRef, which has the same
+// shape in a Blueprint, and returns its copy out without the unknown ones.
+func (r *reader) externalRef(n, out *yaml.Node, p string) *yaml.Node {
 	m := r.Map(n, p)
 	r.Only(m, "apiVersion", "kind", "metadata")
-	if md := r.Map(m.Get("metadata"), p+".metadata"); md != nil {
+	keep(out, "apiVersion", "kind", "metadata")
+	if md := r.Map(m.Get("metadata"), p+".metadata"); md != nil && md.Node != nil {
 		r.Only(md, "name", "namespace", "selector")
+		keep(field(out, "metadata"), "name", "namespace", "selector")
 	}
+	return out
+}
+
+// field returns the value of key in the mapping n, or nil.
+func field(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// keep removes from the mapping n every key but those given.
+func keep(n *yaml.Node, keys ...string) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	var kept []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if slices.Contains(keys, n.Content[i].Value) {
+			kept = append(kept, n.Content[i], n.Content[i+1])
+		}
+	}
+	n.Content = kept
 }
 
 // kind reads the literal apiVersion and kind of a template or externalRef.
