@@ -381,11 +381,16 @@ func (w *walker) function(e celast.Expr, scope []string) {
 		}
 	}
 	names := functionNames()
-	_, known := slices.BinarySearch(names, name)
-	if fn == "omit" && !call.IsMemberFunction() && len(call.Args()) == 0 {
-		known = false // kro's omit() sentinel, not Inrun's m.omit(keys)
+	has := func(n string) bool { _, ok := slices.BinarySearch(names, n); return ok }
+	// A method on a name that is no variable, such as x.size() with x
+	// misspelt, is for the compiler to report; kro's own functions are
+	// known by their full names.
+	_, isKro := kroFunctions[name]
+	if name == "omit" {
+		// kro's omit() sentinel, not a Blueprint's m.omit(keys)
+		isKro = !call.IsMemberFunction() && len(call.Args()) == 0
 	}
-	if known {
+	if !isKro && (has(name) || has(fn)) {
 		return
 	}
 	// The parser records a call at its parenthesis: point at the name.
@@ -401,7 +406,7 @@ func (w *walker) function(e celast.Expr, scope []string) {
 			offset = s
 		}
 	}
-	hint, isKro := kroFunctions[name]
+	hint := kroFunctions[name]
 	msg := fmt.Sprintf("function %s is not one a Blueprint has", name)
 	switch {
 	case isKro:

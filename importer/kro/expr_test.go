@@ -42,6 +42,8 @@ func TestRewriteExpr(t *testing.T) {
 		{src: `schema.spec.on ? {"a": 1} : omit()`, want: `self.spec.on ? {"a": 1} : omit()`,
 			problems: []string{"28: kro's omit() has no equivalent"}},
 		{src: `schema.spec.m.omit(["a"])`, want: `self.spec.m.omit(["a"])`},
+		// A method on a name that is no variable is the compiler's to report.
+		{src: `deploymnet.status.size()`, want: `deploymnet.status.size()`},
 		{src: `schema.spec.name.toUpper()`, want: `self.spec.name.toUpper()`,
 			problems: []string{"17: function toUpper is not one a Blueprint has; a Blueprint"}},
 		{src: `deployment.status.x.md5()`, want: `deployment.status.x.md5()`,

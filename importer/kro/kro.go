@@ -2,7 +2,9 @@ package kro
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -133,7 +135,7 @@ func link(rgds []*rgd, diags *diag.List, notes *[]Note) {
 				if v := other.bp.GroupVersionKind.Version; v != c.gvk.Version {
 					diags.Add(c.kindPos, diag.InvalidValue, "use apiVersion "+other.bp.GroupVersionKind.GroupVersion().String(), "%s is served as version %s by ResourceGraphDefinition %s, not %s", c.gvk.Kind, v, other.bp.RGD, c.gvk.Version)
 				}
-				if other != g && !contains(g.bp.Uses, other.bp.Name) {
+				if other != g && !slices.Contains(g.bp.Uses, other.bp.Name) {
 					g.bp.Uses = append(g.bp.Uses, other.bp.Name)
 				}
 				continue
@@ -154,7 +156,7 @@ func link(rgds []*rgd, diags *diag.List, notes *[]Note) {
 // when another Blueprint of the import has the name already.
 func uniqueName(g *rgd, taken map[string]bool) string {
 	candidates := []string{g.bp.RGD}
-	if first, _, ok := cutDot(g.bp.RGD); ok {
+	if first, _, ok := strings.Cut(g.bp.RGD, "."); ok {
 		candidates = append(candidates, first)
 	}
 	candidates = append(candidates, sanitize(g.bp.RGD))
@@ -181,15 +183,6 @@ func whyRenamed(name string) string {
 		return fmt.Sprintf("a Blueprint's name is a DNS-1123 label, and %q is not one", name)
 	}
 	return fmt.Sprintf("another Blueprint of this import is named %s", name)
-}
-
-func cutDot(s string) (before, after string, ok bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // sanitize makes s a DNS-1123 label: lower case, every other character
@@ -224,15 +217,6 @@ func formatGK(gk schema.GroupKind) string {
 		return gk.Kind
 	}
 	return gk.Kind + "." + gk.Group
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // describeRoot names what a document is when it is not a
