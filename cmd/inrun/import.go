@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -84,12 +85,17 @@ twice to the same value). Existing files are never overwritten without
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var files []kro.File
+			var unreadable []error
 			for _, a := range args {
 				data, err := os.ReadFile(a)
 				if err != nil {
-					return err
+					unreadable = append(unreadable, err)
+					continue
 				}
 				files = append(files, kro.File{Name: a, Data: data})
+			}
+			if len(unreadable) > 0 {
+				return errors.Join(unreadable...)
 			}
 			res, convErr := kro.Convert(files)
 			w := cmd.OutOrStdout()
