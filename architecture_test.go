@@ -28,6 +28,7 @@ var stages = []struct {
 	{"front end: where Blueprints are kept", []string{"load"}},
 	{"front end: the short schema", []string{"simpleschema"}},
 	{"front end: checking", []string{"compiler"}},
+	{"front end: importing other tools' definitions", []string{"importer/..."}},
 	{"back ends", []string{"runtime-lib/...", "codegen", "templates"}},
 	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs"}},
 	{"real-cluster tests", []string{"e2e"}},

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiservercel "k8s.io/apiserver/pkg/cel"
-	"k8s.io/apiserver/pkg/cel/environment"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/inrun/inrun/ir"
@@ -57,7 +56,10 @@ type Env struct {
 // reads nothing else, so the compiler can call it before the rest of the IR
 // is complete.
 func NewEnv(bp *ir.Blueprint) (*Env, error) {
-	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).NewExpressionsEnv()
+	base, err := baseEnv()
+	if err != nil {
+		return nil, err
+	}
 
 	vars := map[string]VarType{}
 	var selfSchema *structuralschema.Structural
@@ -152,7 +154,7 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 		}
 		opts = append(opts, cel.Variable(name, t))
 	}
-	env, err := env.Extend(opts...)
+	env, err = env.Extend(opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,7 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 		newRenderCommand(),
 		newRBACCommand(),
 		newCRDCommand(),
+		newImportCommand(),
 	)
 	return root
 }

@@ -63,6 +63,11 @@ const (
 	// UnknownType: a short schema's field names a type that is neither
 	// built in nor declared in its types.
 	UnknownType
+
+	// NotConvertible: a construct of another tool's format (a kro
+	// ResourceGraphDefinition) that a Blueprint cannot express; an import
+	// lists it and converts the rest.
+	NotConvertible
 )
 
 // String renders the code as it appears in messages: E followed by four
