@@ -16,8 +16,8 @@ func rendererDecls(m *renderModel, l *lowered) []jen.Code {
 	e := &rendererEmitter{m: m, l: l, celIdx: l.celIndexes()}
 	var code []jen.Code
 	for _, decls := range [][]jen.Code{
-		e.sources(), e.rendererType(), e.begin(), e.evaluationType(), e.setLive(),
-		e.include(), e.ready(), e.object(), e.status(), e.args(),
+		e.sources(), e.rendererType(), e.begin(), e.evaluationType(), e.setLive(), e.setLiveItems(),
+		e.include(), e.ready(), e.object(), e.status(), e.conditions(), e.args(),
 		l.objects, e.helpers(), l.shapes,
 	} {
 		code = append(code, decls...)
@@ -192,15 +192,10 @@ func (e *rendererEmitter) setLive() []jen.Code {
 			),
 		))
 	}
-	celVars := map[string]bool{}
-	for _, n := range e.celIdx {
-		for _, r := range e.m.exprs[n].Refs {
-			celVars[r] = true
-		}
-	}
+	celVars := e.celVars()
 	var celIDs []jen.Code
 	for _, c := range e.m.bp.Children {
-		if celVars[c.ID] {
+		if celVars[c.ID] && !c.Selector {
 			celIDs = append(celIDs, jen.Lit(c.ID))
 		}
 	}
@@ -217,6 +212,49 @@ func (e *rendererEmitter) setLive() []jen.Code {
 	return []jen.Code{
 		jen.Comment("SetLive implements reconciler.Evaluation."),
 		jen.Func().Add(e.recv()).Id("SetLive").Params(jen.Id("id").String(), jen.Id("obj").Op("*").Qual(pkgUnstructured, "Unstructured")).Error().Block(body...),
+		jen.Line(),
+	}
+}
+
+// celVars are the variables the expressions left to CEL read.
+func (e *rendererEmitter) celVars() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range e.celIdx {
+		for _, r := range e.m.exprs[n].Refs {
+			out[r] = true
+		}
+	}
+	return out
+}
+
+// setLiveItems declares SetLiveItems, which presents the objects of an
+// externalRef by selector to CEL, the only reader of lists; none when the
+// Blueprint has no such externalRef.
+func (e *rendererEmitter) setLiveItems() []jen.Code {
+	var ids, read []jen.Code
+	celVars := e.celVars()
+	for _, c := range e.m.bp.Children {
+		if !c.Selector {
+			continue
+		}
+		ids = append(ids, jen.Lit(c.ID))
+		if celVars[c.ID] {
+			read = append(read, jen.Lit(c.ID))
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var cases []jen.Code
+	if len(read) > 0 {
+		cases = append(cases, jen.Case(read...).Block(jen.Return(jen.Id("e").Dot("vars").Dot("SetItems").Call(jen.Id("id"), jen.Id("objs")))))
+	}
+	return []jen.Code{
+		jen.Var().Id("_").Qual(pkgReconciler, "Lists").Op("=").Parens(jen.Op("*").Id(e.m.evalType())).Parens(jen.Nil()),
+		jen.Line(),
+		jen.Comment("SetLiveItems implements reconciler.Lists: the objects an externalRef by selector reads."),
+		jen.Func().Add(e.recv()).Id("SetLiveItems").Params(jen.Id("id").String(), jen.Id("objs").Index().Op("*").Qual(pkgUnstructured, "Unstructured")).Error().Block(
+			switchOn(jen.Id("id"), cases, jen.Return(jen.Nil()))...),
 		jen.Line(),
 	}
 }
@@ -271,6 +309,29 @@ func (e *rendererEmitter) status() []jen.Code {
 		jen.Func().Add(e.recv()).Id("Status").Params(jen.Id("f").Qual(pkgIR, "Field")).Params(jen.Any(), jen.Error()).Block(
 			switchOn(jen.Id("f").Dot("Key"), e.l.status,
 				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit("the Blueprint this operator was generated from emits no status field %q"), jen.Id("f").Dot("Key"))))...),
+		jen.Line(),
+	}
+}
+
+// conditions declares Condition and ReadyWhen, which evaluate
+// emit.conditions and emit.readyWhen; none when the Blueprint has neither.
+func (e *rendererEmitter) conditions() []jen.Code {
+	if len(e.m.bp.Conditions) == 0 && len(e.m.bp.ReadyWhen) == 0 {
+		return nil
+	}
+	c, x := jen.Id("c"), jen.Id("x")
+	return []jen.Code{
+		jen.Var().Id("_").Qual(pkgReconciler, "Conditions").Op("=").Parens(jen.Op("*").Id(e.m.evalType())).Parens(jen.Nil()),
+		jen.Line(),
+		jen.Comment("Condition implements reconciler.Conditions: it evaluates one of emit.conditions."),
+		jen.Func().Add(e.recv()).Id("Condition").Params(c.Clone().Op("*").Qual(pkgIR, "Condition")).Params(jen.Id("status").Any(), jen.List(jen.Id("reason"), jen.Id("message")).String(), jen.Err().Error()).Block(
+			switchOn(c.Clone().Dot("Type"), e.l.conditions,
+				jen.Return(jen.Nil(), jen.Lit(""), jen.Lit(""), jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: the Blueprint this operator was generated from has no condition %s"), c.Clone().Dot("Pos"), c.Clone().Dot("Type"))))...),
+		jen.Line(),
+		jen.Comment("ReadyWhen implements reconciler.Conditions: it evaluates one of emit.readyWhen."),
+		jen.Func().Add(e.recv()).Id("ReadyWhen").Params(x.Clone().Op("*").Qual(pkgIR, "Expr")).Params(jen.Bool(), jen.Error()).Block(
+			switchOn(x.Clone(), e.l.readyWhen,
+				jen.Return(jen.False(), jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: ${%s} is not one of the emit.readyWhen this operator was generated from"), x.Clone().Dot("Pos"), x.Clone().Dot("Source"))))...),
 		jen.Line(),
 	}
 }

@@ -138,6 +138,7 @@ func Programs(bp *ir.Blueprint, xs []*ir.Expr) (*expr.Programs, error) {
 		items[i] = &ir.Value{Kind: ir.Expression, Expr: x}
 	}
 	only.Status = &ir.Value{Kind: ir.List, Items: items}
+	only.Conditions, only.ReadyWhen = nil, nil
 	only.Reconcile = nil
 	return expr.Compile(&only)
 }
