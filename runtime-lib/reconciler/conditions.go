@@ -97,9 +97,10 @@ func (p *pass) condition(ev Conditions, c *ir.Condition) metav1.Condition {
 		out.Reason, out.Message = ReasonWaiting, waits
 		return out
 	}
-	status, reason, message, err := ev.Condition(c)
+	value, reason, message, err := ev.Condition(c)
+	var status metav1.ConditionStatus
 	if err == nil {
-		out.Status, err = conditionStatus(c, status)
+		status, err = conditionStatus(c, value)
 	}
 	switch {
 	case expr.DataPending(err):
@@ -111,7 +112,7 @@ func (p *pass) condition(ev Conditions, c *ir.Condition) metav1.Condition {
 		out.Reason, out.Message = ReasonExpressionFailed, err.Error()
 		return out
 	}
-	out.Reason, out.Message = ReasonEvaluated, message
+	out.Status, out.Reason, out.Message = status, ReasonEvaluated, message
 	if c.Reason != nil {
 		if reasonRE.MatchString(reason) && len(reason) <= 1024 {
 			out.Reason = reason
@@ -141,7 +142,11 @@ func conditionStatus(c *ir.Condition, v any) (metav1.ConditionStatus, error) {
 			return s, nil
 		}
 	}
-	return "", &expr.EvalError{Expr: c.Status, Err: fmt.Errorf("a condition's status must be a bool, or True, False or Unknown, not %v", v)}
+	got := fmt.Sprint(v)
+	if s, ok := v.(string); ok {
+		got = fmt.Sprintf("%q", s)
+	}
+	return "", &expr.EvalError{Expr: c.Status, Err: fmt.Errorf("a condition's status must be a bool, or True, False or Unknown, not %s", got)}
 }
 
 // waitsFor says what the expressions wait for before they can be

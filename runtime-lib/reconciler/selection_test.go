@@ -150,3 +150,43 @@ func TestSelectorConditionsReadyWhen(t *testing.T) {
 		t.Errorf("a converged resync wrote %d times", f.store.Writes()-before)
 	}
 }
+
+// TestConditionsThatFail: a status that is no condition status, or a
+// reason that is no condition reason, makes the custom resource Degraded
+// and not Ready, whatever emit.readyWhen says; the condition is Unknown, or
+// keeps the default reason.
+func TestConditionsThatFail(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/mood.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
+	if f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store}); err != nil {
+		t.Fatal(err)
+	}
+	f.cr = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Team",
+		"metadata": map[string]any{"name": "b", "namespace": "shop"},
+		"spec":     map[string]any{"team": "not a reason", "minConfigs": int64(1)},
+	}}
+	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
+		t.Fatal(err)
+	}
+	rep := f.sync()
+	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "emit.conditions[Mood]") || !strings.Contains(err.Error(), `"not a reason" is not a condition reason`) {
+		t.Errorf("errors: %v", err)
+	}
+	cr := f.get()
+	if c := condition(cr, "Mood"); c["status"] != "Unknown" || c["reason"] != reconciler.ReasonExpressionFailed || !strings.Contains(c["message"].(string), `True, False or Unknown, not "Maybe"`) {
+		t.Errorf("Mood = %v", c)
+	}
+	if c := condition(cr, "Labelled"); c["status"] != "True" || c["reason"] != reconciler.ReasonEvaluated {
+		t.Errorf("Labelled = %v", c)
+	}
+	if s, _ := conditionOf(cr, "Degraded"); s != "True" {
+		t.Errorf("Degraded = %s", s)
+	}
+	if s, msg := conditionOf(cr, "Ready"); s != "False" || msg != "see the Degraded condition" {
+		t.Errorf("Ready = %s %q; emit.readyWhen holds, but errors come first", s, msg)
+	}
+}
