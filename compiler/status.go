@@ -77,7 +77,7 @@ func (d *decoder) conditions(n *yaml.Node) {
 		c := &ir.Condition{Pos: d.Pos(item)}
 		t, tn := d.Required(o, "type", "name the condition, such as type: DatabaseReady")
 		if tn != nil && t != "" {
-			c.Pos = d.Pos(tn)
+			c.Pos, c.Type = d.Pos(tn), t
 			path = "emit.conditions[" + t + "]"
 			switch {
 			case builtinConditions[t]:
@@ -93,7 +93,6 @@ func (d *decoder) conditions(n *yaml.Node) {
 					d.add(c.Pos, diag.DuplicateName, "give each condition its own type", "duplicate condition type %s, first declared at %s", t, first)
 				} else {
 					seen[t] = c.Pos
-					c.Type = t
 				}
 			}
 		}
@@ -111,7 +110,8 @@ func (d *decoder) conditions(n *yaml.Node) {
 				d.add(c.Reason.Pos, diag.InvalidValue, "write an UpperCamelCase word, such as "+suggestType(s), "%s.reason %q is not a condition reason", path, s)
 			}
 		}
-		if c.Type != "" && c.Status != nil {
+		if c.Status != nil {
+			// Checked even when its type is wrong: every mistake at once.
 			d.bp.Conditions = append(d.bp.Conditions, c)
 		}
 	}
