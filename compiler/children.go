@@ -92,6 +92,7 @@ func (d *decoder) child(n *yaml.Node, phase ir.Phase, index int) *ir.Child {
 		field = "externalRef"
 	}
 	child.Template = d.value(tmpl)
+	child.Selector = child.External && child.Template.Lookup("metadata").Lookup("selector") != nil
 	d.resolveKind(child, join(path, field))
 
 	for _, f := range []struct {
@@ -175,8 +176,23 @@ func (d *decoder) resolveKind(child *ir.Child, path string) {
 		d.add(kind.Pos, diag.InvalidValue, "write the kind literally; RBAC and watches are derived from it", "%s.kind must be a literal string", path)
 	}
 	md := t.Lookup("metadata")
-	if md == nil || md.Lookup("name") == nil {
-		d.add(t.Pos, diag.MissingField, "add metadata.name, e.g. ${self.metadata.name}", "%s.metadata.name is required", path)
+	switch {
+	case child.Selector && md.Lookup("name") != nil:
+		pos := md.Pos
+		for _, f := range md.Fields {
+			if f.Key == "selector" {
+				pos = f.KeyPos
+			}
+		}
+		d.add(pos, diag.InvalidValue, "keep one: metadata.name reads one object, metadata.selector every object whose labels match",
+			"%s.metadata has both name and selector", path)
+	case child.Selector:
+	case md == nil || md.Lookup("name") == nil:
+		hint := "add metadata.name, e.g. ${self.metadata.name}"
+		if child.External {
+			hint = "add metadata.name to read one object, or metadata.selector to read every object whose labels match"
+		}
+		d.add(t.Pos, diag.MissingField, hint, "%s.metadata.name is required", path)
 	}
 	if !ok1 || !ok2 {
 		return

@@ -32,8 +32,8 @@ type VarType struct {
 	Schema *structuralschema.Structural
 	// Dynamic is true when no schema is known; the variable is dyn.
 	Dynamic bool
-	// List is true for a collection: the variable is a list of objects,
-	// each typed as above.
+	// List is true for a collection, or an externalRef by selector: the
+	// variable is a list of objects, each typed as above.
 	List bool
 
 	// values is Schema adapted once for reading objects (see valueSchema).
@@ -94,7 +94,7 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 		default:
 			vars[c.ID] = VarType{Dynamic: true}
 		}
-		if len(c.ForEach) > 0 {
+		if len(c.ForEach) > 0 || c.Selector {
 			vt := vars[c.ID]
 			vt.List = true
 			vars[c.ID] = vt

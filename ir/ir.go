@@ -36,6 +36,14 @@ type Blueprint struct {
 	// custom resource's .status next to the runtime's own conditions.
 	Status *Value
 
+	// Conditions are emit.conditions: the Blueprint's own conditions,
+	// written in .status.conditions beside Ready, Progressing and Degraded.
+	Conditions []*Condition `json:",omitempty"`
+	// ReadyWhen is emit.readyWhen: boolean expressions that must all hold
+	// for the custom resource to be Ready, instead of every child being
+	// ready. Empty keeps that rule. Errors make it not Ready either way.
+	ReadyWhen []*Expr `json:",omitempty"`
+
 	// Reconcile is the remote reconciler and the arguments it is sent; nil
 	// when the Blueprint has no reconcile section.
 	Reconcile *Reconcile
@@ -181,11 +189,16 @@ type Child struct {
 	ReadyWhen *Expr
 
 	// Template is the object to apply, a map Value. For an External child
-	// it holds only apiVersion, kind and metadata.name/namespace.
+	// it holds only apiVersion, kind and metadata: name and namespace, or
+	// selector and namespace.
 	Template *Value
 	// External is true for an externalRef: an existing object the custom
 	// resource reads but never writes, owns or prunes.
 	External bool
+	// Selector is true for an externalRef by label selector: it reads
+	// every object of its kind that metadata.selector matches, and other
+	// expressions read it as a list of them, sorted by namespace and name.
+	Selector bool `json:",omitempty"`
 
 	// DependsOn lists, sorted, the ids of the children this one's
 	// expressions reference. The child is rendered only once they exist.
@@ -196,6 +209,31 @@ type Child struct {
 	// name bound to its item. Other expressions read the collection as a
 	// list of its live objects; its readyWhen reads one as each.
 	ForEach []*Iterator `json:",omitempty"`
+}
+
+// Condition is one of emit.conditions: a condition the runtime writes on
+// every custom resource, as it writes its own.
+type Condition struct {
+	Pos Pos
+	// Type is the condition's type, an UpperCamelCase literal.
+	Type string
+	// Status is a bool expression ("True" or "False"), or a string one
+	// that gives "True", "False" or "Unknown". Data it reads that is not
+	// there yet makes the condition Unknown.
+	Status *Expr
+	// Reason is a string Value, literal or expression; nil means the
+	// runtime's default.
+	Reason *Value `json:",omitempty"`
+	// Message is a string Value, which may interpolate; nil means the
+	// runtime's default, which says what Status evaluated.
+	Message *Value `json:",omitempty"`
+}
+
+// Exprs returns the expressions of c: status, reason, then message.
+func (c *Condition) Exprs() []*Expr {
+	out := []*Expr{c.Status}
+	out = append(out, c.Reason.Exprs()...)
+	return append(out, c.Message.Exprs()...)
 }
 
 // Iterator is one dimension of a collection: a name and the list (or map,
@@ -348,7 +386,7 @@ type ServiceRef struct {
 
 // RenderExprs returns the expressions a Renderer evaluates, in Blueprint
 // order: each child's forEach, includeWhen, readyWhen and template, then
-// emit.status, then reconcile.args.
+// emit.status, emit.conditions and emit.readyWhen, then reconcile.args.
 func (b *Blueprint) RenderExprs() []*Expr {
 	var out []*Expr
 	for _, c := range b.Children {
@@ -364,6 +402,10 @@ func (b *Blueprint) RenderExprs() []*Expr {
 		out = append(out, c.Template.Exprs()...)
 	}
 	out = append(out, b.Status.Exprs()...)
+	for _, c := range b.Conditions {
+		out = append(out, c.Exprs()...)
+	}
+	out = append(out, b.ReadyWhen...)
 	if b.Reconcile != nil {
 		out = append(out, b.Reconcile.Args.Exprs()...)
 	}

@@ -24,6 +24,18 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 		out.Children[i] = &cc
 	}
 	out.Status = r.value(b.Status)
+	if b.Conditions != nil {
+		out.Conditions = make([]*Condition, len(b.Conditions))
+		for i, c := range b.Conditions {
+			out.Conditions[i] = &Condition{Pos: r.pos(c.Pos), Type: c.Type, Status: r.expr(c.Status), Reason: r.value(c.Reason), Message: r.value(c.Message)}
+		}
+	}
+	if b.ReadyWhen != nil {
+		out.ReadyWhen = make([]*Expr, len(b.ReadyWhen))
+		for i, x := range b.ReadyWhen {
+			out.ReadyWhen[i] = r.expr(x)
+		}
+	}
 	if b.Reconcile != nil {
 		rec := *b.Reconcile
 		rec.Pos = r.pos(rec.Pos)

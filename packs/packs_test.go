@@ -64,7 +64,7 @@ func TestExamples(t *testing.T) {
 	if got := Examples(Default); !slices.Equal(got, []string{"."}) {
 		t.Errorf("Examples(%q) = %v; want [.]", Default, got)
 	}
-	want := []string{"01-hello-website", "02-service-account", "03-live-status", "04-copy-across-namespaces", "05-collections", "06-readiness-gating", "08-short-schema"}
+	want := []string{"01-hello-website", "02-service-account", "03-live-status", "04-copy-across-namespaces", "05-collections", "06-readiness-gating", "08-short-schema", "09-conditions-and-selectors"}
 	if got := Examples("declarative"); !slices.Equal(got, want) {
 		t.Errorf("Examples(declarative) = %v; want %v", got, want)
 	}

@@ -25,7 +25,13 @@ type Collections interface {
 	// ReadyItem evaluates c's readyWhen for one item, its live object as
 	// each; defined is false when c has none.
 	ReadyItem(c *ir.Child, item map[string]any, live *unstructured.Unstructured) (ready, defined bool, err error)
-	// SetLiveItems presents a collection's live objects, in order, as the
+	Lists
+}
+
+// Lists is what an Evaluation offers for children expressions read as
+// lists: collections, and externalRefs by label selector.
+type Lists interface {
+	// SetLiveItems presents a child's live objects, in order, as the
 	// list other expressions read.
 	SetLiveItems(id string, objs []*unstructured.Unstructured) error
 }

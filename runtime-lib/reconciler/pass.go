@@ -69,6 +69,12 @@ type pass struct {
 	readExternals bool
 	// written are the children created or applied this pass.
 	written []*unstructured.Unstructured
+	// selections are what this pass's externalRefs by selector read.
+	selections []Selection
+	// custom are the custom conditions (emit.conditions) of this pass.
+	custom []metav1.Condition
+	// readyWhen is what emit.readyWhen says this pass; nil without one.
+	readyWhen *readiness
 }
 
 // objectKey identifies an object across kinds and namespaces.
@@ -482,6 +488,10 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 }
 
 func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
+	if c.Selector {
+		p.readSelected(ctx, c)
+		return
+	}
 	p.readExternals = true
 	ref, err := p.eval.Object(c)
 	if err != nil {

@@ -105,6 +105,9 @@ type Reconciler struct {
 	// statuses holds this Reconciler's last status write of each custom
 	// resource, by objectKey (see catchUp).
 	statuses sync.Map
+	// selections holds, by objectKey of a custom resource, the
+	// []Selection its externalRefs by selector read last (see Selecting).
+	selections sync.Map
 }
 
 // statusWrite is a status written: the custom resource's resourceVersion
@@ -160,7 +163,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	cr.SetGroupVersionKind(r.bp.Resource.GroupVersionKind)
 	if err := r.opts.Client.Get(ctx, req.NamespacedName, cr); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.statuses.Delete(objectKey{gvk: r.bp.Resource.GroupVersionKind, namespace: req.Namespace, name: req.Name})
+			key := objectKey{gvk: r.bp.Resource.GroupVersionKind, namespace: req.Namespace, name: req.Name}
+			r.statuses.Delete(key)
+			r.selections.Delete(key)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -256,6 +261,8 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 	}
 	pass.recordWrites()
 	pass.prune(ctx)
+	r.selected(cr, pass.selections)
+	pass.evalConditions()
 	if err := pass.writeStatus(ctx); err != nil {
 		pass.forgetResult()
 		return rep, r.fail(ctx, cr, rep, "StatusFailed", err)

@@ -142,7 +142,7 @@ func run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	for _, bp := range opts.Blueprints {
-		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable}); err != nil {
+		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces}); err != nil {
 			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
 		}
 	}
