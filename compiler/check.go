@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/internal/diag"
@@ -18,7 +19,9 @@ type checker struct {
 	errs *diag.List
 
 	// selfShape is the CR's shape; childShapes are by child id.
-	selfShape   shape
+	selfShape shape
+	// usedShapes are the shapes of the kinds uses names.
+	usedShapes  map[schema.GroupVersionKind]shape
 	childShapes map[string]shape
 	// exprShapes say where each whole-value expression's result lands.
 	exprShapes map[*ir.Expr]exprUse
@@ -33,12 +36,17 @@ type exprUse struct {
 }
 
 // check checks bp, whose CRD has the structural schema self (nil when
-// none is known), and completes it: every expression gets its checked
+// none is known) and whose used kinds have those of used, and completes it: every expression gets its checked
 // form, type and references, and children their order.
-func check(bp *ir.Blueprint, self *structuralschema.Structural, parts map[*ir.Expr][]*ir.Expr, errs *diag.List) {
-	c := &checker{bp: bp, errs: errs, selfShape: anyValue, parts: parts}
+func check(bp *ir.Blueprint, self *structuralschema.Structural, used map[schema.GroupVersionKind]*structuralschema.Structural, parts map[*ir.Expr][]*ir.Expr, errs *diag.List) {
+	c := &checker{bp: bp, errs: errs, selfShape: anyValue, parts: parts, usedShapes: map[schema.GroupVersionKind]shape{}}
 	if self != nil {
 		c.selfShape = structuralShape{self}
+	}
+	for gvk, st := range used {
+		if st != nil {
+			c.usedShapes[gvk] = structuralShape{st}
+		}
 	}
 	c.checkTemplates()
 	c.checkExpressions()
@@ -62,6 +70,10 @@ func (c *checker) checkTemplates() {
 			s = newGoShape(t)
 		case child.Kind != "" && child.GroupVersionKind == c.bp.Resource.GroupVersionKind:
 			s = c.selfShape
+		case c.usedShapes[child.GroupVersionKind] != nil:
+			// Another Blueprint's custom resource, or an operator's: typed
+			// by its CRD as the Blueprint's own is.
+			s = c.usedShapes[child.GroupVersionKind]
 		default:
 			continue
 		}
