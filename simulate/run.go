@@ -71,6 +71,8 @@ func (o *Outcome) Last() *reconciler.Report { return o.Reports[len(o.Reports)-1]
 type Simulator struct {
 	bp    *ir.Blueprint
 	progs *expr.Programs
+	// renderer renders bp; nil: its CEL programs.
+	renderer reconciler.Renderer
 	// used are the Blueprints bp uses, directly or not (ir.Use.Compiled),
 	// a user before what it uses: each pass reconciles their custom
 	// resources too, as their runtime would.
@@ -81,6 +83,16 @@ type Simulator struct {
 type usedBlueprint struct {
 	bp    *ir.Blueprint
 	progs *expr.Programs
+}
+
+// WithRenderer returns a copy of s that renders its Blueprint with r
+// instead of its CEL programs: the Renderer an operator inrun build
+// generated, say, which its tests compare with the interpreter's. The
+// Blueprints it uses keep theirs.
+func (s *Simulator) WithRenderer(r reconciler.Renderer) *Simulator {
+	cp := *s
+	cp.renderer = r
+	return &cp
 }
 
 // New returns a Simulator for bp, and the Blueprints it uses.
@@ -169,13 +181,13 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 	if err := store.CreateCR(ctx, cr); err != nil {
 		return nil, err
 	}
-	rec, err := newReconciler(bp, s.progs, store)
+	rec, err := newReconciler(bp, s.progs, s.renderer, store)
 	if err != nil {
 		return nil, err
 	}
 	ss := &session{bp: bp, store: store, rec: rec, key: client.ObjectKeyFromObject(cr), cr: cr}
 	for _, ub := range s.used {
-		rec, err := newReconciler(ub.bp, ub.progs, store)
+		rec, err := newReconciler(ub.bp, ub.progs, nil, store)
 		if err != nil {
 			return nil, fmt.Errorf("the used Blueprint %s: %w", ub.bp.Name, err)
 		}
@@ -184,10 +196,14 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 	return ss, nil
 }
 
-// newReconciler builds the reconciler of bp on store. A remote reconciler
-// must be running where the Blueprint (or the simulate file) says.
-func newReconciler(bp *ir.Blueprint, progs *expr.Programs, store *Store) (*reconciler.Reconciler, error) {
-	opts := reconciler.Options{Client: store, Renderer: reconciler.CELRenderer{Programs: progs}}
+// newReconciler builds the reconciler of bp on store, rendering with r, or
+// else progs. A remote reconciler must be running where the Blueprint (or
+// the simulate file) says.
+func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer, store *Store) (*reconciler.Reconciler, error) {
+	if r == nil {
+		r = reconciler.CELRenderer{Programs: progs}
+	}
+	opts := reconciler.Options{Client: store, Renderer: r}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		var c remote.Caller
 		var err error

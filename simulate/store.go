@@ -2,6 +2,8 @@ package simulate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sync/atomic"
 
@@ -50,6 +52,13 @@ type Store struct {
 	// schemas are the structural schemas of the used kinds, by kind: their
 	// defaults are filled in on every write.
 	schemas map[schema.GroupVersionKind]*structuralschema.Structural
+	// root is the UID of the custom resource (CreateCR), and admittedN the
+	// objects admitted since: their UIDs derive from both, so that two
+	// stores that take the same writes for the same custom resource give
+	// the same UIDs (a compiled and an interpreted run compare), while a
+	// UID still names one object in the process.
+	root      types.UID
+	admittedN int
 }
 
 // NewStore returns an empty Store for bp.
@@ -167,7 +176,7 @@ func (s *Store) admitted(ctx context.Context, gvk schema.GroupVersionKind, key c
 	}
 	switch {
 	case u.GetUID() == "":
-		u.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", uids.Add(1))))
+		u.SetUID(s.nextUID())
 		u.SetGeneration(1)
 	case before != nil && !equality.Semantic.DeepEqual(before.Object["spec"], u.Object["spec"]) && u.GetGeneration() == before.GetGeneration():
 		u.SetGeneration(before.GetGeneration() + 1)
@@ -182,6 +191,14 @@ func (s *Store) admitted(ctx context.Context, gvk schema.GroupVersionKind, key c
 		w.SetUnstructuredContent(u.DeepCopy().Object)
 	}
 	return nil
+}
+
+// nextUID is the UID of the next object admitted (see Store.root).
+func (s *Store) nextUID() types.UID {
+	s.admittedN++
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", s.root, s.admittedN)))
+	x := hex.EncodeToString(h[:16])
+	return types.UID(x[0:8] + "-" + x[8:12] + "-4" + x[13:16] + "-8" + x[17:20] + "-" + x[20:32])
 }
 
 // builtinTypes types built-in kinds for server-side apply with the schemas
@@ -265,6 +282,7 @@ func (s *Store) CreateCR(ctx context.Context, cr *unstructured.Unstructured) err
 	if cr.GetUID() == "" {
 		cr.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", uids.Add(1))))
 	}
+	s.root = cr.GetUID()
 	if cr.GetGeneration() == 0 {
 		cr.SetGeneration(1)
 	}
