@@ -170,9 +170,14 @@ func (d *decoder) useBlueprint(field, file string, fileNode *yaml.Node) *ir.Use 
 	top.via = d.Pos(fileNode)
 	src, err := d.src.Open(file)
 	if err != nil {
-		hint := "check the path; it is relative to the Blueprint's directory"
-		if errors.Is(err, fs.ErrNotExist) {
+		hint := "" // where Blueprints are not files (ConfigMaps), the error says what to do
+		var pe *fs.PathError
+		switch {
+		case !errors.As(err, &pe):
+		case errors.Is(err, fs.ErrNotExist):
 			hint = "fix the path (relative to the Blueprint's directory), or create the Blueprint there"
+		default:
+			hint = "check the path; it is relative to the Blueprint's directory"
 		}
 		d.add(d.Pos(fileNode), diag.UnreadableFile, hint, "%s %q cannot be read: %s", field, file, pathErrorText(err))
 		return nil

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/compiler"
@@ -184,4 +186,57 @@ func readFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestUsesFromConfigMaps: in a ConfigMap, a used Blueprint is read from its
+// own ConfigMap, named after its directory, which must be labelled as a
+// Blueprint's (so that the runtime runs it).
+func TestUsesFromConfigMaps(t *testing.T) {
+	cm := func(name string, labelled bool, data map[string]string) *corev1.ConfigMap {
+		c := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}, Data: data}
+		if labelled {
+			c.Labels = load.ConfigMapSelector()
+		}
+		return c
+	}
+	database := cm("database", true, map[string]string{
+		load.KeyBlueprint:   readFile(t, "testdata/uses/database.yaml"),
+		"database-crd.yaml": readFile(t, "testdata/uses/database-crd.yaml"),
+	})
+	app := cm("app", true, map[string]string{
+		load.KeyBlueprint: strings.Replace(composite, "  - crd: manifests/certificate.yaml\n", "", 1) + "",
+		"crd.yaml":        readFile(t, "testdata/manifests/crd.yaml"),
+	})
+	// The certificate child needs its CRD: drop it from this variant.
+	app.Data[load.KeyBlueprint] = app.Data[load.KeyBlueprint][:strings.Index(app.Data[load.KeyBlueprint], "  - id: certificate")] +
+		"  - id: config\n    template:\n      apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: ${self.metadata.name}\n      data:\n        host: ${database.status.host}\n"
+	for _, tt := range []struct {
+		name   string
+		others map[string]*corev1.ConfigMap
+		want   string // a part of the error; "" compiles
+	}{
+		{"its own ConfigMap", map[string]*corev1.ConfigMap{"database": database}, ""},
+		{"none", nil, `configmap/shop/app/blueprint.yaml:8:16: E0019 uses[0].blueprint "uses/database.yaml" cannot be read: the used Blueprint is kept in the ConfigMap shop/database, which does not exist: create it with the Blueprint and its CRD, labelled inrun.dev/role=blueprint`},
+		{"not labelled", map[string]*corev1.ConfigMap{"database": cm("database", false, database.Data)}, "the ConfigMap shop/database keeps the used Blueprint but is not labelled inrun.dev/role=blueprint, so the runtime does not run it: label it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			get := func(namespace, name string) (*corev1.ConfigMap, error) {
+				if namespace != "shop" {
+					t.Errorf("looked in namespace %q, want the using ConfigMap's", namespace)
+				}
+				return tt.others[name], nil
+			}
+			bp, err := compiler.CompileConfigMaps(get)(app)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatal(err)
+			case tt.want == "":
+				if u := bp.Uses[0]; u.Source != "configmap/shop/database/blueprint.yaml" || u.Compiled == nil || u.Kind != "Database" {
+					t.Errorf("the used Blueprint: %+v", u)
+				}
+			case err == nil || !strings.Contains(err.Error(), tt.want):
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
 }

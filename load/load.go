@@ -219,13 +219,20 @@ func (f configMapFiles) Open(name string) (*Source, error) {
 		return nil, fmt.Errorf("the used Blueprint is kept in the ConfigMap %s/%s: %w", f.cm.Namespace, cmName, err)
 	}
 	if other == nil {
-		return nil, fmt.Errorf("the used Blueprint is kept in the ConfigMap %s/%s, which does not exist: %w", f.cm.Namespace, cmName, fs.ErrNotExist)
+		return nil, notExist(fmt.Sprintf("the used Blueprint is kept in the ConfigMap %s/%s, which does not exist: create it with the Blueprint and its CRD, labelled %s=%s", f.cm.Namespace, cmName, LabelRole, RoleBlueprint))
 	}
 	if other.Labels[LabelRole] != RoleBlueprint {
 		return nil, fmt.Errorf("the ConfigMap %s/%s keeps the used Blueprint but is not labelled %s=%s, so the runtime does not run it: label it", other.Namespace, other.Name, LabelRole, RoleBlueprint)
 	}
 	return ConfigMaps{Get: f.get}.Load(other)
 }
+
+// notExist is a missing file that is not a file: errors.Is(err,
+// fs.ErrNotExist) holds, and its text says what is missing.
+type notExist string
+
+func (e notExist) Error() string        { return string(e) }
+func (e notExist) Is(target error) bool { return target == fs.ErrNotExist }
 
 // pathErrorText is err's cause without the path, which the diagnostic
 // already names.
