@@ -2,17 +2,21 @@ package runner_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
 
@@ -135,4 +139,66 @@ func (f *fixture) message(gvk schema.GroupVersionKind, name, condType string) st
 		return err.Error()
 	}
 	return conditionMessage(obj, condType)
+}
+
+// TestCompositionFromConfigMaps runs the same two Blueprints from
+// ConfigMaps: the used one from its own, named after its directory, which
+// runs it; the Blueprint that uses it is compiled against it.
+func TestCompositionFromConfigMaps(t *testing.T) {
+	f := newFixture(t)
+	read := func(name string) string {
+		b, err := os.ReadFile("testdata/composition/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	cm := func(name string, data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: load.ConfigMapSelector()}, Data: data}
+	}
+	stackCM := cm("stack", map[string]string{load.KeyBlueprint: read("blueprint.yaml"), "crd.yaml": read("crd.yaml")})
+	if err := f.admin.Create(context.Background(), stackCM); err != nil {
+		t.Fatal(err)
+	}
+	get := func(namespace, name string) (*corev1.ConfigMap, error) {
+		c := &corev1.ConfigMap{}
+		err := f.admin.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, c)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return c, err
+	}
+	cms := runner.ConfigMaps{Namespace: f.ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMaps(get)}
+	_, err := cms.Blueprints(context.Background(), f.admin)
+	want := "configmap/" + f.ns + "/stack/blueprint.yaml:10:16: E0019 uses[0].blueprint \"store/blueprint.yaml\" cannot be read: the used Blueprint is kept in the ConfigMap " + f.ns + "/store, which does not exist"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("without the used Blueprint's ConfigMap: %v, want an error containing %q", err, want)
+	}
+
+	storeCM := cm("store", map[string]string{load.KeyBlueprint: read("store/blueprint.yaml"), "crd.yaml": read("store/crd.yaml")})
+	if err := f.admin.Create(context.Background(), storeCM); err != nil {
+		t.Fatal(err)
+	}
+	bps, err := cms.Blueprints(context.Background(), f.admin)
+	if err != nil || len(bps) != 2 || bps[0].Name != "stack" || bps[1].Name != "store" || bps[0].Use(storeGVK) == nil {
+		t.Fatalf("Blueprints = %v, %v; want the stack Blueprint, using the store's, and the store's", bps, err)
+	}
+	if err := runner.InstallCRDs(context.Background(), f.cfg, bps); err != nil {
+		t.Fatal(err)
+	}
+	f.start(f.cfg, []string{f.ns}, func(o *runner.Options) { o.Blueprints, o.ConfigMaps = nil, &cms })
+
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(stackGVK)
+	cr.SetName("shop")
+	cr.SetNamespace(f.ns)
+	if err := f.admin.Create(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	gate := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "shop-store-gate", Namespace: f.ns}}
+	if err := f.admin.Create(context.Background(), gate); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually(30*time.Second, "the Store, reconciled from its ConfigMap", f.readyIs(storeGVK, "shop-store", "True", 1))
+	f.eventually(30*time.Second, "the Stack, ready", f.readyIs(stackGVK, "shop", "True", 1))
 }
