@@ -26,8 +26,12 @@ type templateData struct {
 	Requires           []require
 	CRDFile, Sample    string
 	// CRDGenerated: the CRD comes from the Blueprint's schema section.
-	CRDGenerated    bool
-	Children        []*ir.Child
+	CRDGenerated bool
+	Children     []*ir.Child
+	// UsedBlueprints are the Blueprints this one uses (uses: blueprint:),
+	// whose custom resources its children may be: this operator does not
+	// run them.
+	UsedBlueprints  []*ir.Use
 	Compiled, Total int
 	CEL             []*ir.Expr
 }
@@ -82,6 +86,11 @@ func (p *project) templateData() (*templateData, error) {
 		Children: p.Blueprint.Children,
 		Total:    len(p.model.exprs),
 		Compiled: len(p.model.exprs) - len(p.lowered.cel),
+	}
+	for _, u := range p.Blueprint.Uses {
+		if u.Blueprint != "" {
+			d.UsedBlueprints = append(d.UsedBlueprints, u)
+		}
 	}
 	for i, x := range p.model.exprs {
 		if p.lowered.cel[i] {

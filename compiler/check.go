@@ -7,6 +7,7 @@ import (
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/inrun/inrun/expr"
@@ -22,7 +23,9 @@ type checker struct {
 	errs *diag.List
 
 	// selfShape is the CR's shape; childShapes are by child id.
-	selfShape   shape
+	selfShape shape
+	// usedShapes are the shapes of the kinds uses names.
+	usedShapes  map[schema.GroupVersionKind]shape
 	childShapes map[string]shape
 	// exprShapes say where each whole-value expression's result lands.
 	exprShapes map[*ir.Expr]exprUse
@@ -42,13 +45,19 @@ type exprUse struct {
 }
 
 // check checks bp, whose CRD has the structural schema self (nil when
-// none is known), and completes it: every expression gets its checked
-// form, type and references, and children their order. inferredStatus
-// says the CRD's status is declared from emit.status after the check.
-func check(bp *ir.Blueprint, self *structuralschema.Structural, parts map[*ir.Expr][]*ir.Expr, errs *diag.List, inferredStatus bool) *checker {
-	c := &checker{bp: bp, errs: errs, selfShape: anyValue, parts: parts, inferredStatus: inferredStatus}
+// none is known) and whose used kinds have those of used, and completes it:
+// every expression gets its checked form, type and references, and
+// children their order. inferredStatus says the CRD's status is declared
+// from emit.status after the check.
+func check(bp *ir.Blueprint, self *structuralschema.Structural, used map[schema.GroupVersionKind]*structuralschema.Structural, parts map[*ir.Expr][]*ir.Expr, errs *diag.List, inferredStatus bool) *checker {
+	c := &checker{bp: bp, errs: errs, selfShape: anyValue, parts: parts, usedShapes: map[schema.GroupVersionKind]shape{}, inferredStatus: inferredStatus}
 	if self != nil {
 		c.selfShape = structuralShape{self}
+	}
+	for gvk, st := range used {
+		if st != nil {
+			c.usedShapes[gvk] = structuralShape{st}
+		}
 	}
 	c.checkTemplates()
 	c.checkExpressions()
@@ -73,6 +82,10 @@ func (c *checker) checkTemplates() {
 			s = newGoShape(t)
 		case child.Kind != "" && child.GroupVersionKind == c.bp.Resource.GroupVersionKind:
 			s = c.selfShape
+		case c.usedShapes[child.GroupVersionKind] != nil:
+			// Another Blueprint's custom resource, or an operator's: typed
+			// by its CRD as the Blueprint's own is.
+			s = c.usedShapes[child.GroupVersionKind]
 		default:
 			continue
 		}

@@ -99,7 +99,7 @@ func (c *checker) checkExpressions() {
 			usable = append(usable, ch)
 		}
 	}
-	envBP := &ir.Blueprint{Resource: c.bp.Resource, Children: usable}
+	envBP := &ir.Blueprint{Resource: c.bp.Resource, Uses: c.bp.Uses, Children: usable}
 	env, err := expr.NewEnv(envBP)
 	if err != nil {
 		c.errs.Add(ir.Pos{File: c.bp.File}, diag.ExprType, "", "cannot build the expression environment: %v", err)

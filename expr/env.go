@@ -52,9 +52,9 @@ type Env struct {
 	decls *apiservercel.DeclTypeProvider
 }
 
-// NewEnv builds the environment for bp from its Resource and Children; it
-// reads nothing else, so the compiler can call it before the rest of the IR
-// is complete.
+// NewEnv builds the environment for bp from its Resource, Uses and
+// Children; it reads nothing else, so the compiler can call it before the
+// rest of the IR is complete.
 func NewEnv(bp *ir.Blueprint) (*Env, error) {
 	base, err := baseEnv()
 	if err != nil {
@@ -91,6 +91,14 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 			}
 		case c.GroupVersionKind == bp.Resource.GroupVersionKind && selfSchema != nil:
 			vars[c.ID] = vars[Self]
+		case bp.Use(c.GroupVersionKind) != nil && bp.Use(c.GroupVersionKind).Schema != nil:
+			// Another Blueprint's custom resource, or an operator's: typed
+			// by its CRD.
+			s, err := ResourceSchema(bp.Use(c.GroupVersionKind).Schema)
+			if err != nil {
+				return nil, fmt.Errorf("schema of %s: %w", c.Kind, err)
+			}
+			vars[c.ID] = VarType{Schema: s, values: newValueSchema(s)}
 		default:
 			vars[c.ID] = VarType{Dynamic: true}
 		}

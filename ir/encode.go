@@ -28,6 +28,48 @@ func Unmarshal(data []byte) (*Blueprint, error) {
 	return bp, nil
 }
 
+// MarshalUsed encodes the Blueprints bp uses, directly or not (WithUsed
+// without bp), for UnmarshalWithUsed: inrun build embeds them in an
+// operator's tests, which run them beside the operator, as inrun run does.
+// Nil when bp uses none.
+func MarshalUsed(bp *Blueprint) ([]byte, error) {
+	all := WithUsed([]*Blueprint{bp})
+	if len(all) == 1 {
+		return nil, nil
+	}
+	return json.MarshalIndent(all[:len(all)-1], "", " ")
+}
+
+// UnmarshalWithUsed decodes a Blueprint (Marshal's) and those it uses
+// (MarshalUsed's), and links every Use of a Blueprint to the used one it
+// names (Use.Compiled), by name and kind.
+func UnmarshalWithUsed(data, used []byte) (*Blueprint, error) {
+	bp, err := Unmarshal(data)
+	if err != nil {
+		return nil, err
+	}
+	var list []*Blueprint
+	if err := json.Unmarshal(used, &list); err != nil {
+		return nil, fmt.Errorf("decoding the IR of the Blueprints it uses: %w", err)
+	}
+	for _, b := range append([]*Blueprint{bp}, list...) {
+		for _, u := range b.Uses {
+			if u.Blueprint == "" {
+				continue
+			}
+			for _, l := range list {
+				if l.Name == u.Blueprint && l.Resource.GroupVersionKind == u.GroupVersionKind {
+					u.Compiled = l
+				}
+			}
+			if u.Compiled == nil {
+				return nil, fmt.Errorf("the Blueprint %s uses %s, whose IR is missing", b.Name, u.Blueprint)
+			}
+		}
+	}
+	return bp, nil
+}
+
 // literal is a Literal's JSON form: exactly one field is set, so that an
 // integer stays an integer.
 type literal struct {

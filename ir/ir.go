@@ -1,6 +1,9 @@
 package ir
 
 import (
+	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,6 +30,11 @@ type Blueprint struct {
 
 	// Resource is the custom resource kind the Blueprint reconciles.
 	Resource Resource
+
+	// Uses are the kinds the Blueprint builds on (uses:), in the order
+	// written: other Blueprints' custom resources and foreign CRDs, which
+	// its children may be.
+	Uses []*Use `json:",omitempty"`
 
 	// Children are the templates, onCreate and onReconcile alike, in an order
 	// where every child comes after the children its expressions reference.
@@ -123,6 +131,84 @@ func rebase(v *Value, base string) *Value {
 		}
 	}
 	return &out
+}
+
+// Use is a kind a Blueprint builds on: the custom resource of another
+// Blueprint (kro's RGD chaining), or of a CRD nothing here reconciles
+// (cert-manager's Certificate, say). Children of its kind are typed by its
+// CRD's schema, as the Blueprint's own custom resource is.
+type Use struct {
+	Pos Pos
+	schema.GroupVersionKind
+	Plural     string
+	Namespaced bool
+	// File is the path uses names (blueprint: or crd:), relative to the
+	// Blueprint's directory.
+	File string
+	// Source is where it was read from, as diagnostics name it: the used
+	// Blueprint's File, or the CRD manifest's path.
+	Source string
+	// Blueprint is the used Blueprint's metadata.name; empty for a CRD.
+	Blueprint string
+	// CRD is the parsed manifest; nil when a used Blueprint names its CRD
+	// by group, version and kind only.
+	CRD *apiextensionsv1.CustomResourceDefinition
+	// Schema is the OpenAPI schema of the version; nil when unknown:
+	// children of the kind are then read dynamically.
+	Schema *apiextensionsv1.JSONSchemaProps
+	// ReadyCondition says a child of the kind is ready (unless its
+	// readyWhen says otherwise) when its status has the condition
+	// Ready=True for its current generation; false, once it exists. True
+	// for every used Blueprint, whose runtime writes that condition, and
+	// for a CRD whose status schema has conditions.
+	ReadyCondition bool
+
+	// Compiled is the used Blueprint, compiled with this one, for the
+	// programs that run it too (inrun run, simulate, e2e). Nil for a CRD,
+	// and in an IR read back by Unmarshal: a generated operator runs its
+	// own Blueprint only; the used one needs its own operator.
+	Compiled *Blueprint `json:"-"`
+}
+
+// Use returns what b uses of kind gvk, or nil.
+func (b *Blueprint) Use(gvk schema.GroupVersionKind) *Use {
+	for _, u := range b.Uses {
+		if u.GroupVersionKind == gvk {
+			return u
+		}
+	}
+	return nil
+}
+
+// WithUsed returns bps and every Blueprint they use, directly or through
+// others, each once: a used Blueprint before the first that uses it. Two
+// compilations of one file are one Blueprint. It is what a program that
+// runs bps runs, so that the custom resources their children are get
+// reconciled too.
+func WithUsed(bps []*Blueprint) []*Blueprint {
+	var out []*Blueprint
+	seen := map[string]bool{}
+	var add func(bp *Blueprint)
+	add = func(bp *Blueprint) {
+		key := path.Clean(filepath.ToSlash(bp.File))
+		if bp.File == "" {
+			key = fmt.Sprintf("%p", bp)
+		}
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		for _, u := range bp.Uses {
+			if u.Compiled != nil {
+				add(u.Compiled)
+			}
+		}
+		out = append(out, bp)
+	}
+	for _, bp := range bps {
+		add(bp)
+	}
+	return out
 }
 
 // Resource describes the custom resource kind a Blueprint reconciles.

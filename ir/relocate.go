@@ -8,6 +8,15 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 	out := *b
 	out.File = rename(b.File)
 	out.Resource.Pos = r.pos(b.Resource.Pos)
+	if b.Uses != nil {
+		out.Uses = make([]*Use, len(b.Uses))
+		for i, u := range b.Uses {
+			uu := *u
+			uu.Pos = r.pos(u.Pos)
+			uu.Source = rename(u.Source)
+			out.Uses[i] = &uu
+		}
+	}
 	out.Children = make([]*Child, len(b.Children))
 	for i, c := range b.Children {
 		cc := *c

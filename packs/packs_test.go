@@ -2,6 +2,7 @@ package packs
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -64,7 +65,7 @@ func TestExamples(t *testing.T) {
 	if got := Examples(Default); !slices.Equal(got, []string{"."}) {
 		t.Errorf("Examples(%q) = %v; want [.]", Default, got)
 	}
-	want := []string{"01-hello-website", "02-service-account", "03-live-status", "04-copy-across-namespaces", "05-collections", "06-readiness-gating", "08-short-schema", "09-conditions-and-selectors"}
+	want := []string{"01-hello-website", "02-service-account", "03-live-status", "04-copy-across-namespaces", "05-collections", "06-readiness-gating", "07-composition", "08-short-schema", "09-conditions-and-selectors"}
 	if got := Examples("declarative"); !slices.Equal(got, want) {
 		t.Errorf("Examples(declarative) = %v; want %v", got, want)
 	}
@@ -190,8 +191,7 @@ func checkExample(t *testing.T, dir string) {
 		}
 	}
 
-	var bp blueprint
-	readYAML(t, filepath.Join(dir, "blueprint.yaml"), &bp)
+	bp, known := childIDs(t, filepath.Join(dir, "blueprint.yaml"))
 	if bp.APIVersion != "inrun.dev/v1alpha1" || bp.Kind != "Blueprint" {
 		t.Errorf("blueprint.yaml: apiVersion/kind = %s/%s; want inrun.dev/v1alpha1/Blueprint", bp.APIVersion, bp.Kind)
 	}
@@ -241,10 +241,11 @@ func checkExample(t *testing.T, dir string) {
 	readYAML(t, filepath.Join(dir, "manifests", "cr.yaml"), &cr)
 	checkCR("manifests/cr.yaml", cr)
 
-	// A child is a template's id or, for what a remote reconciler
-	// returns, remote.<the id it gives>.
+	// A child is a template's id, a used Blueprint's child of one as
+	// <id>.<id>, or, for what a remote reconciler returns, remote.<the id
+	// it gives>.
 	knownChild := func(id string) bool {
-		return ids[id] || (bp.Reconcile != nil && strings.HasPrefix(id, "remote.") && lowerCamel.MatchString(strings.TrimPrefix(id, "remote.")))
+		return known[id] || (bp.Reconcile != nil && strings.HasPrefix(id, "remote.") && lowerCamel.MatchString(strings.TrimPrefix(id, "remote.")))
 	}
 	var sim struct {
 		Cases []struct {
@@ -330,10 +331,39 @@ type blueprint struct {
 	CRD        struct {
 		File string `json:"file"`
 	} `json:"crd"`
-	Schema      map[string]any `json:"schema"`
+	Schema map[string]any `json:"schema"`
+	Uses   []struct {
+		Blueprint string `json:"blueprint"`
+	} `json:"uses"`
 	OnCreate    []child        `json:"onCreate"`
 	OnReconcile []child        `json:"onReconcile"`
 	Reconcile   map[string]any `json:"reconcile"`
+}
+
+// childIDs returns the ids of the Blueprint at file, and of the children of
+// the Blueprints it uses as simulate names them: <id>.<id in that one>, for
+// every child (any could be of the used kind; the compiler checks which).
+func childIDs(t *testing.T, file string) (blueprint, map[string]bool) {
+	t.Helper()
+	var bp blueprint
+	readYAML(t, file, &bp)
+	ids := map[string]bool{}
+	for _, c := range append(slices.Clone(bp.OnCreate), bp.OnReconcile...) {
+		ids[c.ID] = true
+	}
+	own := maps.Clone(ids)
+	for _, u := range bp.Uses {
+		if u.Blueprint == "" {
+			continue
+		}
+		_, used := childIDs(t, filepath.Join(filepath.Dir(file), filepath.FromSlash(u.Blueprint)))
+		for id := range own {
+			for nested := range used {
+				ids[id+"."+nested] = true
+			}
+		}
+	}
+	return bp, ids
 }
 
 type child struct {

@@ -41,7 +41,7 @@ the pack replace files of the same name and other files are left alone.`,
   # Which packs there are
   inrun init --list
 
-  # Four Blueprints with no code, in a new directory
+  # Nine Blueprints with no code, in a new directory
   inrun init my-website --pack declarative
 
   # Into the current directory, even though it holds files

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -77,10 +79,14 @@ every child kind (caches hold only Inrun's children), a rate-limited work
 queue with backoff, several workers, server-side apply with one field owner,
 prune, finalizers, status and conditions, Events, metrics and probes.
 
-Blueprints come from the arguments (default blueprint.yaml), or with
+Blueprints come from the arguments (default blueprint.yaml), with the
+Blueprints they use (uses: blueprint:), which run too; or with
 --from-configmaps from ConfigMaps labelled inrun.dev/role=blueprint whose key
 blueprint.yaml holds the Blueprint and whose other keys are the files it
-names (crd.file: manifests/crd.yaml reads the key crd.yaml).
+names (crd.file: manifests/crd.yaml reads the key crd.yaml). There a used
+Blueprint is kept in its own ConfigMap, named after its directory
+(uses: blueprint: database/blueprint.yaml reads the ConfigMap database of
+the same namespace), which runs it.
 
 With --dev, when no cluster is reachable, inrun makes one: a kind cluster
 named inrun-dev where a Docker engine answers (it stays up between runs),
@@ -134,6 +140,10 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	// The custom resources the children are reconcile too: a Blueprint's
+	// own examples are applied with --dev, not those of the ones it uses.
+	given := bps
+	bps = withUsed(out, bps, "running %s too")
 
 	cfg, reachErr := f.restConfig()
 	if reachErr == nil {
@@ -157,17 +167,26 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	var cms *runner.ConfigMaps
 	if f.fromConfigMaps {
-		cms = &runner.ConfigMaps{Namespace: f.cmNamespace, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
+		reader, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+		if err != nil {
+			return err
+		}
+		// A used Blueprint is read from its own ConfigMap, which runs it.
+		get := func(namespace, name string) (*corev1.ConfigMap, error) {
+			cm := &corev1.ConfigMap{}
+			err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cm)
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return cm, err
+		}
+		cms = &runner.ConfigMaps{Namespace: f.cmNamespace, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMaps(get)}
 		where := "every namespace"
 		if f.cmNamespace != "" {
 			where = "namespace " + f.cmNamespace
 		}
 		fmt.Fprintf(out, "Running the Blueprints of ConfigMaps labelled %s=%s in %s (key %s), following their edits.\n", load.LabelRole, load.RoleBlueprint, where, load.KeyBlueprint)
 		if f.dev || f.installCRDs {
-			reader, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
-			if err != nil {
-				return err
-			}
 			if bps, err = cms.Blueprints(ctx, reader); err != nil {
 				fmt.Fprintf(out, "Not every Blueprint ConfigMap compiles; the CRDs of those that do are installed:\n%v\n", err)
 			}
@@ -184,7 +203,10 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	if f.dev {
-		if err := applyExamples(ctx, cfg, bps, out); err != nil {
+		if f.fromConfigMaps {
+			given = bps
+		}
+		if err := applyExamples(ctx, cfg, given, out); err != nil {
 			return err
 		}
 	}

@@ -29,9 +29,11 @@ const (
 	// UnknownReference: an expression names a child or variable that does
 	// not exist.
 	UnknownReference
-	// Cycle: children reference each other in a cycle.
+	// Cycle: children reference each other in a cycle, or Blueprints use
+	// each other (uses:) in one.
 	Cycle
-	// UnknownKind: a kind is neither built in nor one the Blueprint knows.
+	// UnknownKind: a kind is neither built in nor one the Blueprint knows
+	// (its own, or one it uses).
 	UnknownKind
 	// MissingCRDFile: crd.file names a file that cannot be read.
 	MissingCRDFile

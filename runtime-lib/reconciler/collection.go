@@ -106,7 +106,7 @@ func (p *pass) collection(ctx context.Context, c *ir.Child) {
 		switch {
 		case err != nil && !expr.DataPending(err):
 			p.childError(ctx, c, err)
-		case err != nil, defined && !ready, !defined && !defaultReady(obj):
+		case err != nil, defined && !ready, !defined && !p.kindReady(obj):
 			notReady++
 		}
 	}

@@ -198,19 +198,30 @@ func Scheme() *runtime.Scheme {
 }
 
 // InstallCRDs applies the CRD of every Blueprint that has one (its
-// crd.file, or the CRD generated from its schema section) and waits until
-// each is established. A CRD named only by group, version and kind is
-// left as it is.
+// crd.file, or the CRD generated from its schema section), and of every
+// kind they use (uses:), each once, and waits until each is established.
+// A CRD named only by group, version and kind is left as it is.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, bps []*ir.Blueprint) error {
 	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {
 		return err
 	}
-	for _, bp := range bps {
-		if bp.Resource.CRD == nil {
-			continue
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	seen := map[string]bool{}
+	add := func(crd *apiextensionsv1.CustomResourceDefinition) {
+		if crd != nil && !seen[crd.Name] {
+			seen[crd.Name] = true
+			crds = append(crds, crd)
 		}
-		crd := bp.Resource.CRD.DeepCopy()
+	}
+	for _, bp := range bps {
+		add(bp.Resource.CRD)
+		for _, u := range bp.Uses {
+			add(u.CRD)
+		}
+	}
+	for _, crd := range crds {
+		crd := crd.DeepCopy()
 		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 		crd.ResourceVersion = ""
 		crd.ManagedFields = nil
