@@ -53,6 +53,16 @@ var baseEnv = sync.OnceValues(func() (*cel.Env, error) {
 	)
 })
 
+// libraryEnv is baseEnv with the libraries a Blueprint may call besides
+// (libraries): built once, as every Blueprint's environment extends it.
+var libraryEnv = sync.OnceValues(func() (*cel.Env, error) {
+	base, err := baseEnv()
+	if err != nil {
+		return nil, err
+	}
+	return base.Extend(libraries()...)
+})
+
 // programOptions are the API server's options for every program: its cost
 // limit and cost tracking.
 type programOptions struct{}

@@ -56,7 +56,7 @@ type Env struct {
 // Children; it reads nothing else, so the compiler can call it before the
 // rest of the IR is complete.
 func NewEnv(bp *ir.Blueprint) (*Env, error) {
-	base, err := baseEnv()
+	base, err := libraryEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 			return nil, err
 		}
 	}
-	opts := libraries()
+	var opts []cel.EnvOption
 	if len(natives) > 0 {
 		natives = append(natives, ext.ParseStructTag("json"))
 		opts = append(opts, ext.NativeTypes(natives...))
