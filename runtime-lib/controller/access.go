@@ -15,7 +15,7 @@ import (
 
 // CheckAccess asks the API server whether the runtime may list and watch
 // the custom resource, every child kind of bps and every kind their
-// externalRefs select, in namespace ("" for all
+// externalRefs read, in namespace ("" for all
 // namespaces). A custom resource it cannot watch is an error: nothing could
 // run. Child kinds it cannot watch are returned, each with an error that
 // says what to grant, so that the runtime can run without them and report
@@ -43,9 +43,11 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 					strings.Join(missing, " or "), qualified(ch.Group, ch.Plural), ch.Kind)
 			}
 		}
-		// Objects externalRefs select are listed and watched too.
+		// Objects externalRefs read are listed and watched too. One
+		// read by name works without (it is read again every 30 seconds
+		// instead); one by selector does not.
 		for _, ch := range bp.Children {
-			if !ch.Selector || unavailable[ch.GroupVersionKind] != nil {
+			if !ch.External || unavailable[ch.GroupVersionKind] != nil {
 				continue
 			}
 			missing, err := denied(ctx, c, ch.Group, ch.Plural, namespace)
@@ -53,7 +55,7 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 				return nil, err
 			}
 			if len(missing) > 0 {
-				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s %s: externalRef %q cannot read the %s objects it selects; grant what `inrun rbac` prints",
+				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s %s: externalRef %q cannot watch the %s objects it reads; grant what `inrun rbac` prints",
 					strings.Join(missing, " or "), qualified(ch.Group, ch.Plural), ch.ID, ch.Kind)
 			}
 		}

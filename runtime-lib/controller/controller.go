@@ -153,7 +153,7 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		// which works across namespaces where owner references cannot.
 		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(notEcho(rec)))
 	}
-	if b, err = watchSelected(mgr, b, bp, rec, opts); err != nil {
+	if b, err = watchExternal(mgr, b, bp, rec, opts); err != nil {
 		return err
 	}
 	return b.Complete(limiter.wrap(rec))

@@ -18,13 +18,12 @@ import (
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
-// SelectedKinds are the kinds bp's externalRefs by label selector read,
-// each once.
-func SelectedKinds(bp *ir.Blueprint) []schema.GroupVersionKind {
+// ExternalKinds are the kinds bp's externalRefs read, each once.
+func ExternalKinds(bp *ir.Blueprint) []schema.GroupVersionKind {
 	var out []schema.GroupVersionKind
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, c := range bp.Children {
-		if c.Selector && !seen[c.GroupVersionKind] {
+		if c.External && !seen[c.GroupVersionKind] {
 			seen[c.GroupVersionKind] = true
 			out = append(out, c.GroupVersionKind)
 		}
@@ -32,14 +31,14 @@ func SelectedKinds(bp *ir.Blueprint) []schema.GroupVersionKind {
 	return out
 }
 
-// watchSelected has the controller reconcile a custom resource again when
-// an object its externalRefs by selector read (or would read) appears,
-// changes or goes. The objects are watched by their metadata only, in a
-// cache of their own: the manager's cache holds only Inrun's children of a
-// kind it also owns, and a selector reads objects Inrun did not make.
-func watchSelected(mgr manager.Manager, b *builder.Builder, bp *ir.Blueprint, rec *reconciler.Reconciler, opts Options) (*builder.Builder, error) {
+// watchExternal has the controller reconcile a custom resource again when
+// an object its externalRefs read (or would read) appears, changes or
+// goes. The objects are watched by their metadata only, in a cache of
+// their own: the manager's cache holds only Inrun's children of a kind it
+// also owns, and an externalRef reads objects Inrun did not make.
+func watchExternal(mgr manager.Manager, b *builder.Builder, bp *ir.Blueprint, rec *reconciler.Reconciler, opts Options) (*builder.Builder, error) {
 	var kinds []schema.GroupVersionKind
-	for _, gvk := range SelectedKinds(bp) {
+	for _, gvk := range ExternalKinds(bp) {
 		if opts.Unavailable[gvk] == nil {
 			kinds = append(kinds, gvk)
 		}
@@ -58,7 +57,7 @@ func watchSelected(mgr manager.Manager, b *builder.Builder, bp *ir.Blueprint, re
 		// relabelled object leaves one selection and enters another.
 		b = b.WatchesRawSource(source.Kind(c, obj, handler.TypedEnqueueRequestsFromMapFunc(
 			func(_ context.Context, o *metav1.PartialObjectMetadata) []reconcile.Request {
-				return rec.Selecting(gvk, o.GetNamespace(), o.GetLabels())
+				return rec.Selecting(gvk, o.GetNamespace(), o.GetName(), o.GetLabels())
 			})))
 	}
 	return b, nil
@@ -93,7 +92,7 @@ func selectionCacheOf(mgr manager.Manager, namespaces []string) (*selectionCache
 	}
 	inner, err := cache.New(mgr.GetConfig(), opts)
 	if err != nil {
-		return nil, fmt.Errorf("the cache of objects externalRefs select: %w", err)
+		return nil, fmt.Errorf("the cache of objects externalRefs read: %w", err)
 	}
 	c := &selectionCache{Cache: inner}
 	if err := mgr.Add(c); err != nil {

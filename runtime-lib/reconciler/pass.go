@@ -65,11 +65,12 @@ type pass struct {
 	transient error
 	// remoteState is what the remote reconciler answered this pass.
 	remoteState remoteState
-	// readExternals is set once an externalRef has been read.
+	// readExternals is set once an externalRef has been read by name of
+	// a kind the runtime may not watch: it is read again later.
 	readExternals bool
 	// written are the children created or applied this pass.
 	written []*unstructured.Unstructured
-	// selections are what this pass's externalRefs by selector read.
+	// selections are what this pass's externalRefs read.
 	selections []Selection
 	// custom are the custom conditions (emit.conditions) of this pass.
 	custom []metav1.Condition
@@ -492,7 +493,9 @@ func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
 		p.readSelected(ctx, c)
 		return
 	}
-	p.readExternals = true
+	if p.opts.Unavailable[c.GroupVersionKind] != nil {
+		p.readExternals = true // not watched: look again later
+	}
 	ref, err := p.eval.Object(c)
 	if err != nil {
 		p.childError(ctx, c, err)
@@ -503,6 +506,9 @@ func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
 	if c.Namespaced && ns == "" {
 		ns = p.cr.GetNamespace()
 	}
+	// Remembered whether it exists or not: its creation is what a
+	// custom resource waiting for it needs to hear of.
+	p.selections = append(p.selections, Selection{GroupVersionKind: c.GroupVersionKind, Namespace: ns, Name: u.GetName()})
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(c.GroupVersionKind)
 	err = p.opts.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: u.GetName()}, obj)

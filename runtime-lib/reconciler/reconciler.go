@@ -91,8 +91,9 @@ type discardRecorder struct{}
 func (discardRecorder) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...any) {
 }
 
-// ExternalResync is how often a custom resource that reads externalRefs is
-// reconciled again to notice changes to them.
+// ExternalResync is how often a custom resource that reads an externalRef
+// by name of a kind the runtime may not watch is reconciled again to
+// notice changes to it.
 const ExternalResync = 30 * time.Second
 
 // Reconciler reconciles the custom resources of one Blueprint.
@@ -106,7 +107,7 @@ type Reconciler struct {
 	// resource, by objectKey (see catchUp).
 	statuses sync.Map
 	// selections holds, by objectKey of a custom resource, the
-	// []Selection its externalRefs by selector read last (see Selecting).
+	// []Selection its externalRefs read last (see Selecting).
 	selections sync.Map
 }
 
@@ -272,7 +273,7 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 		return rep, pass.transient
 	}
 	if pass.readExternals && rep.RequeueAfter == 0 {
-		// Objects Inrun does not own are not watched: look again.
+		// An object that cannot be watched: look again.
 		rep.RequeueAfter = ExternalResync
 	}
 	return rep, nil

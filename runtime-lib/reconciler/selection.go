@@ -17,19 +17,27 @@ import (
 	"github.com/inrun/inrun/ir"
 )
 
-// Selection is what an externalRef by label selector read for one custom
-// resource: objects of a kind, in a namespace ("" for every namespace),
-// whose labels match.
+// Selection is what an externalRef read for one custom resource: objects
+// of a kind, in a namespace ("" for every namespace), either the one with
+// Name (an externalRef by name) or those whose labels match Selector (by
+// label selector).
 type Selection struct {
 	schema.GroupVersionKind
 	Namespace string
+	Name      string
 	Selector  labels.Selector
 }
 
-// Matches reports whether an object of kind gvk, in namespace, with
-// these labels is one the selection reads.
-func (s Selection) Matches(gvk schema.GroupVersionKind, namespace string, set map[string]string) bool {
-	return s.GroupVersionKind == gvk && (s.Namespace == "" || s.Namespace == namespace) && s.Selector.Matches(labels.Set(set))
+// Matches reports whether an object of kind gvk, in namespace, with this
+// name and these labels is one the selection reads.
+func (s Selection) Matches(gvk schema.GroupVersionKind, namespace, name string, set map[string]string) bool {
+	if s.GroupVersionKind != gvk || (s.Namespace != "" && s.Namespace != namespace) {
+		return false
+	}
+	if s.Name != "" {
+		return s.Name == name
+	}
+	return s.Selector != nil && s.Selector.Matches(labels.Set(set))
 }
 
 // readSelected reads the objects an externalRef by label selector
@@ -107,33 +115,33 @@ func selectorOf(ref map[string]any) (labels.Selector, error) {
 	return metav1.LabelSelectorAsSelector(ls)
 }
 
-// selected remembers what cr's externalRefs by selector read this pass.
+// selected remembers what cr's externalRefs read this pass.
 func (r *Reconciler) selected(cr *unstructured.Unstructured, s []Selection) {
-	if !hasSelector(r.bp) {
+	if !hasExternal(r.bp) {
 		return
 	}
 	r.selections.Store(echoKey(cr), s)
 }
 
-func hasSelector(bp *ir.Blueprint) bool {
+func hasExternal(bp *ir.Blueprint) bool {
 	for _, c := range bp.Children {
-		if c.Selector {
+		if c.External {
 			return true
 		}
 	}
 	return false
 }
 
-// Selecting returns the custom resources whose externalRefs by selector
-// read, when last reconciled, objects of kind gvk in namespace with these
-// labels: those to reconcile again when such an object appears, changes
-// (before or after) or goes. A custom resource not reconciled yet is
-// reconciled anyway, for being new.
-func (r *Reconciler) Selecting(gvk schema.GroupVersionKind, namespace string, set map[string]string) []reconcile.Request {
+// Selecting returns the custom resources whose externalRefs read, when
+// last reconciled, the object of kind gvk in namespace with this name and
+// these labels: those to reconcile again when such an object appears,
+// changes (before or after) or goes. A custom resource not reconciled yet
+// is reconciled anyway, for being new.
+func (r *Reconciler) Selecting(gvk schema.GroupVersionKind, namespace, name string, set map[string]string) []reconcile.Request {
 	var out []reconcile.Request
 	r.selections.Range(func(k, v any) bool {
 		for _, s := range v.([]Selection) {
-			if s.Matches(gvk, namespace, set) {
+			if s.Matches(gvk, namespace, name, set) {
 				key := k.(objectKey)
 				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: key.namespace, Name: key.name}})
 				break

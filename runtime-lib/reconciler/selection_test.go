@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
@@ -92,7 +94,7 @@ func TestSelectorConditionsReadyWhen(t *testing.T) {
 
 	// Objects the selector reads, or would if it could see them.
 	labels := map[string]string{"team": "a"}
-	if reqs := f.rec.Selecting(configMapGVK, "shop", labels); len(reqs) != 1 || reqs[0].Name != "alpha" || reqs[0].Namespace != "shop" {
+	if reqs := f.rec.Selecting(configMapGVK, "shop", "any", labels); len(reqs) != 1 || reqs[0].Name != "alpha" || reqs[0].Namespace != "shop" {
 		t.Errorf("Selecting(team=a in shop) = %v, want shop/alpha", reqs)
 	}
 	for _, miss := range []struct {
@@ -103,11 +105,11 @@ func TestSelectorConditionsReadyWhen(t *testing.T) {
 		{"other", labels},
 		{"shop", map[string]string{"team": "a", "retired": "yes"}},
 	} {
-		if reqs := f.rec.Selecting(configMapGVK, miss.ns, miss.labels); len(reqs) != 0 {
+		if reqs := f.rec.Selecting(configMapGVK, miss.ns, "any", miss.labels); len(reqs) != 0 {
 			t.Errorf("Selecting(%v in %s) = %v, want none", miss.labels, miss.ns, reqs)
 		}
 	}
-	if reqs := f.rec.Selecting(secretGVK, "shop", labels); len(reqs) != 0 {
+	if reqs := f.rec.Selecting(secretGVK, "shop", "any", labels); len(reqs) != 0 {
 		t.Errorf("a Secret: Selecting = %v, want none", reqs)
 	}
 
@@ -188,5 +190,33 @@ func TestConditionsThatFail(t *testing.T) {
 	}
 	if s, msg := conditionOf(cr, "Ready"); s != "False" || msg != "see the Degraded condition" {
 		t.Errorf("Ready = %s %q; emit.readyWhen holds, but errors come first", s, msg)
+	}
+}
+
+// TestSelectionMatches: a Selection by name matches that one object
+// whatever its labels; one by selector matches by labels whatever the
+// name; neither matches another kind or namespace.
+func TestSelectionMatches(t *testing.T) {
+	byName := reconciler.Selection{GroupVersionKind: secretGVK, Namespace: "shop", Name: "gate"}
+	bySelector := reconciler.Selection{GroupVersionKind: configMapGVK, Selector: labels.SelectorFromSet(labels.Set{"team": "a"})}
+	for _, tc := range []struct {
+		s         reconciler.Selection
+		gvk       schema.GroupVersionKind
+		ns, name  string
+		labels    map[string]string
+		want      bool
+		situation string
+	}{
+		{byName, secretGVK, "shop", "gate", nil, true, "the named object"},
+		{byName, secretGVK, "shop", "gate", map[string]string{"x": "y"}, true, "the named object, labelled"},
+		{byName, secretGVK, "shop", "other", nil, false, "another name"},
+		{byName, secretGVK, "elsewhere", "gate", nil, false, "another namespace"},
+		{byName, configMapGVK, "shop", "gate", nil, false, "another kind"},
+		{bySelector, configMapGVK, "any", "x", map[string]string{"team": "a"}, true, "matching labels, every namespace"},
+		{bySelector, configMapGVK, "any", "x", map[string]string{"team": "b"}, false, "other labels"},
+	} {
+		if got := tc.s.Matches(tc.gvk, tc.ns, tc.name, tc.labels); got != tc.want {
+			t.Errorf("%s: Matches = %v, want %v", tc.situation, got, tc.want)
+		}
 	}
 }
