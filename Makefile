@@ -42,12 +42,18 @@ fmt-check: ## Fail if gofmt would change a file
 # -fuzzminimizetime: with Go's default of a minute to minimize each new input, a short run
 # of the larger readers does little else (FuzzCompile ran 48 inputs in two minutes).
 .PHONY: fuzz
-fuzz: ## Fuzz every reader of outside input, FUZZTIME each (default 30s): Blueprints, reconciler requests and Results, simulate and e2e files
+fuzz: ## Fuzz every reader of outside input, FUZZTIME each (default 30s): Blueprints, reconciler requests and Results, simulate and e2e files, kro RGDs
 	$(GO) test ./compiler -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./sdk -run '^$$' -fuzz '^FuzzDecodeResult$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./sdk -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./simulate -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./e2e -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./importer/kro -run '^$$' -fuzz '^FuzzConvert$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+
+.PHONY: kro-examples
+kro-examples: ## Convert kro's examples/kubernetes with inrun import kro and check the Blueprints (KRO=a kro checkout)
+	@test -n "$(KRO)" || { echo "give KRO=DIR, a checkout of github.com/kubernetes-sigs/kro"; exit 2; }
+	INRUN_KRO_REPO=$(abspath $(KRO)) $(GO) test ./importer/kro -run '^TestKroExamples$$' -count=1 -v
 
 .PHONY: faults
 faults: build assets ## The fault matrix on a local control plane (FAULTSFLAGS="-json faults.json", or -quick); see docs/reliability.md

@@ -36,6 +36,8 @@ type apiModel struct {
 	root    *gtype
 	names   map[string]bool
 	tm      *typeModel
+	// custom are the types of the Blueprint's own conditions.
+	custom []string
 }
 
 func buildAPI(bp *ir.Blueprint, pkg string, tm *typeModel) *apiModel {
@@ -47,6 +49,9 @@ func buildAPI(bp *ir.Blueprint, pkg string, tm *typeModel) *apiModel {
 		kind:    r.Kind,
 		names:   map[string]bool{r.Kind: true, r.Kind + "List": true},
 		tm:      tm,
+	}
+	for _, c := range bp.Conditions {
+		m.custom = append(m.custom, c.Type)
 	}
 	schema := r.Schema
 	if schema == nil {
@@ -165,6 +170,9 @@ func (m *apiModel) field(parent, name string, p *apiextensionsv1.JSONSchemaProps
 		f.t = &gtype{kind: gSlice, elem: m.tm.of(reflect.TypeFor[metav1.Condition]())}
 		if f.doc == nil {
 			f.doc = []string{"Conditions are Ready, Progressing and Degraded, which the runtime maintains."}
+			if len(m.custom) > 0 {
+				f.doc = []string{"Conditions are Ready, Progressing and Degraded, which the runtime maintains,", "and the Blueprint's own: " + strings.Join(m.custom, ", ") + "."}
+			}
 		}
 	case top:
 		f.t = m.structType(m.kind+exportedName(name), p)

@@ -431,6 +431,19 @@ func (b *body) untyped(v *ir.Value, hint string) *jen.Statement {
 	panic(fmt.Sprintf("codegen: value kind %v", v.Kind))
 }
 
+// text builds a condition's reason or message as a Go string: "" when v
+// is nil.
+func (b *body) text(v *ir.Value, hint string) *jen.Statement {
+	switch {
+	case v == nil:
+		return jen.Lit("")
+	case v.Kind == ir.Expression:
+		// Formatted as interpolated text formats its one expression.
+		v = &ir.Value{Kind: ir.Interpolation, Pos: v.Pos, Parts: []ir.Part{{Expr: v.Expr}}}
+	}
+	return b.untyped(v, hint)
+}
+
 // boolExpr compiles includeWhen or readyWhen: Go when it can, else CEL.
 func (b *body) boolExpr(x *ir.Expr) *jen.Statement {
 	if c, ok := b.compile(x); ok && c.kind == kBool {

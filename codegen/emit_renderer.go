@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/dave/jennifer/jen"
@@ -17,8 +18,8 @@ func rendererDecls(m *renderModel, l *lowered) []jen.Code {
 	e := &rendererEmitter{m: m, l: l, celIdx: l.celIndexes()}
 	var code []jen.Code
 	for _, decls := range [][]jen.Code{
-		e.sources(), e.rendererType(), e.begin(), e.evaluationType(), e.setLive(),
-		e.include(), e.ready(), e.object(), e.status(), e.args(), e.collections(),
+		e.sources(), e.rendererType(), e.begin(), e.evaluationType(), e.setLive(), e.setLiveItems(),
+		e.include(), e.ready(), e.object(), e.status(), e.conditions(), e.args(), e.collections(),
 		l.objects, e.helpers(), l.shapes,
 	} {
 		code = append(code, decls...)
@@ -215,9 +216,9 @@ func (e *rendererEmitter) setLive() []jen.Code {
 }
 
 // celChildren are the children that expressions left to CEL read, in child
-// order: the collections among them when collections is set, the others
-// when not.
-func (e *rendererEmitter) celChildren(collections bool) []*ir.Child {
+// order: those read as lists (collections, externalRefs by selector) when
+// lists is set, the others when not.
+func (e *rendererEmitter) celChildren(lists bool) []*ir.Child {
 	read := map[string]bool{}
 	for _, n := range e.celIdx {
 		for _, r := range e.m.exprs[n].Refs {
@@ -226,11 +227,30 @@ func (e *rendererEmitter) celChildren(collections bool) []*ir.Child {
 	}
 	var out []*ir.Child
 	for _, c := range e.m.bp.Children {
-		if read[c.ID] && (len(c.ForEach) > 0) == collections {
+		if read[c.ID] && isList(c) == lists {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// setLiveItems declares SetLiveItems, which presents the children read as
+// lists to CEL, their only reader: for a Blueprint with externalRefs by
+// selector and no collection (collections declares it otherwise, with the
+// rest of reconciler.Collections).
+func (e *rendererEmitter) setLiveItems() []jen.Code {
+	if len(e.m.collections()) > 0 || !slices.ContainsFunc(e.m.bp.Children, func(c *ir.Child) bool { return c.Selector }) {
+		return nil
+	}
+	cases := e.setItemsCases()
+	return []jen.Code{
+		jen.Var().Id("_").Qual(pkgReconciler, "Lists").Op("=").Parens(jen.Op("*").Id(e.m.evalType())).Parens(jen.Nil()),
+		jen.Line(),
+		jen.Comment("SetLiveItems implements reconciler.Lists: the objects an externalRef by selector reads."),
+		jen.Func().Add(e.recv()).Id("SetLiveItems").Params(jen.Id("id").String(), jen.Id("objs").Index().Op("*").Qual(pkgUnstructured, "Unstructured")).Error().Block(
+			switchOn(jen.Id("id"), cases, jen.Return(jen.Nil()))...),
+		jen.Line(),
+	}
 }
 
 // switchOn is a switch on subject over cases, when there are any, then
@@ -287,6 +307,29 @@ func (e *rendererEmitter) status() []jen.Code {
 	}
 }
 
+// conditions declares Condition and ReadyWhen, which evaluate
+// emit.conditions and emit.readyWhen; none when the Blueprint has neither.
+func (e *rendererEmitter) conditions() []jen.Code {
+	if len(e.m.bp.Conditions) == 0 && len(e.m.bp.ReadyWhen) == 0 {
+		return nil
+	}
+	c, x := jen.Id("c"), jen.Id("x")
+	return []jen.Code{
+		jen.Var().Id("_").Qual(pkgReconciler, "Conditions").Op("=").Parens(jen.Op("*").Id(e.m.evalType())).Parens(jen.Nil()),
+		jen.Line(),
+		jen.Comment("Condition implements reconciler.Conditions: it evaluates one of emit.conditions."),
+		jen.Func().Add(e.recv()).Id("Condition").Params(c.Clone().Op("*").Qual(pkgIR, "Condition")).Params(jen.Id("status").Any(), jen.List(jen.Id("reason"), jen.Id("message")).String(), jen.Err().Error()).Block(
+			switchOn(c.Clone().Dot("Type"), e.l.conditions,
+				jen.Return(jen.Nil(), jen.Lit(""), jen.Lit(""), jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: the Blueprint this operator was generated from has no condition %s"), c.Clone().Dot("Pos"), c.Clone().Dot("Type"))))...),
+		jen.Line(),
+		jen.Comment("ReadyWhen implements reconciler.Conditions: it evaluates one of emit.readyWhen."),
+		jen.Func().Add(e.recv()).Id("ReadyWhen").Params(x.Clone().Op("*").Qual(pkgIR, "Expr")).Params(jen.Bool(), jen.Error()).Block(
+			switchOn(x.Clone(), e.l.readyWhen,
+				jen.Return(jen.False(), jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: ${%s} is not one of the emit.readyWhen this operator was generated from"), x.Clone().Dot("Pos"), x.Clone().Dot("Source"))))...),
+		jen.Line(),
+	}
+}
+
 func (e *rendererEmitter) args() []jen.Code {
 	return []jen.Code{
 		jen.Comment("Args implements reconciler.Evaluation: it renders reconcile.args."),
@@ -324,15 +367,7 @@ func (e *rendererEmitter) collections() []jen.Code {
 			jen.Return(jen.Id("e").Dot("Ready").Call(c.Clone())),
 		))
 	}
-	var setItems []jen.Code
-	if ids := e.celChildren(true); len(ids) > 0 {
-		var lits []jen.Code
-		for _, coll := range ids {
-			lits = append(lits, jen.Lit(coll.ID))
-		}
-		setItems = append(setItems, jen.Case(lits...).Block(
-			jen.Return(jen.Id("e").Dot("vars").Dot("SetItems").Call(jen.Id("id"), jen.Id("objs")))))
-	}
+	setItems := e.setItemsCases()
 	return []jen.Code{
 		jen.Var().Id("_").Qual(pkgReconciler, "Collections").Op("=").Parens(jen.Op("*").Id(e.m.evalType())).Parens(jen.Nil()),
 		jen.Line(),
@@ -358,13 +393,30 @@ func (e *rendererEmitter) collections() []jen.Code {
 		jen.Func().Add(e.recv()).Id("ReadyItem").Params(child.Clone(), itemParam.Clone(), jen.Id("live").Op("*").Qual(pkgUnstructured, "Unstructured")).Params(jen.Id("ready"), jen.Id("defined").Bool(), jen.Err().Error()).Block(
 			switchOn(c.Clone().Dot("ID"), ready, jen.Return(jen.False(), jen.False(), jen.Nil()))...),
 		jen.Line(),
-		jen.Comment("SetLiveItems implements reconciler.Collections: the collections CEL reads"),
-		jen.Comment("are handed to its variables as lists."),
+		jen.Comment("SetLiveItems implements reconciler.Collections: the collections and"),
+		jen.Comment("selections CEL reads are handed to its variables as lists."),
 		jen.Func().Add(e.recv()).Id("SetLiveItems").Params(jen.Id("id").String(), jen.Id("objs").Index().Op("*").Qual(pkgUnstructured, "Unstructured")).Error().Block(
 			switchOn(jen.Id("id"), setItems, jen.Return(jen.Nil()))...),
 		jen.Line(),
 	}
 }
+
+// setItemsCases is SetLiveItems' case for the children CEL reads as lists.
+func (e *rendererEmitter) setItemsCases() []jen.Code {
+	var lits []jen.Code
+	for _, c := range e.celChildren(true) {
+		lits = append(lits, jen.Lit(c.ID))
+	}
+	if len(lits) == 0 {
+		return nil
+	}
+	return []jen.Code{jen.Case(lits...).Block(
+		jen.Return(jen.Id("e").Dot("vars").Dot("SetItems").Call(jen.Id("id"), jen.Id("objs"))))}
+}
+
+// isList reports whether expressions read child c as a list of its live
+// objects: a collection, or an externalRef by label selector.
+func isList(c *ir.Child) bool { return len(c.ForEach) > 0 || c.Selector }
 
 // helpers declares fail, and eval when CEL runs.
 func (e *rendererEmitter) helpers() []jen.Code {

@@ -31,9 +31,14 @@ func (p *project) controllerTestFile() *jen.File {
 	f := newFile(p.controllerPkg(), "controller")
 	f.ImportAlias(pkgOperatorTest, "operatortest")
 	t := jen.Id("t")
+	// A Blueprint that uses others is tested with them running beside it.
+	loadFn := "Load"
+	if p.usesBlueprints() {
+		loadFn = "LoadWithUsed"
+	}
 	load := func() []jen.Code {
 		return []jen.Code{
-			jen.List(jen.Id("bp"), jen.Err()).Op(":=").Qual(p.blueprintPkg(), "Load").Call(),
+			jen.List(jen.Id("bp"), jen.Err()).Op(":=").Qual(p.blueprintPkg(), loadFn).Call(),
 			jen.If(jen.Err().Op("!=").Nil()).Block(t.Clone().Dot("Fatal").Call(jen.Err())),
 			jen.List(jen.Id("renderer"), jen.Err()).Op(":=").Id("New" + p.model.renderer()).Call(jen.Id("bp")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(t.Clone().Dot("Fatal").Call(jen.Err())),

@@ -51,8 +51,9 @@ func newRenderModel(bp *ir.Blueprint, api *apiModel, tm *typeModel) *renderModel
 	}
 	m.vars[expr.Self] = selfVar
 	for _, c := range bp.Children {
-		v := &varInfo{id: c.ID, field: localName(c.ID, fields), list: len(c.ForEach) > 0}
-		if t := m.childType(c); t != nil {
+		v := &varInfo{id: c.ID, field: localName(c.ID, fields), list: isList(c)}
+		if t := m.childType(c); t != nil && !c.Selector {
+			// A selector's objects are a list, which only CEL reads.
 			v.t = t
 		}
 		m.vars[c.ID] = v
@@ -108,8 +109,9 @@ type lowered struct {
 	objects       []jen.Code
 	shapes        []jen.Code
 	// include, ready, status and items are the cases of their methods'
-	// switch.
+	// switch; conditions and readyWhen those of Condition and ReadyWhen.
 	include, ready, status, items []jen.Code
+	conditions, readyWhen         []jen.Code
 	// args is the body of Args.
 	args []jen.Code
 }
@@ -120,6 +122,7 @@ func lowerRenderer(m *renderModel) *lowered {
 	l.lowerObjects(m)
 	l.lowerConditions(m)
 	l.lowerStatus(m)
+	l.lowerEmitConditions(m)
 	l.lowerArgs(m)
 	l.lowerItems(m)
 	return l
@@ -127,7 +130,7 @@ func lowerRenderer(m *renderModel) *lowered {
 
 // lowerObjects builds each child's Object method, and names it.
 func (l *lowered) lowerObjects(m *renderModel) {
-	taken := map[string]bool{"SetLive": true, "Include": true, "Ready": true, "Object": true, "Status": true, "fail": true, "eval": true}
+	taken := map[string]bool{"SetLive": true, "SetLiveItems": true, "Include": true, "Ready": true, "Object": true, "Status": true, "Condition": true, "ReadyWhen": true, "fail": true, "eval": true}
 	globals := map[string]bool{}
 	for _, c := range m.bp.Children {
 		method := localName(c.ID+"Object", taken)
@@ -170,6 +173,24 @@ func (l *lowered) lowerStatus(m *renderModel) {
 		b := newBody(m, jen.Nil())
 		v := b.untyped(f.Value, f.Key)
 		l.status = append(l.status, jen.Case(jen.Lit(f.Key)).Block(b.code(jen.Return(v, jen.Nil()))...))
+		l.merge(b.uses)
+	}
+}
+
+// lowerEmitConditions builds the cases of Condition, one per custom
+// condition, and of ReadyWhen, one per expression.
+func (l *lowered) lowerEmitConditions(m *renderModel) {
+	for _, c := range m.bp.Conditions {
+		b := newBody(m, jen.Nil(), jen.Lit(""), jen.Lit(""))
+		status := b.untyped(&ir.Value{Kind: ir.Expression, Expr: c.Status}, "status")
+		reason, message := b.text(c.Reason, "reason"), b.text(c.Message, "message")
+		l.conditions = append(l.conditions, jen.Case(jen.Lit(c.Type)).Block(b.code(jen.Return(status, reason, message, jen.Nil()))...))
+		l.merge(b.uses)
+	}
+	for _, x := range m.bp.ReadyWhen {
+		b := newBody(m, jen.False())
+		v := b.boolExpr(x)
+		l.readyWhen = append(l.readyWhen, jen.Case(jen.Id("e").Dot("r").Dot("exprs").Index(jen.Lit(m.index[x]))).Block(b.code(jen.Return(v, jen.Nil()))...))
 		l.merge(b.uses)
 	}
 }

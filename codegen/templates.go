@@ -25,9 +25,15 @@ type templateData struct {
 	GoVersion, GoMinor string
 	Requires           []require
 	CRDFile, Sample    string
-	Children           []*ir.Child
-	Compiled, Total    int
-	CEL                []*ir.Expr
+	// CRDGenerated: the CRD comes from the Blueprint's schema section.
+	CRDGenerated bool
+	Children     []*ir.Child
+	// UsedBlueprints are the Blueprints this one uses (uses: blueprint:),
+	// whose custom resources its children may be: this operator does not
+	// run them.
+	UsedBlueprints  []*ir.Use
+	Compiled, Total int
+	CEL             []*ir.Expr
 }
 
 type require struct{ Path, Version string }
@@ -81,13 +87,19 @@ func (p *project) templateData() (*templateData, error) {
 		Total:    len(p.model.exprs),
 		Compiled: len(p.model.exprs) - len(p.lowered.cel),
 	}
+	for _, u := range p.Blueprint.Uses {
+		if u.Blueprint != "" {
+			d.UsedBlueprints = append(d.UsedBlueprints, u)
+		}
+	}
 	for i, x := range p.model.exprs {
 		if p.lowered.cel[i] {
 			d.CEL = append(d.CEL, x)
 		}
 	}
-	if r.CRDFile != "" {
+	if r.CRDFile != "" || r.CRD != nil {
 		d.CRDFile = fmt.Sprintf("%s_%s.yaml", r.Group, r.Plural)
+		d.CRDGenerated = r.CRDFile == ""
 	}
 	if _, ok := p.Files[p.samplePath()]; ok {
 		d.Sample = strings.TrimPrefix(p.samplePath(), "config/samples/")

@@ -2,8 +2,13 @@ package compiler
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/internal/diag"
@@ -18,12 +23,19 @@ type checker struct {
 	errs *diag.List
 
 	// selfShape is the CR's shape; childShapes are by child id.
-	selfShape   shape
+	selfShape shape
+	// usedShapes are the shapes of the kinds uses names.
+	usedShapes  map[schema.GroupVersionKind]shape
 	childShapes map[string]shape
 	// exprShapes say where each whole-value expression's result lands.
 	exprShapes map[*ir.Expr]exprUse
 	// parts are the expressions a joined one was written as.
 	parts map[*ir.Expr][]*ir.Expr
+	// env is the expressions' environment, once built.
+	env *expr.Env
+	// inferredStatus: the CRD is generated from a schema section, whose
+	// status fields are declared from emit.status after this check.
+	inferredStatus bool
 }
 
 // exprUse records where a whole-value expression's result lands.
@@ -33,17 +45,25 @@ type exprUse struct {
 }
 
 // check checks bp, whose CRD has the structural schema self (nil when
-// none is known), and completes it: every expression gets its checked
-// form, type and references, and children their order.
-func check(bp *ir.Blueprint, self *structuralschema.Structural, parts map[*ir.Expr][]*ir.Expr, errs *diag.List) {
-	c := &checker{bp: bp, errs: errs, selfShape: anyValue, parts: parts}
+// none is known) and whose used kinds have those of used, and completes it:
+// every expression gets its checked form, type and references, and
+// children their order. inferredStatus says the CRD's status is declared
+// from emit.status after the check.
+func check(bp *ir.Blueprint, self *structuralschema.Structural, used map[schema.GroupVersionKind]*structuralschema.Structural, parts map[*ir.Expr][]*ir.Expr, errs *diag.List, inferredStatus bool) *checker {
+	c := &checker{bp: bp, errs: errs, selfShape: anyValue, parts: parts, usedShapes: map[schema.GroupVersionKind]shape{}, inferredStatus: inferredStatus}
 	if self != nil {
 		c.selfShape = structuralShape{self}
+	}
+	for gvk, st := range used {
+		if st != nil {
+			c.usedShapes[gvk] = structuralShape{st}
+		}
 	}
 	c.checkTemplates()
 	c.checkExpressions()
 	c.checkServe()
 	c.order()
+	return c
 }
 
 // checkTemplates checks every template, emit.status and externalRef against
@@ -63,15 +83,22 @@ func (c *checker) checkTemplates() {
 			s = newGoShape(t)
 		case child.Kind != "" && child.GroupVersionKind == c.bp.Resource.GroupVersionKind:
 			s = c.selfShape
+		case c.usedShapes[child.GroupVersionKind] != nil:
+			// Another Blueprint's custom resource, or an operator's: typed
+			// by its CRD as the Blueprint's own is.
+			s = c.usedShapes[child.GroupVersionKind]
 		default:
 			continue
 		}
 		c.childShapes[child.ID] = s
-		if child.External {
-			c.checkExternalRef(child)
-			continue
+		if !child.External {
+			c.checkValue(child.Template, s, "", child.Kind)
 		}
-		c.checkValue(child.Template, s, "", child.Kind)
+	}
+	for _, child := range c.bp.Children {
+		if child.External && child.Template != nil && child.Template.Kind == ir.Map {
+			c.checkExternalRef(child)
+		}
 	}
 	c.checkStatusSchema()
 }
@@ -150,19 +177,119 @@ func (c *checker) apiMapping() *ir.APIMapping {
 	return nil
 }
 
+var (
+	stringValue        = newGoShape(reflect.TypeFor[string]())
+	labelSelectorShape = newGoShape(reflect.TypeFor[metav1.LabelSelector]())
+)
+
+// checkExternalRef checks what names an externalRef's objects: a name, or
+// a label selector, and a namespace where the kind has one.
 func (c *checker) checkExternalRef(child *ir.Child) {
 	for _, f := range child.Template.Fields {
 		switch f.Key {
 		case "apiVersion", "kind":
 		case "metadata":
 			for _, mf := range f.Value.Fields {
-				if mf.Key != "name" && mf.Key != "namespace" {
-					c.errs.Add(mf.KeyPos, diag.UnknownField, "an externalRef names an object by metadata.name and metadata.namespace", "unknown field externalRef.metadata.%s", mf.Key)
+				switch mf.Key {
+				case "name":
+					c.checkValue(mf.Value, stringValue, "metadata.name", "externalRef")
+				case "namespace":
+					if child.Kind != "" && !child.Namespaced {
+						c.errs.Add(mf.KeyPos, diag.InvalidValue, "remove metadata.namespace", "%s is cluster-scoped: it has no namespace", child.Kind)
+					}
+					c.checkValue(mf.Value, stringValue, "metadata.namespace", "externalRef")
+				case "selector":
+					c.checkValue(mf.Value, labelSelectorShape, "metadata.selector", "externalRef")
+					c.checkSelector(mf.Value)
+				default:
+					c.errs.Add(mf.KeyPos, diag.UnknownField, "an externalRef names its objects by metadata.name or metadata.selector, and metadata.namespace", "unknown field externalRef.metadata.%s", mf.Key)
 				}
 			}
 		default:
 			c.errs.Add(f.KeyPos, diag.UnknownField, "an externalRef has apiVersion, kind and metadata only", "unknown field externalRef.%s", f.Key)
 		}
+	}
+}
+
+// checkSelector checks the literals of a label selector as the API server
+// would: label keys and values, and operators with the values they take.
+// Expressions are checked when they are evaluated.
+func (c *checker) checkSelector(sel *ir.Value) {
+	if sel.Kind != ir.Map {
+		return // checkValue reported it
+	}
+	if ml := sel.Lookup("matchLabels"); ml != nil && ml.Kind == ir.Map {
+		for _, f := range ml.Fields {
+			c.checkLabelKey(f.Key, f.KeyPos)
+			c.checkLabelValue(f.Value)
+		}
+	}
+	me := sel.Lookup("matchExpressions")
+	if me == nil || me.Kind != ir.List {
+		return
+	}
+	for i, req := range me.Items {
+		if req.Kind != ir.Map {
+			continue
+		}
+		path := fmt.Sprintf("metadata.selector.matchExpressions[%d]", i)
+		key, op, values := req.Lookup("key"), req.Lookup("operator"), req.Lookup("values")
+		if key == nil {
+			c.errs.Add(req.Pos, diag.MissingField, "add key: with the label to test", "externalRef.%s.key is required", path)
+		} else if s, ok := literalString(key); ok {
+			c.checkLabelKey(s, key.Pos)
+		}
+		if op == nil {
+			c.errs.Add(req.Pos, diag.MissingField, "add operator: In, NotIn, Exists or DoesNotExist", "externalRef.%s.operator is required", path)
+			continue
+		}
+		ops, ok := literalString(op)
+		if !ok {
+			c.errs.Add(op.Pos, diag.InvalidValue, "write In, NotIn, Exists or DoesNotExist", "externalRef.%s.operator must be a literal", path)
+			continue
+		}
+		switch metav1.LabelSelectorOperator(ops) {
+		case metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn:
+			switch {
+			case values == nil:
+				c.errs.Add(op.Pos, diag.MissingField, "add values: with the label values to test", "externalRef.%s.values is required with operator %s", path, ops)
+			case values.Kind == ir.List && len(values.Items) == 0:
+				c.errs.Add(values.Pos, diag.InvalidValue, "give at least one value", "externalRef.%s.values must not be empty with operator %s", path, ops)
+			case values.Kind == ir.List:
+				for _, v := range values.Items {
+					c.checkLabelValue(v)
+				}
+			}
+		case metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist:
+			if values != nil {
+				c.errs.Add(values.Pos, diag.InvalidValue, "remove values", "externalRef.%s.values must be empty with operator %s", path, ops)
+			}
+		default:
+			hint := "write In, NotIn, Exists or DoesNotExist"
+			if near, ok := closest(ops, []string{"In", "NotIn", "Exists", "DoesNotExist"}); ok {
+				hint = "did you mean " + near + "?"
+			}
+			c.errs.Add(op.Pos, diag.InvalidValue, hint, "externalRef.%s.operator %q is not a label selector operator", path, ops)
+		}
+	}
+}
+
+func (c *checker) checkLabelKey(key string, pos ir.Pos) {
+	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+		c.errs.Add(pos, diag.InvalidValue, "a label key is a name, optionally prefixed by a DNS subdomain and /", "label key %q: %s", key, strings.Join(errs, "; "))
+	}
+}
+
+func (c *checker) checkLabelValue(v *ir.Value) {
+	if v == nil || v.Kind != ir.Literal {
+		return
+	}
+	s, ok := v.Literal.(string)
+	if !ok {
+		return // checkValue reported it
+	}
+	if errs := validation.IsValidLabelValue(s); len(errs) > 0 {
+		c.errs.Add(v.Pos, diag.InvalidValue, "", "label value %q: %s", s, strings.Join(errs, "; "))
 	}
 }
 

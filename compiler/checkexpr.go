@@ -27,6 +27,11 @@ type exprSite struct {
 	own bool
 	// items marks an iterator's items: a list (or a map).
 	items bool
+	// text marks a condition's reason or message: a string.
+	text bool
+	// conditionStatus marks a condition's status: a bool, or a string
+	// that says True, False or Unknown.
+	conditionStatus bool
 }
 
 func (c *checker) sites() []exprSite {
@@ -48,6 +53,23 @@ func (c *checker) sites() []exprSite {
 	}
 	for _, x := range c.bp.Status.Exprs() {
 		out = append(out, exprSite{x: x, where: "emit.status"})
+	}
+	for _, cond := range c.bp.Conditions {
+		where := "emit.conditions[" + cond.Type + "]"
+		out = append(out, exprSite{x: cond.Status, where: where + ".status", conditionStatus: true})
+		for _, f := range []struct {
+			name string
+			v    *ir.Value
+		}{{"reason", cond.Reason}, {"message", cond.Message}} {
+			for _, x := range f.v.Exprs() {
+				// Interpolated text formats any value; a whole ${...} must
+				// be a string.
+				out = append(out, exprSite{x: x, where: where + "." + f.name, text: f.v.Kind == ir.Expression})
+			}
+		}
+	}
+	for _, x := range c.bp.ReadyWhen {
+		out = append(out, exprSite{x: x, where: "emit.readyWhen", isBool: true})
 	}
 	if c.bp.Reconcile != nil {
 		for _, x := range c.bp.Reconcile.Args.Exprs() {
@@ -77,12 +99,13 @@ func (c *checker) checkExpressions() {
 			usable = append(usable, ch)
 		}
 	}
-	envBP := &ir.Blueprint{Resource: c.bp.Resource, Children: usable}
+	envBP := &ir.Blueprint{Resource: c.bp.Resource, Uses: c.bp.Uses, Children: usable}
 	env, err := expr.NewEnv(envBP)
 	if err != nil {
 		c.errs.Add(ir.Pos{File: c.bp.File}, diag.ExprType, "", "cannot build the expression environment: %v", err)
 		return
 	}
+	c.env = env
 	vars := []string{expr.Self}
 	for _, ch := range usable {
 		vars = append(vars, ch.ID)
@@ -201,6 +224,9 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 					}
 				}
 			}
+			if strings.HasPrefix(msg, "type 'list(") && strings.HasSuffix(msg, "does not support field selection") {
+				hint = "it is a list: read its items with map, filter, exists or all, such as x.map(o, o.metadata.name), or one with [0]"
+			}
 			msg = humanTypes(msg)
 			if m := undefinedFieldRE.FindStringSubmatch(msg); m != nil {
 				msg, hint = c.undefinedField(env, x.Source, e.Location.Column(), e.Location.Line(), m[1])
@@ -238,6 +264,12 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 		default:
 			c.errs.Add(x.Pos, diag.ExprResultType, "give a list (one object per item) or a map (one per key)", "forEach items must be a list or a map, but ${%s} is %s", x.Source, out)
 		}
+	}
+	if s.text && !typeFits(out, stringShape) {
+		c.errs.Add(x.Pos, diag.ExprResultType, "give a string, e.g. ${string(deployment.status.readyReplicas)}", "%s must be a string, but ${%s} is %s", s.where, x.Source, out)
+	}
+	if s.conditionStatus && !boolOrString(out) {
+		c.errs.Add(x.Pos, diag.ExprResultType, "compare to get a bool, e.g. ${deployment.status.readyReplicas > 0}", "%s must be a bool (or a string saying True, False or Unknown), but ${%s} is %s", s.where, x.Source, out)
 	}
 	if s.isBool && !typeFits(out, booleanShape) {
 		c.errs.Add(x.Pos, diag.ExprResultType, "compare to get a bool, e.g. ${self.spec.replicas > 0}", "%s must be a bool, but ${%s} is %s", s.where, x.Source, out)
@@ -279,6 +311,17 @@ func typeFits(t *cel.Type, k shapeKind) bool {
 		return k == mapShape || k == objectShape || k == stringShape || k == intOrStringShape
 	}
 	return true
+}
+
+// boolOrString reports whether t can be a condition's status.
+func boolOrString(t *cel.Type) bool {
+	switch t.Kind() {
+	case types.BoolKind, types.StringKind, types.DynKind, types.AnyKind, types.ErrorKind, types.TypeParamKind:
+		return true
+	case types.OpaqueKind:
+		return t.TypeName() == "optional_type" && len(t.Parameters()) == 1 && boolOrString(t.Parameters()[0])
+	}
+	return false
 }
 
 // undefinedField turns CEL's "undefined field" into a message that names
@@ -332,6 +375,9 @@ func (c *checker) undefinedField(env *expr.Env, src string, col, line int, field
 	msg = "unknown field " + full
 	if near, ok := closest(field, s.fieldNames()); ok {
 		return msg, "did you mean " + strings.Join(append(chain, near), ".") + "?"
+	}
+	if c.inferredStatus && len(chain) == 2 && chain[0] == expr.Self && chain[1] == "status" {
+		return msg, "declare " + field + " in schema.status to read it: the types of the other status fields are inferred from emit.status, after expressions are checked"
 	}
 	if names := s.fieldNames(); len(names) > 0 && len(names) <= 12 {
 		return msg, "known fields: " + strings.Join(names, ", ")

@@ -92,6 +92,7 @@ func (d *decoder) child(n *yaml.Node, phase ir.Phase, index int) *ir.Child {
 		field = "externalRef"
 	}
 	child.Template = d.value(tmpl)
+	child.Selector = child.External && child.Template.Lookup("metadata").Lookup("selector") != nil
 	d.resolveKind(child, join(path, field))
 
 	for _, f := range []struct {
@@ -175,8 +176,23 @@ func (d *decoder) resolveKind(child *ir.Child, path string) {
 		d.add(kind.Pos, diag.InvalidValue, "write the kind literally; RBAC and watches are derived from it", "%s.kind must be a literal string", path)
 	}
 	md := t.Lookup("metadata")
-	if md == nil || md.Lookup("name") == nil {
-		d.add(t.Pos, diag.MissingField, "add metadata.name, e.g. ${self.metadata.name}", "%s.metadata.name is required", path)
+	switch {
+	case child.Selector && md.Lookup("name") != nil:
+		pos := md.Pos
+		for _, f := range md.Fields {
+			if f.Key == "selector" {
+				pos = f.KeyPos
+			}
+		}
+		d.add(pos, diag.InvalidValue, "keep one: metadata.name reads one object, metadata.selector every object whose labels match",
+			"%s.metadata has both name and selector", path)
+	case child.Selector:
+	case md == nil || md.Lookup("name") == nil:
+		hint := "add metadata.name, e.g. ${self.metadata.name}"
+		if child.External {
+			hint = "add metadata.name to read one object, or metadata.selector to read every object whose labels match"
+		}
+		d.add(t.Pos, diag.MissingField, hint, "%s.metadata.name is required", path)
 	}
 	if !ok1 || !ok2 {
 		return
@@ -187,29 +203,57 @@ func (d *decoder) resolveKind(child *ir.Child, path string) {
 		return
 	}
 	child.GroupVersionKind = gv.WithKind(ks)
-	if child.GroupVersionKind == d.bp.Resource.GroupVersionKind {
-		child.Plural = d.bp.Resource.Plural
-		child.Namespaced = d.bp.Resource.Namespaced
+	k, ok := d.lookupKind(child.GroupVersionKind)
+	if !ok {
+		if !d.brokenUse { // else a broken entry of uses may have been meant
+			d.add(kind.Pos, diag.UnknownKind, d.kindHint(gv.Group, ks), "%s: kind %s %s is neither built in, the Blueprint's CRD, nor a kind it uses", path, avs, ks)
+		}
 		return
 	}
-	if b, ok := lookupBuiltin(child.GroupVersionKind); ok {
-		child.BuiltIn = true
-		child.Plural = b.plural
-		child.Namespaced = b.namespaced
-		return
+	child.BuiltIn = k.builtIn
+	child.Plural = k.plural
+	child.Namespaced = k.namespaced
+}
+
+// knownKind is what the compiler knows of a kind a Blueprint writes.
+type knownKind struct {
+	plural     string
+	namespaced bool
+	builtIn    bool
+}
+
+// lookupKind finds a kind: the Blueprint's own, one it uses, or a built-in
+// one.
+func (d *decoder) lookupKind(gvk schema.GroupVersionKind) (knownKind, bool) {
+	if r := d.bp.Resource; gvk == r.GroupVersionKind {
+		return knownKind{plural: r.Plural, namespaced: r.Namespaced}, true
 	}
-	d.add(kind.Pos, diag.UnknownKind, d.kindHint(ks), "%s: kind %s %s is neither built in nor the Blueprint's CRD", path, avs, ks)
+	if u := d.bp.Use(gvk); u != nil {
+		return knownKind{plural: u.Plural, namespaced: u.Namespaced}, true
+	}
+	if b, ok := lookupBuiltin(gvk); ok {
+		return knownKind{plural: b.plural, namespaced: b.namespaced, builtIn: true}, true
+	}
+	return knownKind{}, false
 }
 
 // kindHint says what an unknown kind could have been.
-func (d *decoder) kindHint(kind string) string {
+func (d *decoder) kindHint(group, kind string) string {
 	if versions := builtinVersions(kind); len(versions) > 0 {
 		return "built-in " + kind + " is served as apiVersion " + strings.Join(versions, " or ")
 	}
-	if s, ok := closest(kind, append(builtinKindNames(), d.bp.Resource.Kind)); ok {
+	known := append(builtinKindNames(), d.bp.Resource.Kind)
+	for _, u := range d.bp.Uses {
+		if u.Group == group && u.Kind == kind {
+			return "uses serves " + kind + " as apiVersion " + u.GroupVersion().String()
+		}
+		known = append(known, u.Kind)
+	}
+	if s, ok := closest(kind, known); ok {
 		return "did you mean kind " + s + "?"
 	}
-	return "a kind must be built into Kubernetes or be the Blueprint's CRD (" + ir.FormatKind(d.bp.Resource.GroupVersionKind) + ")"
+	return "a kind must be built into Kubernetes, be the Blueprint's CRD (" + ir.FormatKind(d.bp.Resource.GroupVersionKind) +
+		"), or be named in uses: another Blueprint (blueprint: its file) or an operator's CRD (crd: its manifest)"
 }
 
 func literalString(v *ir.Value) (string, bool) {

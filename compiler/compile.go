@@ -4,6 +4,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
@@ -34,25 +35,38 @@ func CompileConfigMap(cm *corev1.ConfigMap) (*ir.Blueprint, error) {
 	return Compile(src, Options{})
 }
 
-// Compile compiles a loaded Blueprint. It returns the Blueprint and nil, or
-// nil and an error holding every diagnostic (see diag.All). The Blueprint
-// is never changed afterwards: every stage downstream only reads it.
-func Compile(src *load.Source, opts Options) (*ir.Blueprint, error) {
-	d := newDecoder(src)
-	bp, self := d.decode()
-	if bp != nil {
-		check(bp, self, d.parts, &d.errs)
+// CompileConfigMaps returns the loader inrun run --from-configmaps gives
+// the runner: it compiles the Blueprint a ConfigMap holds, reading the
+// Blueprints it uses from their own ConfigMaps through get (see
+// load.ConfigMaps).
+func CompileConfigMaps(get func(namespace, name string) (*corev1.ConfigMap, error)) func(*corev1.ConfigMap) (*ir.Blueprint, error) {
+	return func(cm *corev1.ConfigMap) (*ir.Blueprint, error) {
+		src, err := load.ConfigMaps{Get: get}.Load(cm)
+		if err != nil {
+			return nil, err
+		}
+		return Compile(src, Options{})
 	}
-	if err := d.errs.Err(); err != nil {
+}
+
+// Compile compiles a loaded Blueprint, and the Blueprints it uses (each
+// once; see ir.Use.Compiled). It returns the Blueprint and nil, or nil and
+// an error holding every diagnostic (see diag.All), those of a used
+// Blueprint at their own positions. The Blueprint is never changed
+// afterwards: every stage downstream only reads it.
+func Compile(src *load.Source, opts Options) (*ir.Blueprint, error) {
+	s := &session{done: map[string]*result{}}
+	r := s.compile(src)
+	if err := r.errs.Err(); err != nil {
 		return nil, err
 	}
-	return bp, nil
+	return r.bp, nil
 }
 
 // decoder is the first half of a compilation: it reads the YAML into an
 // ir.Blueprint whose expressions are not checked yet, one section a file
-// (metadata.go, crd.go, children.go, status.go, reconcile.go, serve.go,
-// reserved.go).
+// (metadata.go, crd.go or schema.go, children.go, status.go, reconcile.go,
+// serve.go, reserved.go).
 type decoder struct {
 	*yamlpos.Reader
 	src  *load.Source
@@ -64,23 +78,33 @@ type decoder struct {
 	// parts are the expressions a list of them (a kro-style readyWhen)
 	// was made of, by the expression that joins them.
 	parts map[*ir.Expr][]*ir.Expr
+	// short is the schema section, when the Blueprint has one instead of
+	// crd: its CRD is completed once emit.status is checked.
+	short *shortSchema
+
+	// session compiles the Blueprints this one uses.
+	session *session
+	// used are the structural schemas of the kinds uses names, by kind.
+	used map[schema.GroupVersionKind]*structuralschema.Structural
+	// brokenUse is set when an entry of uses could not be read: its kind
+	// is unknown, and a child of it is not reported again.
+	brokenUse bool
 }
 
-func newDecoder(src *load.Source) *decoder {
-	d := &decoder{src: src, bp: &ir.Blueprint{File: src.Name}, parts: map[*ir.Expr][]*ir.Expr{}}
+func newDecoder(src *load.Source, s *session) *decoder {
+	d := &decoder{src: src, bp: &ir.Blueprint{File: src.Name}, parts: map[*ir.Expr][]*ir.Expr{}, session: s, used: map[schema.GroupVersionKind]*structuralschema.Structural{}}
 	d.Reader = yamlpos.NewReader(src.Name, &d.errs)
 	d.Reader.What = "the Blueprint"
 	return d
 }
 
 // topLevelFields are the sections of a Blueprint, in the order docs list them.
-var topLevelFields = []string{"apiVersion", "kind", "metadata", "crd", "onCreate", "onReconcile", "emit", "reconcile", "serve", "migrate", "lifecycle"}
+var topLevelFields = []string{"apiVersion", "kind", "metadata", "crd", "schema", "uses", "onCreate", "onReconcile", "emit", "reconcile", "serve", "migrate", "lifecycle"}
 
 // kroFields are a kro ResourceGraphDefinition's fields, and what a
 // Blueprint says instead (inrun import kro converts a whole one).
 var kroFields = map[string]string{
 	"resources": "kro's resources are onReconcile in a Blueprint, each with an id and a template; run inrun import kro to convert an RGD",
-	"schema":    "a Blueprint names its CRD in crd: (file: manifests/crd.yaml, or group, version and kind); run inrun import kro to convert an RGD",
 	"spec":      "a Blueprint has no spec: crd, onCreate, onReconcile, emit and reconcile are at the top; run inrun import kro to convert an RGD",
 	"status":    "write the status fields under emit.status",
 }
@@ -100,6 +124,7 @@ func (d *decoder) decode() (*ir.Blueprint, *structuralschema.Structural) {
 	d.header(top)
 	d.metadata(top)
 	d.crd(top)
+	d.uses(top)
 	d.children(top)
 	d.status(top)
 	d.reconcile(top)

@@ -703,3 +703,122 @@ func TestConditionLists(t *testing.T) {
 		t.Errorf("Refs %v, DependsOn %v", x.Refs, bp.Child("deployment").DependsOn)
 	}
 }
+
+// TestExternalSelector: an externalRef by label selector is a list of the
+// objects it reads, which expressions and forEach take as one.
+func TestExternalSelector(t *testing.T) {
+	bp := compile(t, website+`onReconcile:
+  - id: mirror
+    forEach:
+      - config: ${configs}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${self.metadata.name}-${config.metadata.name}
+      data: ${config.data}
+  - id: configs
+    externalRef:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        selector:
+          matchLabels:
+            app: ${self.metadata.name}
+          matchExpressions:
+            - key: tier
+              operator: In
+              values: [gold, "${self.spec.image}"]
+emit:
+  status:
+    count: ${size(configs)}
+    names: ${configs.map(c, c.metadata.name)}
+`)
+	cfg := bp.Child("configs")
+	if !cfg.External || !cfg.Selector || cfg.Kind != "ConfigMap" {
+		t.Fatalf("configs: External %v, Selector %v, Kind %q", cfg.External, cfg.Selector, cfg.Kind)
+	}
+	if got := []string{bp.Children[0].ID, bp.Children[1].ID}; !cmp.Equal(got, []string{"configs", "mirror"}) {
+		t.Errorf("order %v, want [configs mirror]", got)
+	}
+	if it := bp.Child("mirror").ForEach[0].Items; it.Type != "list(v1.ConfigMap)" {
+		t.Errorf("forEach items ${configs}: Type %q, want list(v1.ConfigMap)", it.Type)
+	}
+	if x := bp.Status.Lookup("count").Expr; x.Type != "int" || !cmp.Equal(x.Refs, []string{"configs"}) {
+		t.Errorf("${size(configs)}: Type %q, Refs %v", x.Type, x.Refs)
+	}
+	if x := bp.Status.Lookup("names").Expr; x.Type != "list(string)" {
+		t.Errorf("${configs.map(...)}: Type %q, want list(string)", x.Type)
+	}
+	// The selector's expressions read self only.
+	if n := len(cfg.Template.Exprs()); n != 2 {
+		t.Errorf("the selector has %d expressions, want 2", n)
+	}
+}
+
+// TestEmitConditions: custom conditions and emit.readyWhen are checked
+// expressions, in RenderExprs after emit.status.
+func TestEmitConditions(t *testing.T) {
+	bp := compile(t, website+`onReconcile:
+  - id: deployment
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: ${self.metadata.name}
+emit:
+  status:
+    replicas: ${deployment.status.readyReplicas}
+  conditions:
+    - type: Available
+      status: ${deployment.status.availableReplicas > 0}
+      reason: Replicas
+      message: ${string(deployment.status.availableReplicas)} available
+    - type: Scaled
+      status: '${deployment.status.replicas == 0 ? "Unknown" : "True"}'
+  readyWhen:
+    - ${deployment.status.readyReplicas >= 1}
+    - ${self.spec.expose}
+`)
+	if len(bp.Conditions) != 2 {
+		t.Fatalf("Conditions = %+v", bp.Conditions)
+	}
+	av := bp.Conditions[0]
+	if av.Type != "Available" || av.Status.Type != "bool" || !cmp.Equal(av.Status.Refs, []string{"deployment"}) || av.Pos.Line != 18 {
+		t.Errorf("Available: %+v, status %+v", av, av.Status)
+	}
+	if av.Reason.Kind != ir.Literal || av.Reason.Literal != "Replicas" || av.Message.Kind != ir.Interpolation {
+		t.Errorf("Available: reason %+v, message %+v", av.Reason, av.Message)
+	}
+	if sc := bp.Conditions[1]; sc.Status.Type != "string" || sc.Reason != nil || sc.Message != nil {
+		t.Errorf("Scaled: %+v, status %+v", sc, sc.Status)
+	}
+	if len(bp.ReadyWhen) != 2 || bp.ReadyWhen[0].Type != "bool" || !cmp.Equal(bp.ReadyWhen[1].Refs, []string{"self"}) {
+		t.Errorf("ReadyWhen = %+v", bp.ReadyWhen)
+	}
+	var got []string
+	for _, x := range bp.RenderExprs() {
+		got = append(got, x.Source)
+	}
+	want := []string{
+		"self.metadata.name", "deployment.status.readyReplicas",
+		"deployment.status.availableReplicas > 0", "string(deployment.status.availableReplicas)",
+		`deployment.status.replicas == 0 ? "Unknown" : "True"`,
+		"deployment.status.readyReplicas >= 1", "self.spec.expose",
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("RenderExprs:\n%s", cmp.Diff(want, got))
+	}
+	// The IR carries them to generated operators.
+	data, err := ir.Marshal(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ir.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Conditions) != 2 || back.Conditions[1].Status.Checked == nil || len(back.ReadyWhen) != 2 || back.ReadyWhen[1].Checked == nil {
+		t.Errorf("after Marshal and Unmarshal: Conditions %+v, ReadyWhen %+v", back.Conditions, back.ReadyWhen)
+	}
+}

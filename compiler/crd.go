@@ -6,10 +6,12 @@ import (
 	"io/fs"
 	"strings"
 
+	yaml "go.yaml.in/yaml/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/internal/diag"
@@ -18,11 +20,20 @@ import (
 )
 
 // crd resolves the crd section: a manifest file, or an installed CRD named
-// by group, version and kind.
+// by group, version and kind; or, instead of it, the schema section, the
+// short form of a CRD that Inrun generates (schema.go).
 func (d *decoder) crd(top *yamlpos.Map) {
 	n := top.Get("crd")
+	if s := top.Get("schema"); s != nil {
+		if n == nil {
+			d.schema(s)
+			return
+		}
+		d.add(d.Pos(top.KeyNode("schema")), diag.InvalidValue, "keep one: crd names a CRD that exists, schema describes one for Inrun to generate",
+			"crd and schema both say what the custom resource is")
+	}
 	if n == nil {
-		d.add(d.Pos(top.Node), diag.MissingField, "add crd.file: manifests/crd.yaml, or crd.group/version/kind", "crd is required")
+		d.add(d.Pos(top.Node), diag.MissingField, "add crd.file: manifests/crd.yaml, crd.group/version/kind, or schema: with the short form of the CRD", "crd is required (or schema)")
 		return
 	}
 	o := d.Map(n, "crd")
@@ -44,6 +55,37 @@ func (d *decoder) crd(top *yamlpos.Map) {
 		}
 	}
 	r.CRDFile = file
+	m := d.readCRD("crd.file", file, fileNode, version, versionNode)
+	if m == nil {
+		return
+	}
+	r.CRD = m.crd
+	r.GroupVersionKind = m.gvk
+	r.Plural = m.plural
+	r.Namespaced = m.namespaced
+	r.StatusSubresource = m.statusSubresource
+	r.Schema = m.schema
+	d.self = m.structural
+}
+
+// crdManifest is what a CRD manifest says of the version a Blueprint reads.
+type crdManifest struct {
+	crd               *apiextensionsv1.CustomResourceDefinition
+	gvk               schema.GroupVersionKind
+	plural            string
+	namespaced        bool
+	statusSubresource bool
+	// schema is the version's schema, and structural its structural form;
+	// both nil when it has none usable (reported).
+	schema     *apiextensionsv1.JSONSchemaProps
+	structural *structuralschema.Structural
+}
+
+// readCRD reads the CRD manifest file names (field says where: crd.file,
+// uses[0].crd), and the version given, or else its storage version. It
+// returns nil when the file holds no CRD, and a manifest without a
+// version when it has none to read; either is reported.
+func (d *decoder) readCRD(field, file string, fileNode *yaml.Node, version string, versionNode *yaml.Node) *crdManifest {
 	path := d.src.Files.Path(file)
 	data, err := d.src.Files.ReadFile(file)
 	if err != nil {
@@ -51,26 +93,27 @@ func (d *decoder) crd(top *yamlpos.Map) {
 		if errors.Is(err, fs.ErrNotExist) {
 			hint = "create it, or fix the path (relative to the Blueprint's directory)"
 		}
-		d.add(d.Pos(fileNode), diag.MissingCRDFile, hint, "crd.file %q cannot be read: %s", file, pathErrorText(err))
-		return
+		d.add(d.Pos(fileNode), diag.MissingCRDFile, hint, "%s %q cannot be read: %s", field, file, pathErrorText(err))
+		return nil
 	}
 	crdPos := ir.Pos{File: path, Line: 1, Col: 1}
 	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
-		d.add(crdPos, diag.InvalidCRD, "", "crd.file %q is not a valid CustomResourceDefinition: %v", file, err)
-		return
+	if err := sigsyaml.UnmarshalStrict(data, &crd); err != nil {
+		d.add(crdPos, diag.InvalidCRD, "", "%s %q is not a valid CustomResourceDefinition: %v", field, file, err)
+		return nil
 	}
 	if crd.Kind != "CustomResourceDefinition" || crd.APIVersion != "apiextensions.k8s.io/v1" {
-		d.add(crdPos, diag.InvalidCRD, "the file must hold an apiextensions.k8s.io/v1 CustomResourceDefinition", "crd.file %q holds %s %s", file, crd.APIVersion, crd.Kind)
-		return
+		d.add(crdPos, diag.InvalidCRD, "the file must hold an apiextensions.k8s.io/v1 CustomResourceDefinition", "%s %q holds %s %s", field, file, crd.APIVersion, crd.Kind)
+		return nil
 	}
-	r.CRD = &crd
-	r.Group = crd.Spec.Group
-	r.Kind = crd.Spec.Names.Kind
-	r.Plural = crd.Spec.Names.Plural
-	r.Namespaced = crd.Spec.Scope != apiextensionsv1.ClusterScoped
-	if r.Kind == "" || r.Plural == "" || r.Group == "" {
-		d.add(crdPos, diag.InvalidCRD, "set spec.group, spec.names.kind and spec.names.plural", "crd.file %q has no group, kind or plural", file)
+	m := &crdManifest{
+		crd:        &crd,
+		plural:     crd.Spec.Names.Plural,
+		namespaced: crd.Spec.Scope != apiextensionsv1.ClusterScoped,
+	}
+	m.gvk.Group, m.gvk.Kind = crd.Spec.Group, crd.Spec.Names.Kind
+	if m.gvk.Kind == "" || m.plural == "" || m.gvk.Group == "" {
+		d.add(crdPos, diag.InvalidCRD, "set spec.group, spec.names.kind and spec.names.plural", "%s %q has no group, kind or plural", field, file)
 	}
 
 	var chosen *apiextensionsv1.CustomResourceDefinitionVersion
@@ -84,29 +127,37 @@ func (d *decoder) crd(top *yamlpos.Map) {
 	}
 	if chosen == nil {
 		if version != "" {
-			d.add(d.Pos(versionNode), diag.InvalidValue, "the CRD serves "+strings.Join(names, ", "), "crd.version %q is not a version of %s", version, crd.Name)
+			d.add(d.Pos(versionNode), diag.InvalidValue, "the CRD serves "+strings.Join(names, ", "), "%s %q is not a version of %s", versionField(field), version, crd.Name)
 		} else {
-			d.add(crdPos, diag.InvalidCRD, "mark one version storage: true", "crd.file %q has no storage version", file)
+			d.add(crdPos, diag.InvalidCRD, "mark one version storage: true", "%s %q has no storage version", field, file)
 		}
-		return
+		return m // without a version
 	}
 	if !chosen.Served {
 		d.add(d.Pos(cmp.Or(versionNode, fileNode)), diag.InvalidValue, "reconcile a served version", "version %s of %s is not served", chosen.Name, crd.Name)
 	}
-	r.Version = chosen.Name
-	r.StatusSubresource = chosen.Subresources != nil && chosen.Subresources.Status != nil
+	m.gvk.Version = chosen.Name
+	m.statusSubresource = chosen.Subresources != nil && chosen.Subresources.Status != nil
 	if chosen.Schema == nil || chosen.Schema.OpenAPIV3Schema == nil {
 		d.add(crdPos, diag.InvalidCRD, "add schema.openAPIV3Schema to the version", "version %s of %s has no schema", chosen.Name, crd.Name)
-		return
+		return m
 	}
-	r.Schema = chosen.Schema.OpenAPIV3Schema
-	s, err := expr.ResourceSchema(r.Schema)
+	st, err := expr.ResourceSchema(chosen.Schema.OpenAPIV3Schema)
 	if err != nil {
 		d.add(crdPos, diag.InvalidCRD, "Kubernetes requires a structural schema: every field needs a type", "schema of %s %s is not structural: %v", crd.Name, chosen.Name, err)
-		r.Schema = nil
-		return
+		return m
 	}
-	d.self = s
+	m.schema, m.structural = chosen.Schema.OpenAPIV3Schema, st
+	return m
+}
+
+// versionField names the field that picks a CRD's version, next to the
+// field that names its file.
+func versionField(field string) string {
+	if field == "crd.file" {
+		return "crd.version"
+	}
+	return strings.TrimSuffix(field, ".crd") + ".version"
 }
 
 // installedCRD fills the Resource from crd.group/version/kind.

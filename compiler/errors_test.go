@@ -266,9 +266,10 @@ func TestErrorsElsewhere(t *testing.T) {
 }
 
 // otherFormats are the codes no Blueprint file reports inline: the test
-// files' formats (e2e, simulate) test them, and TestCompileFileMissing the
-// Blueprint that cannot be read.
-var otherFormats = map[diag.Code]bool{diag.UnreadableFile: true, diag.DuplicateName: true}
+// files' formats (e2e, simulate) test them, TestCompileFileMissing the
+// Blueprint that cannot be read, and importer/kro what an import cannot
+// convert.
+var otherFormats = map[diag.Code]bool{diag.UnreadableFile: true, diag.DuplicateName: true, diag.NotConvertible: true}
 
 // TestEveryCodeTested makes sure each Code in diag's codes.go that a
 // Blueprint can get is expected by at least one testdata/errors file or
@@ -291,8 +292,8 @@ func TestEveryCodeTested(t *testing.T) {
 		}
 	}
 	names := codeNames(t)
-	if got := diag.Code(len(names)); got != diag.DuplicateName {
-		t.Fatalf("codes.go declares %d codes, but DuplicateName is %d: update this test's reading of codes.go", len(names), diag.DuplicateName)
+	if got := diag.Code(len(names)); got != diag.NotConvertible {
+		t.Fatalf("codes.go declares %d codes, but NotConvertible, the last, is %d: update this test's reading of codes.go", len(names), diag.NotConvertible)
 	}
 	for i, name := range names {
 		code := diag.Code(i + 1)

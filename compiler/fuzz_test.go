@@ -62,7 +62,7 @@ func FuzzCompile(f *testing.F) {
 			t.Fatalf("Compile's error holds no diagnostic: %v", err)
 		}
 		for _, e := range errs {
-			if e.Code < 1 || e.Code > diag.DuplicateName || e.Msg == "" || e.Pos.Line < 0 || e.Pos.Col < 0 {
+			if e.Code < 1 || e.Code > diag.UnknownType || e.Msg == "" || e.Pos.Line < 0 || e.Pos.Col < 0 {
 				t.Errorf("malformed diagnostic %#v", e)
 			}
 		}

@@ -304,15 +304,14 @@ func (d *decoder) remoteResources(o *yamlpos.Map, r *ir.Reconcile) {
 			continue
 		}
 		rk := ir.ResourceKind{Pos: d.Pos(item), GroupVersionKind: gv.WithKind(kind)}
-		switch b, ok := lookupBuiltin(rk.GroupVersionKind); {
-		case rk.GroupVersionKind == d.bp.Resource.GroupVersionKind:
-			rk.Plural, rk.Namespaced = d.bp.Resource.Plural, d.bp.Resource.Namespaced
-		case ok:
-			rk.Plural, rk.Namespaced = b.plural, b.namespaced
-		default:
-			d.add(d.Pos(kindNode), diag.UnknownKind, d.kindHint(kind), "%s: kind %s %s is neither built in nor the Blueprint's CRD", path, av, kind)
+		k, ok := d.lookupKind(rk.GroupVersionKind)
+		if !ok {
+			if !d.brokenUse {
+				d.add(d.Pos(kindNode), diag.UnknownKind, d.kindHint(gv.Group, kind), "%s: kind %s %s is neither built in, the Blueprint's CRD, nor a kind it uses", path, av, kind)
+			}
 			continue
 		}
+		rk.Plural, rk.Namespaced = k.plural, k.namespaced
 		if seen[rk.GroupVersionKind] {
 			d.add(d.Pos(item), diag.InvalidValue, "list each kind once", "%s: %s is listed twice", path, ir.FormatKind(rk.GroupVersionKind))
 			continue

@@ -54,12 +54,19 @@ func conformEach(t *testing.T, examples []string) {
 				t.Fatal(err)
 			}
 			t.Logf("built the operator in %s", time.Since(start).Round(time.Millisecond))
+			// The Blueprints bp uses run interpreted beside either: an
+			// operator runs its own Blueprint only (docs/build.md).
+			all := ir.WithUsed([]*ir.Blueprint{bp})
+			var compiled e2e.Runtime = &conformance.Binary{Path: bin, Blueprint: bp}
+			if used := all[:len(all)-1]; len(used) > 0 {
+				compiled = e2e.Together{&e2e.InProcess{Blueprints: used, SkipNameValidation: true}, compiled}
+			}
 			for _, rt := range []struct {
 				name    string
 				runtime e2e.Runtime
 			}{
-				{"interpreted", &e2e.InProcess{Blueprints: []*ir.Blueprint{bp}}},
-				{"compiled", &conformance.Binary{Path: bin, Blueprint: bp}},
+				{"interpreted", &e2e.InProcess{Blueprints: all, SkipNameValidation: true}},
+				{"compiled", compiled},
 			} {
 				t.Run(rt.name, func(t *testing.T) {
 					rep, err := e2e.Run(context.Background(), e2e.Options{

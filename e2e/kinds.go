@@ -41,9 +41,14 @@ var builtinKinds = sync.OnceValue(func() map[schema.GroupVersionKind]bool {
 func (f *File) checkKinds(bp *ir.Blueprint, served func(schema.GroupVersionKind) bool, installs bool) diag.List {
 	known := map[schema.GroupVersionKind]bool{}
 	if bp != nil && installs {
-		known[bp.Resource.GroupVersionKind] = true
-		for _, c := range bp.Children {
-			known[c.GroupVersionKind] = true
+		for _, b := range ir.WithUsed([]*ir.Blueprint{bp}) {
+			known[b.Resource.GroupVersionKind] = true
+			for _, u := range b.Uses {
+				known[u.GroupVersionKind] = true
+			}
+			for _, c := range b.Children {
+				known[c.GroupVersionKind] = true
+			}
 		}
 	}
 	var l diag.List

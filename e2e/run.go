@@ -52,7 +52,8 @@ type Options struct {
 	BuildAssets bool
 
 	// Runtime reconciles while the cases run. Default: InProcess with
-	// Blueprint. NoRuntime when an operator already runs on the cluster.
+	// Blueprint and the Blueprints it uses (ir.WithUsed). NoRuntime when an
+	// operator already runs on the cluster.
 	Runtime Runtime
 
 	// SkipIdleCheck turns off the idle check that ends every step which
@@ -99,7 +100,7 @@ func (o *Options) setDefaults() error {
 		o.Progress = o.Out
 	}
 	if o.Runtime == nil {
-		o.Runtime = &InProcess{Blueprints: []*ir.Blueprint{o.Blueprint}}
+		o.Runtime = &InProcess{Blueprints: ir.WithUsed([]*ir.Blueprint{o.Blueprint})}
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval

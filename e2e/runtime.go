@@ -126,3 +126,38 @@ func (p *InProcess) Start(ctx context.Context, cfg *rest.Config) (func() error, 
 	}
 	return stop, nil
 }
+
+// Together runs several runtimes at once, each reconciling its own
+// Blueprints: an operator inrun build compiled, say, and the interpreted
+// runtime for the Blueprints its Blueprint uses, which that operator does
+// not run. Start starts them in order; stop stops them in reverse order and
+// returns the first error.
+type Together []Runtime
+
+var _ Runtime = Together(nil)
+
+// Start implements Runtime.
+func (t Together) Start(ctx context.Context, cfg *rest.Config) (func() error, error) {
+	var stops []func() error
+	stopAll := func() error {
+		var errs []error
+		for i := len(stops) - 1; i >= 0; i-- {
+			errs = append(errs, stops[i]())
+		}
+		return errors.Join(errs...)
+	}
+	for _, rt := range t {
+		stop, err := rt.Start(ctx, cfg)
+		if err != nil {
+			_ = stopAll()
+			return nil, err
+		}
+		stops = append(stops, stop)
+	}
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() { err = stopAll() })
+		return err
+	}, nil
+}

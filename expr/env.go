@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiservercel "k8s.io/apiserver/pkg/cel"
-	"k8s.io/apiserver/pkg/cel/environment"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/inrun/inrun/ir"
@@ -33,8 +32,8 @@ type VarType struct {
 	Schema *structuralschema.Structural
 	// Dynamic is true when no schema is known; the variable is dyn.
 	Dynamic bool
-	// List is true for a collection: the variable is a list of objects,
-	// each typed as above.
+	// List is true for a collection, or an externalRef by selector: the
+	// variable is a list of objects, each typed as above.
 	List bool
 
 	// values is Schema adapted once for reading objects (see valueSchema).
@@ -48,11 +47,14 @@ type Env struct {
 	// types are the CEL types of the objects variables hold (of one item,
 	// for a collection).
 	types map[string]*cel.Type
+	// decls are the object types declared from CRD schemas; nil when
+	// there are none.
+	decls *apiservercel.DeclTypeProvider
 }
 
-// NewEnv builds the environment for bp from its Resource and Children; it
-// reads nothing else, so the compiler can call it before the rest of the IR
-// is complete.
+// NewEnv builds the environment for bp from its Resource, Uses and
+// Children; it reads nothing else, so the compiler can call it before the
+// rest of the IR is complete.
 func NewEnv(bp *ir.Blueprint) (*Env, error) {
 	return newEnv(bp, nil)
 }
@@ -60,7 +62,10 @@ func NewEnv(bp *ir.Blueprint) (*Env, error) {
 // newEnv builds the environment of bp with extra variables typed by
 // structural schemas beside self and the children.
 func newEnv(bp *ir.Blueprint, extra map[string]*structuralschema.Structural) (*Env, error) {
-	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).NewExpressionsEnv()
+	base, err := libraryEnv()
+	if err != nil {
+		return nil, err
+	}
 
 	vars := map[string]VarType{}
 	for name, s := range extra {
@@ -95,10 +100,18 @@ func newEnv(bp *ir.Blueprint, extra map[string]*structuralschema.Structural) (*E
 			}
 		case c.GroupVersionKind == bp.Resource.GroupVersionKind && selfSchema != nil:
 			vars[c.ID] = vars[Self]
+		case bp.Use(c.GroupVersionKind) != nil && bp.Use(c.GroupVersionKind).Schema != nil:
+			// Another Blueprint's custom resource, or an operator's: typed
+			// by its CRD.
+			s, err := ResourceSchema(bp.Use(c.GroupVersionKind).Schema)
+			if err != nil {
+				return nil, fmt.Errorf("schema of %s: %w", c.Kind, err)
+			}
+			vars[c.ID] = VarType{Schema: s, values: newValueSchema(s)}
 		default:
 			vars[c.ID] = VarType{Dynamic: true}
 		}
-		if len(c.ForEach) > 0 {
+		if len(c.ForEach) > 0 || c.Selector {
 			vt := vars[c.ID]
 			vt.List = true
 			vars[c.ID] = vt
@@ -123,8 +136,9 @@ func newEnv(bp *ir.Blueprint, extra map[string]*structuralschema.Structural) (*E
 		declOf[name] = d
 	}
 	env := base
+	var provider *apiservercel.DeclTypeProvider
 	if len(decls) > 0 {
-		provider := apiservercel.NewDeclTypeProvider(decls...)
+		provider = apiservercel.NewDeclTypeProvider(decls...)
 		// Blueprints read self.metadata.namespace, not __namespace__.
 		provider.SetRecognizeKeywordAsFieldName(true)
 		opts, err := provider.EnvOptions(base.CELTypeProvider())
@@ -135,7 +149,7 @@ func newEnv(bp *ir.Blueprint, extra map[string]*structuralschema.Structural) (*E
 			return nil, err
 		}
 	}
-	opts := libraries()
+	var opts []cel.EnvOption
 	if len(natives) > 0 {
 		natives = append(natives, ext.ParseStructTag("json"))
 		opts = append(opts, ext.NativeTypes(natives...))
@@ -157,11 +171,32 @@ func newEnv(bp *ir.Blueprint, extra map[string]*structuralschema.Structural) (*E
 		}
 		opts = append(opts, cel.Variable(name, t))
 	}
-	env, err := env.Extend(opts...)
+	env, err = env.Extend(opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Env{cel: env, vars: vars, types: types}, nil
+	return &Env{cel: env, vars: vars, types: types, decls: provider}, nil
+}
+
+// ObjectFields returns the fields of an object type declared from a CRD's
+// schema (a CEL struct type named inrun.<variable>...), by their names in
+// the object, with their CEL types. It returns false for any other type.
+func (e *Env) ObjectFields(typeName string) (map[string]*cel.Type, bool) {
+	if e.decls == nil {
+		return nil, false
+	}
+	d, ok := e.decls.FindDeclType(typeName)
+	if !ok || !d.IsObject() {
+		return nil, false
+	}
+	out := make(map[string]*cel.Type, len(d.Fields))
+	for name, f := range d.Fields {
+		if u, ok := apiservercel.Unescape(name); ok {
+			name = u
+		}
+		out[name] = f.Type.CelType()
+	}
+	return out, true
 }
 
 // ForCollection returns the environment of a collection child's own
@@ -189,7 +224,7 @@ func (e *Env) ForCollection(c *ir.Child, items map[string]*cel.Type) (*Env, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Env{cel: env, vars: vars, types: e.types}, nil
+	return &Env{cel: env, vars: vars, types: e.types, decls: e.decls}, nil
 }
 
 // The variables reconcile.api's expressions see besides self.
@@ -225,7 +260,7 @@ func (e *Env) ForAPI() (*Env, error) {
 	for _, n := range []string{Args, Finalizing, Response, ID} {
 		vars[n] = VarType{Dynamic: true}
 	}
-	return &Env{cel: env, vars: vars, types: e.types}, nil
+	return &Env{cel: env, vars: vars, types: e.types, decls: e.decls}, nil
 }
 
 // CEL returns the underlying cel-go environment.

@@ -12,5 +12,7 @@
 //
 // Marshal and Unmarshal carry a compiled Blueprint, checked expressions
 // included, into the operators inrun build generates, which therefore run
-// without the compiler.
+// without the compiler. A Blueprint's Uses record the kinds it builds on;
+// a used Blueprint itself (Use.Compiled) is not part of its encoding, and
+// WithUsed lists what a program that runs Blueprints runs.
 package ir

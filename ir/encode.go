@@ -7,6 +7,8 @@ import (
 	"github.com/google/cel-go/cel"
 	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
 	"google.golang.org/protobuf/proto"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // Marshal encodes a compiled Blueprint as JSON, checked expressions
@@ -22,6 +24,48 @@ func Unmarshal(data []byte) (*Blueprint, error) {
 	bp := &Blueprint{}
 	if err := json.Unmarshal(data, bp); err != nil {
 		return nil, fmt.Errorf("decoding the Blueprint's IR: %w", err)
+	}
+	return bp, nil
+}
+
+// MarshalUsed encodes the Blueprints bp uses, directly or not (WithUsed
+// without bp), for UnmarshalWithUsed: inrun build embeds them in an
+// operator's tests, which run them beside the operator, as inrun run does.
+// Nil when bp uses none.
+func MarshalUsed(bp *Blueprint) ([]byte, error) {
+	all := WithUsed([]*Blueprint{bp})
+	if len(all) == 1 {
+		return nil, nil
+	}
+	return json.MarshalIndent(all[:len(all)-1], "", " ")
+}
+
+// UnmarshalWithUsed decodes a Blueprint (Marshal's) and those it uses
+// (MarshalUsed's), and links every Use of a Blueprint to the used one it
+// names (Use.Compiled), by name and kind.
+func UnmarshalWithUsed(data, used []byte) (*Blueprint, error) {
+	bp, err := Unmarshal(data)
+	if err != nil {
+		return nil, err
+	}
+	var list []*Blueprint
+	if err := json.Unmarshal(used, &list); err != nil {
+		return nil, fmt.Errorf("decoding the IR of the Blueprints it uses: %w", err)
+	}
+	for _, b := range append([]*Blueprint{bp}, list...) {
+		for _, u := range b.Uses {
+			if u.Blueprint == "" {
+				continue
+			}
+			for _, l := range list {
+				if l.Name == u.Blueprint && l.Resource.GroupVersionKind == u.GroupVersionKind {
+					u.Compiled = l
+				}
+			}
+			if u.Compiled == nil {
+				return nil, fmt.Errorf("the Blueprint %s uses %s, whose IR is missing", b.Name, u.Blueprint)
+			}
+		}
 	}
 	return bp, nil
 }
@@ -125,4 +169,24 @@ func (x *Expr) UnmarshalJSON(data []byte) error {
 		x.Checked = cel.CheckedExprToAst(ce)
 	}
 	return nil
+}
+
+// MarshalCRD encodes a CustomResourceDefinition as the YAML manifest
+// kubectl applies: no status or creationTimestamp, keys sorted, so the same
+// CRD always gives the same bytes. inrun crd prints a generated CRD with
+// it, and inrun build writes it into config/crd.
+func MarshalCRD(crd *apiextensionsv1.CustomResourceDefinition) ([]byte, error) {
+	raw, err := json.Marshal(crd)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	return yaml.Marshal(obj)
 }

@@ -1,6 +1,9 @@
 package ir
 
 import (
+	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,6 +31,11 @@ type Blueprint struct {
 	// Resource is the custom resource kind the Blueprint reconciles.
 	Resource Resource
 
+	// Uses are the kinds the Blueprint builds on (uses:), in the order
+	// written: other Blueprints' custom resources and foreign CRDs, which
+	// its children may be.
+	Uses []*Use `json:",omitempty"`
+
 	// Children are the templates, onCreate and onReconcile alike, in an order
 	// where every child comes after the children its expressions reference.
 	Children []*Child
@@ -35,6 +43,14 @@ type Blueprint struct {
 	// Status is emit.status: a map Value whose fields are written under the
 	// custom resource's .status next to the runtime's own conditions.
 	Status *Value
+
+	// Conditions are emit.conditions: the Blueprint's own conditions,
+	// written in .status.conditions beside Ready, Progressing and Degraded.
+	Conditions []*Condition `json:",omitempty"`
+	// ReadyWhen is emit.readyWhen: boolean expressions that must all hold
+	// for the custom resource to be Ready, instead of every child being
+	// ready. Empty keeps that rule. Errors make it not Ready either way.
+	ReadyWhen []*Expr `json:",omitempty"`
 
 	// Reconcile is the remote reconciler and the arguments it is sent; nil
 	// when the Blueprint has no reconcile section.
@@ -121,10 +137,88 @@ func rebase(v *Value, base string) *Value {
 	return &out
 }
 
+// Use is a kind a Blueprint builds on: the custom resource of another
+// Blueprint (kro's RGD chaining), or of a CRD nothing here reconciles
+// (cert-manager's Certificate, say). Children of its kind are typed by its
+// CRD's schema, as the Blueprint's own custom resource is.
+type Use struct {
+	Pos Pos
+	schema.GroupVersionKind
+	Plural     string
+	Namespaced bool
+	// File is the path uses names (blueprint: or crd:), relative to the
+	// Blueprint's directory.
+	File string
+	// Source is where it was read from, as diagnostics name it: the used
+	// Blueprint's File, or the CRD manifest's path.
+	Source string
+	// Blueprint is the used Blueprint's metadata.name; empty for a CRD.
+	Blueprint string
+	// CRD is the parsed manifest; nil when a used Blueprint names its CRD
+	// by group, version and kind only.
+	CRD *apiextensionsv1.CustomResourceDefinition
+	// Schema is the OpenAPI schema of the version; nil when unknown:
+	// children of the kind are then read dynamically.
+	Schema *apiextensionsv1.JSONSchemaProps
+	// ReadyCondition says a child of the kind is ready (unless its
+	// readyWhen says otherwise) when its status has the condition
+	// Ready=True for its current generation; false, once it exists. True
+	// for every used Blueprint, whose runtime writes that condition, and
+	// for a CRD whose status schema has conditions.
+	ReadyCondition bool
+
+	// Compiled is the used Blueprint, compiled with this one, for the
+	// programs that run it too (inrun run, simulate, e2e). Nil for a CRD,
+	// and in an IR read back by Unmarshal: a generated operator runs its
+	// own Blueprint only; the used one needs its own operator.
+	Compiled *Blueprint `json:"-"`
+}
+
+// Use returns what b uses of kind gvk, or nil.
+func (b *Blueprint) Use(gvk schema.GroupVersionKind) *Use {
+	for _, u := range b.Uses {
+		if u.GroupVersionKind == gvk {
+			return u
+		}
+	}
+	return nil
+}
+
+// WithUsed returns bps and every Blueprint they use, directly or through
+// others, each once: a used Blueprint before the first that uses it. Two
+// compilations of one file are one Blueprint. It is what a program that
+// runs bps runs, so that the custom resources their children are get
+// reconciled too.
+func WithUsed(bps []*Blueprint) []*Blueprint {
+	var out []*Blueprint
+	seen := map[string]bool{}
+	var add func(bp *Blueprint)
+	add = func(bp *Blueprint) {
+		key := path.Clean(filepath.ToSlash(bp.File))
+		if bp.File == "" {
+			key = fmt.Sprintf("%p", bp)
+		}
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		for _, u := range bp.Uses {
+			if u.Compiled != nil {
+				add(u.Compiled)
+			}
+		}
+		out = append(out, bp)
+	}
+	for _, bp := range bps {
+		add(bp)
+	}
+	return out
+}
+
 // Resource describes the custom resource kind a Blueprint reconciles.
 type Resource struct {
 	schema.GroupVersionKind
-	// Pos is where the Blueprint's crd section is.
+	// Pos is where the Blueprint's crd (or schema) section is.
 	Pos Pos
 	// Plural is the resource name used in URLs and RBAC, e.g. "websites".
 	Plural string
@@ -134,9 +228,11 @@ type Resource struct {
 	StatusSubresource bool
 
 	// CRDFile is the path of the CRD manifest relative to the Blueprint's
-	// directory; empty when the CRD is referenced by group/version/kind only.
+	// directory; empty when the CRD is referenced by group/version/kind
+	// only, or generated from the Blueprint's schema section.
 	CRDFile string
-	// CRD is the parsed manifest when CRDFile is set.
+	// CRD is the parsed manifest when CRDFile is set, or the CRD generated
+	// from the schema section; nil for a CRD named by group/version/kind.
 	CRD *apiextensionsv1.CustomResourceDefinition
 	// Schema is the OpenAPI schema of the reconciled version. Nil when the
 	// CRD is only referenced by group/version/kind: expressions on self are
@@ -183,11 +279,16 @@ type Child struct {
 	ReadyWhen *Expr
 
 	// Template is the object to apply, a map Value. For an External child
-	// it holds only apiVersion, kind and metadata.name/namespace.
+	// it holds only apiVersion, kind and metadata: name and namespace, or
+	// selector and namespace.
 	Template *Value
 	// External is true for an externalRef: an existing object the custom
 	// resource reads but never writes, owns or prunes.
 	External bool
+	// Selector is true for an externalRef by label selector: it reads
+	// every object of its kind that metadata.selector matches, and other
+	// expressions read it as a list of them, sorted by namespace and name.
+	Selector bool `json:",omitempty"`
 
 	// DependsOn lists, sorted, the ids of the children this one's
 	// expressions reference. The child is rendered only once they exist.
@@ -198,6 +299,31 @@ type Child struct {
 	// name bound to its item. Other expressions read the collection as a
 	// list of its live objects; its readyWhen reads one as each.
 	ForEach []*Iterator `json:",omitempty"`
+}
+
+// Condition is one of emit.conditions: a condition the runtime writes on
+// every custom resource, as it writes its own.
+type Condition struct {
+	Pos Pos
+	// Type is the condition's type, an UpperCamelCase literal.
+	Type string
+	// Status is a bool expression ("True" or "False"), or a string one
+	// that gives "True", "False" or "Unknown". Data it reads that is not
+	// there yet makes the condition Unknown.
+	Status *Expr
+	// Reason is a string Value, literal or expression; nil means the
+	// runtime's default.
+	Reason *Value `json:",omitempty"`
+	// Message is a string Value, which may interpolate; nil means the
+	// runtime's default, which says what Status evaluated.
+	Message *Value `json:",omitempty"`
+}
+
+// Exprs returns the expressions of c: status, reason, then message.
+func (c *Condition) Exprs() []*Expr {
+	out := []*Expr{c.Status}
+	out = append(out, c.Reason.Exprs()...)
+	return append(out, c.Message.Exprs()...)
 }
 
 // Iterator is one dimension of a collection: a name and the list (or map,
@@ -350,7 +476,7 @@ type ServiceRef struct {
 
 // RenderExprs returns the expressions a Renderer evaluates, in Blueprint
 // order: each child's forEach, includeWhen, readyWhen and template, then
-// emit.status, then reconcile.args.
+// emit.status, emit.conditions and emit.readyWhen, then reconcile.args.
 func (b *Blueprint) RenderExprs() []*Expr {
 	var out []*Expr
 	for _, c := range b.Children {
@@ -366,6 +492,10 @@ func (b *Blueprint) RenderExprs() []*Expr {
 		out = append(out, c.Template.Exprs()...)
 	}
 	out = append(out, b.Status.Exprs()...)
+	for _, c := range b.Conditions {
+		out = append(out, c.Exprs()...)
+	}
+	out = append(out, b.ReadyWhen...)
 	if b.Reconcile != nil {
 		out = append(out, b.Reconcile.Args.Exprs()...)
 	}

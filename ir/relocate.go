@@ -8,6 +8,15 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 	out := *b
 	out.File = rename(b.File)
 	out.Resource.Pos = r.pos(b.Resource.Pos)
+	if b.Uses != nil {
+		out.Uses = make([]*Use, len(b.Uses))
+		for i, u := range b.Uses {
+			uu := *u
+			uu.Pos = r.pos(u.Pos)
+			uu.Source = rename(u.Source)
+			out.Uses[i] = &uu
+		}
+	}
 	out.Children = make([]*Child, len(b.Children))
 	for i, c := range b.Children {
 		cc := *c
@@ -24,6 +33,18 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 		out.Children[i] = &cc
 	}
 	out.Status = r.value(b.Status)
+	if b.Conditions != nil {
+		out.Conditions = make([]*Condition, len(b.Conditions))
+		for i, c := range b.Conditions {
+			out.Conditions[i] = &Condition{Pos: r.pos(c.Pos), Type: c.Type, Status: r.expr(c.Status), Reason: r.value(c.Reason), Message: r.value(c.Message)}
+		}
+	}
+	if b.ReadyWhen != nil {
+		out.ReadyWhen = make([]*Expr, len(b.ReadyWhen))
+		for i, x := range b.ReadyWhen {
+			out.ReadyWhen[i] = r.expr(x)
+		}
+	}
 	if b.Reconcile != nil {
 		rec := *b.Reconcile
 		rec.Pos = r.pos(rec.Pos)

@@ -2,9 +2,11 @@ package load
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"path/filepath"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -31,6 +33,48 @@ type Files interface {
 	ReadFile(name string) ([]byte, error)
 	// Path names the file in diagnostics.
 	Path(name string) string
+}
+
+// Opener is implemented by Files that keep other Blueprints their own way,
+// as ConfigMaps do (one a ConfigMap). Files without it open a Blueprint as
+// any other file, its own files read from its directory.
+type Opener interface {
+	// Open returns the Blueprint at name (a path the Blueprint writes,
+	// relative to its directory). A missing one is an error for which
+	// errors.Is(err, fs.ErrNotExist) holds.
+	Open(name string) (*Source, error)
+}
+
+// Open returns another Blueprint s names (uses: blueprint:), by the path s
+// writes for it: its Name is what diagnostics call it, and the files it
+// names are read from its own directory.
+func (s *Source) Open(name string) (*Source, error) {
+	if o, ok := s.Files.(Opener); ok {
+		return o.Open(name)
+	}
+	data, err := s.Files.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	dir := path.Dir(filepath.ToSlash(name))
+	return &Source{Name: s.Files.Path(name), Data: data, Files: subFiles{parent: s.Files, dir: dir}}, nil
+}
+
+// subFiles are the files of a directory below (or beside) a Blueprint's,
+// read through the Blueprint's own Files.
+type subFiles struct {
+	parent Files
+	dir    string
+}
+
+func (f subFiles) ReadFile(name string) ([]byte, error) { return f.parent.ReadFile(f.join(name)) }
+func (f subFiles) Path(name string) string              { return f.parent.Path(f.join(name)) }
+
+func (f subFiles) join(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return path.Join(f.dir, filepath.ToSlash(name))
 }
 
 // DefaultFile is the Blueprint a directory holds.
@@ -104,8 +148,24 @@ const (
 // ConfigMapSelector selects the ConfigMaps that hold Blueprints.
 func ConfigMapSelector() map[string]string { return map[string]string{LabelRole: RoleBlueprint} }
 
-// ConfigMap reads the Blueprint a ConfigMap holds under KeyBlueprint.
-func ConfigMap(cm *corev1.ConfigMap) (*Source, error) {
+// ConfigMap reads the Blueprint a ConfigMap holds under KeyBlueprint. A
+// Blueprint it uses cannot be read: ConfigMaps.Load reads those.
+func ConfigMap(cm *corev1.ConfigMap) (*Source, error) { return ConfigMaps{}.Load(cm) }
+
+// ConfigMaps reads Blueprints kept in ConfigMaps, each in its own. A
+// ConfigMap is flat, so a Blueprint another one uses (uses: blueprint:
+// database/blueprint.yaml) is kept in a ConfigMap of its own, in the same
+// namespace, named after its directory (database), or after the file when
+// it is not called blueprint.yaml (db.yaml: db).
+type ConfigMaps struct {
+	// Get reads a ConfigMap: the one holding a Blueprint that another
+	// uses. It returns nil and no error when there is none. Nil: such a
+	// Blueprint cannot be read.
+	Get func(namespace, name string) (*corev1.ConfigMap, error)
+}
+
+// Load reads the Blueprint a ConfigMap holds under KeyBlueprint.
+func (c ConfigMaps) Load(cm *corev1.ConfigMap) (*Source, error) {
 	dir := path.Join("configmap", cm.Namespace, cm.Name)
 	src, ok := cm.Data[KeyBlueprint]
 	if !ok {
@@ -113,7 +173,18 @@ func ConfigMap(cm *corev1.ConfigMap) (*Source, error) {
 		l.Add(diag.Pos{File: dir}, diag.MissingField, "put the Blueprint under the key "+KeyBlueprint, "the ConfigMap has no %q key", KeyBlueprint)
 		return nil, l.Err()
 	}
-	return &Source{Name: path.Join(dir, KeyBlueprint), Data: []byte(src), Files: configMapFiles{cm: cm, dir: dir}}, nil
+	return &Source{Name: path.Join(dir, KeyBlueprint), Data: []byte(src), Files: configMapFiles{cm: cm, dir: dir, get: c.Get}}, nil
+}
+
+// UsedConfigMap names the ConfigMap that keeps the Blueprint another one
+// uses by the path name: its directory, or its file without the extension
+// when that is not blueprint.yaml.
+func UsedConfigMap(name string) string {
+	name = path.Clean(filepath.ToSlash(name))
+	if base := path.Base(name); base != KeyBlueprint {
+		return strings.TrimSuffix(base, path.Ext(base))
+	}
+	return path.Base(path.Dir(name))
 }
 
 // configMapFiles are a ConfigMap's other keys. A ConfigMap is flat: crd.file:
@@ -121,6 +192,7 @@ func ConfigMap(cm *corev1.ConfigMap) (*Source, error) {
 type configMapFiles struct {
 	cm  *corev1.ConfigMap
 	dir string
+	get func(namespace, name string) (*corev1.ConfigMap, error)
 }
 
 func (f configMapFiles) ReadFile(name string) ([]byte, error) {
@@ -131,6 +203,36 @@ func (f configMapFiles) ReadFile(name string) ([]byte, error) {
 }
 
 func (f configMapFiles) Path(name string) string { return path.Join(f.dir, path.Base(name)) }
+
+// Open reads a used Blueprint from its own ConfigMap (see ConfigMaps),
+// which must be labelled as one, so that the runtime runs it too.
+func (f configMapFiles) Open(name string) (*Source, error) {
+	cmName := UsedConfigMap(name)
+	if cmName == "" || cmName == "." || cmName == ".." || cmName == "/" {
+		return nil, fmt.Errorf("in a ConfigMap, a used Blueprint is kept in its own ConfigMap, named after its directory or file; %q names none", name)
+	}
+	if f.get == nil {
+		return nil, fmt.Errorf("the used Blueprint is kept in the ConfigMap %s/%s, which this reader cannot read", f.cm.Namespace, cmName)
+	}
+	other, err := f.get(f.cm.Namespace, cmName)
+	if err != nil {
+		return nil, fmt.Errorf("the used Blueprint is kept in the ConfigMap %s/%s: %w", f.cm.Namespace, cmName, err)
+	}
+	if other == nil {
+		return nil, notExist(fmt.Sprintf("the used Blueprint is kept in the ConfigMap %s/%s, which does not exist: create it with the Blueprint and its CRD, labelled %s=%s", f.cm.Namespace, cmName, LabelRole, RoleBlueprint))
+	}
+	if other.Labels[LabelRole] != RoleBlueprint {
+		return nil, fmt.Errorf("the ConfigMap %s/%s keeps the used Blueprint but is not labelled %s=%s, so the runtime does not run it: label it", other.Namespace, other.Name, LabelRole, RoleBlueprint)
+	}
+	return ConfigMaps{Get: f.get}.Load(other)
+}
+
+// notExist is a missing file that is not a file: errors.Is(err,
+// fs.ErrNotExist) holds, and its text says what is missing.
+type notExist string
+
+func (e notExist) Error() string        { return string(e) }
+func (e notExist) Is(target error) bool { return target == fs.ErrNotExist }
 
 // pathErrorText is err's cause without the path, which the diagnostic
 // already names.

@@ -56,12 +56,15 @@ func List() []Pack {
 
 // Examples returns the directories of the named pack that hold a
 // blueprint.yaml, as slash-separated paths relative to the pack's root ("."
-// for the root itself), sorted. It returns nil for an unknown pack.
+// for the root itself), sorted. A directory whose Blueprint another
+// example uses (uses: blueprint:) is part of that example, not one of its
+// own. It returns nil for an unknown pack.
 func Examples(name string) []string {
 	if !known(name) {
 		return nil
 	}
 	var dirs []string
+	used := map[string]bool{}
 	// The embedded tree cannot fail to walk; an error here is a broken build.
 	err := fs.WalkDir(content, name, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -74,14 +77,43 @@ func Examples(name string) []string {
 				rel = "."
 			}
 			dirs = append(dirs, rel)
+			for _, u := range usedBlueprints(p) {
+				used[path.Join(rel, path.Dir(u))] = true
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		panic(fmt.Sprintf("packs: walking embedded pack %s: %v", name, err))
 	}
+	dirs = slices.DeleteFunc(dirs, func(d string) bool { return used[d] })
 	slices.Sort(dirs)
 	return dirs
+}
+
+// usedBlueprints returns the paths the Blueprint at p names in uses:
+// blueprint:, relative to its directory. It reads nothing else: the
+// compiler checks the rest.
+func usedBlueprints(p string) []string {
+	data, err := content.ReadFile(p)
+	if err != nil {
+		panic(fmt.Sprintf("packs: reading %s: %v", p, err))
+	}
+	var bp struct {
+		Uses []struct {
+			Blueprint string `json:"blueprint"`
+		} `json:"uses"`
+	}
+	if err := yaml.Unmarshal(data, &bp); err != nil {
+		return nil // not this function's to report: the pack's tests compile it
+	}
+	var out []string
+	for _, u := range bp.Uses {
+		if u.Blueprint != "" {
+			out = append(out, u.Blueprint)
+		}
+	}
+	return out
 }
 
 // Files returns the files Copy writes for the named pack, as slash-separated

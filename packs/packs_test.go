@@ -2,6 +2,7 @@ package packs
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,18 +20,23 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
 )
 
 // exampleFiles are the files every example must have: the layout the READMEs
-// and `inrun init` describe.
+// and `inrun init` describe. manifests/crd.yaml is one of them unless the
+// Blueprint describes its CRD in a schema: section.
 var exampleFiles = []string{
 	"README.md",
 	"blueprint.yaml",
-	"manifests/crd.yaml",
 	"manifests/cr.yaml",
 	"test/simulate.yaml",
 	"test/e2e.yaml",
 }
+
+const crdFile = "manifests/crd.yaml"
 
 func TestList(t *testing.T) {
 	list := List()
@@ -59,7 +65,7 @@ func TestExamples(t *testing.T) {
 	if got := Examples(Default); !slices.Equal(got, []string{"."}) {
 		t.Errorf("Examples(%q) = %v; want [.]", Default, got)
 	}
-	want := []string{"01-hello-website", "02-service-account", "03-live-status", "04-copy-across-namespaces", "05-collections", "06-readiness-gating"}
+	want := []string{"01-hello-website", "02-service-account", "03-live-status", "04-copy-across-namespaces", "05-collections", "06-readiness-gating", "07-composition", "08-short-schema", "09-conditions-and-selectors"}
 	if got := Examples("declarative"); !slices.Equal(got, want) {
 		t.Errorf("Examples(declarative) = %v; want %v", got, want)
 	}
@@ -80,7 +86,7 @@ func TestCopy(t *testing.T) {
 		if err := Copy(Default, dir, CopyOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range append([]string{"README.md"}, exampleFiles...) {
+		for _, f := range append([]string{"README.md", crdFile}, exampleFiles...) {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("after Copy: %v", err)
 			}
@@ -188,13 +194,32 @@ func checkExample(t *testing.T, dir string) {
 		}
 	}
 
-	var bp blueprint
-	readYAML(t, filepath.Join(dir, "blueprint.yaml"), &bp)
+	bp, known := childIDs(t, filepath.Join(dir, "blueprint.yaml"))
 	if bp.APIVersion != "inrun.dev/v1alpha1" || bp.Kind != "Blueprint" {
 		t.Errorf("blueprint.yaml: apiVersion/kind = %s/%s; want inrun.dev/v1alpha1/Blueprint", bp.APIVersion, bp.Kind)
 	}
-	if bp.CRD.File != "manifests/crd.yaml" {
-		t.Errorf("blueprint.yaml: crd.file = %q; want manifests/crd.yaml", bp.CRD.File)
+	var crd *apiextensionsv1.CustomResourceDefinition
+	var s *schema.Structural
+	var props *apiextensions.JSONSchemaProps
+	if bp.Schema != nil {
+		// The CRD is generated from the Blueprint: no manifest of it.
+		if _, err := os.Stat(filepath.Join(dir, crdFile)); err == nil {
+			t.Errorf("blueprint.yaml has a schema section, and %s is there too; keep one", crdFile)
+		}
+		compiled, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := ir.MarshalCRD(compiled.Resource.CRD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd, s, props = checkCRD(t, "the CRD generated from blueprint.yaml", data)
+	} else {
+		if bp.CRD.File != crdFile {
+			t.Errorf("blueprint.yaml: crd.file = %q; want %s", bp.CRD.File, crdFile)
+		}
+		crd, s, props = loadCRD(t, filepath.Join(dir, crdFile))
 	}
 	ids := map[string]bool{}
 	for _, c := range append(slices.Clone(bp.OnCreate), bp.OnReconcile...) {
@@ -207,7 +232,6 @@ func checkExample(t *testing.T, dir string) {
 		ids[c.ID] = true
 	}
 
-	crd, s, props := loadCRD(t, filepath.Join(dir, "manifests", "crd.yaml"))
 	gv := crd.Spec.Group + "/" + crd.Spec.Versions[0].Name
 	checkCR := func(where string, obj map[string]any) {
 		t.Helper()
@@ -220,10 +244,11 @@ func checkExample(t *testing.T, dir string) {
 	readYAML(t, filepath.Join(dir, "manifests", "cr.yaml"), &cr)
 	checkCR("manifests/cr.yaml", cr)
 
-	// A child is a template's id or, for what a remote reconciler
-	// returns, remote.<the id it gives>.
+	// A child is a template's id, a used Blueprint's child of one as
+	// <id>.<id>, or, for what a remote reconciler returns, remote.<the id
+	// it gives>.
 	knownChild := func(id string) bool {
-		return ids[id] || (bp.Reconcile != nil && strings.HasPrefix(id, "remote.") && lowerCamel.MatchString(strings.TrimPrefix(id, "remote.")))
+		return known[id] || (bp.Reconcile != nil && strings.HasPrefix(id, "remote.") && lowerCamel.MatchString(strings.TrimPrefix(id, "remote.")))
 	}
 	var sim struct {
 		Cases []struct {
@@ -269,7 +294,10 @@ func checkExample(t *testing.T, dir string) {
 			CR     string         `json:"cr"`
 			Object map[string]any `json:"object"`
 			Steps  []struct {
-				Delete bool `json:"delete"`
+				Delete  bool `json:"delete"`
+				Request *struct {
+					Method string `json:"method"`
+				} `json:"request"`
 			} `json:"steps"`
 		} `json:"cases"`
 	}
@@ -279,6 +307,14 @@ func checkExample(t *testing.T, dir string) {
 	}
 	for _, c := range e2e.Cases {
 		where := "test/e2e.yaml: case " + c.Name
+		if c.CR == "" && c.Object == nil {
+			// The gateway makes this case's custom resources: it ends
+			// deleting the intent through the gateway instead.
+			if n := len(c.Steps); n == 0 || c.Steps[n-1].Request == nil || c.Steps[n-1].Request.Method != "DELETE" {
+				t.Errorf("%s: the last step should delete the intent through the gateway and expect what it made absent", where)
+			}
+			continue
+		}
 		checkCR(where, caseCR(t, dir, where, c.CR, c.Object))
 		// Every example shows that deleting the CR cleans up after it.
 		if n := len(c.Steps); n == 0 || !c.Steps[n-1].Delete {
@@ -309,9 +345,39 @@ type blueprint struct {
 	CRD        struct {
 		File string `json:"file"`
 	} `json:"crd"`
+	Schema map[string]any `json:"schema"`
+	Uses   []struct {
+		Blueprint string `json:"blueprint"`
+	} `json:"uses"`
 	OnCreate    []child        `json:"onCreate"`
 	OnReconcile []child        `json:"onReconcile"`
 	Reconcile   map[string]any `json:"reconcile"`
+}
+
+// childIDs returns the ids of the Blueprint at file, and of the children of
+// the Blueprints it uses as simulate names them: <id>.<id in that one>, for
+// every child (any could be of the used kind; the compiler checks which).
+func childIDs(t *testing.T, file string) (blueprint, map[string]bool) {
+	t.Helper()
+	var bp blueprint
+	readYAML(t, file, &bp)
+	ids := map[string]bool{}
+	for _, c := range append(slices.Clone(bp.OnCreate), bp.OnReconcile...) {
+		ids[c.ID] = true
+	}
+	own := maps.Clone(ids)
+	for _, u := range bp.Uses {
+		if u.Blueprint == "" {
+			continue
+		}
+		_, used := childIDs(t, filepath.Join(filepath.Dir(file), filepath.FromSlash(u.Blueprint)))
+		for id := range own {
+			for nested := range used {
+				ids[id+"."+nested] = true
+			}
+		}
+	}
+	return bp, ids
 }
 
 type child struct {
@@ -346,36 +412,42 @@ func loadCRD(t *testing.T, file string) (*apiextensionsv1.CustomResourceDefiniti
 	if err != nil {
 		t.Fatal(err)
 	}
+	return checkCRD(t, crdFile, data)
+}
+
+// checkCRD is loadCRD of a manifest's bytes; what names them in messages.
+func checkCRD(t *testing.T, what string, data []byte) (*apiextensionsv1.CustomResourceDefinition, *schema.Structural, *apiextensions.JSONSchemaProps) {
+	t.Helper()
 	var v1 apiextensionsv1.CustomResourceDefinition
 	if err := yaml.UnmarshalStrict(data, &v1); err != nil {
-		t.Fatalf("manifests/crd.yaml: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	if v1.APIVersion != "apiextensions.k8s.io/v1" || v1.Kind != "CustomResourceDefinition" {
-		t.Fatalf("manifests/crd.yaml: apiVersion/kind = %s/%s", v1.APIVersion, v1.Kind)
+		t.Fatalf("%s: apiVersion/kind = %s/%s", what, v1.APIVersion, v1.Kind)
 	}
 	if len(v1.Spec.Versions) != 1 {
-		t.Fatalf("manifests/crd.yaml: %d versions; the examples keep to one", len(v1.Spec.Versions))
+		t.Fatalf("%s: %d versions; the examples keep to one", what, len(v1.Spec.Versions))
 	}
 	if want := v1.Spec.Names.Plural + "." + v1.Spec.Group; v1.Name != want {
-		t.Errorf("manifests/crd.yaml: metadata.name = %q; want %q", v1.Name, want)
+		t.Errorf("%s: metadata.name = %q; want %q", what, v1.Name, want)
 	}
 	if ver := v1.Spec.Versions[0]; !ver.Served || !ver.Storage || ver.Schema == nil {
-		t.Fatalf("manifests/crd.yaml: version %s must be served, stored and have a schema", ver.Name)
+		t.Fatalf("%s: version %s must be served, stored and have a schema", what, ver.Name)
 	}
 	props := new(apiextensions.JSONSchemaProps)
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1.Spec.Versions[0].Schema.OpenAPIV3Schema, props, nil); err != nil {
-		t.Fatalf("manifests/crd.yaml: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	s, err := schema.NewStructural(props)
 	if err != nil {
-		t.Fatalf("manifests/crd.yaml: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	if errs := schema.ValidateStructural(field.NewPath("openAPIV3Schema"), s); len(errs) > 0 {
-		t.Fatalf("manifests/crd.yaml: the schema is not structural: %v", errs.ToAggregate())
+		t.Fatalf("%s: the schema is not structural: %v", what, errs.ToAggregate())
 	}
 	// Inrun writes status through the status subresource.
 	if sub := v1.Spec.Versions[0].Subresources; sub == nil || sub.Status == nil {
-		t.Errorf("manifests/crd.yaml: the status subresource is not enabled")
+		t.Errorf("%s: the status subresource is not enabled", what)
 	}
 	return &v1, s, props
 }

@@ -81,3 +81,21 @@ func TestMarker(t *testing.T) {
 	}
 	var _ rbacv1.PolicyRule = rules[0].ToRule()
 }
+
+// TestSelectorIsReadOnly: the kind an externalRef selects by label is
+// listed and watched, never written.
+func TestSelectorIsReadOnly(t *testing.T) {
+	bp := compile(t, "../packs/declarative/09-conditions-and-selectors/blueprint.yaml")
+	found := false
+	for _, r := range rbac.Rules(bp) {
+		if r.Groups[0] == "" && r.Resources[0] == "services" {
+			found = true
+			if got := strings.Join(r.Verbs, ","); got != "get,list,watch" {
+				t.Errorf("the selected Services get %s; want get,list,watch", got)
+			}
+		}
+	}
+	if !found {
+		t.Error("no rule for the Services the Router selects")
+	}
+}

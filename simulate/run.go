@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,15 +75,46 @@ func (o *Outcome) Last() *reconciler.Report { return o.Reports[len(o.Reports)-1]
 type Simulator struct {
 	bp    *ir.Blueprint
 	progs *expr.Programs
+	// renderer renders bp; nil: its CEL programs.
+	renderer reconciler.Renderer
+	// used are the Blueprints bp uses, directly or not (ir.Use.Compiled),
+	// a user before what it uses: each pass reconciles their custom
+	// resources too, as their runtime would.
+	used []*usedBlueprint
 }
 
-// New returns a Simulator for bp.
+// usedBlueprint is a Blueprint the simulated one uses.
+type usedBlueprint struct {
+	bp    *ir.Blueprint
+	progs *expr.Programs
+}
+
+// WithRenderer returns a copy of s that renders its Blueprint with r
+// instead of its CEL programs: the Renderer an operator inrun build
+// generated, say, which its tests compare with the interpreter's. The
+// Blueprints it uses keep theirs.
+func (s *Simulator) WithRenderer(r reconciler.Renderer) *Simulator {
+	cp := *s
+	cp.renderer = r
+	return &cp
+}
+
+// New returns a Simulator for bp, and the Blueprints it uses.
 func New(bp *ir.Blueprint) (*Simulator, error) {
 	progs, err := expr.Compile(bp)
 	if err != nil {
 		return nil, err
 	}
-	return &Simulator{bp: bp, progs: progs}, nil
+	s := &Simulator{bp: bp, progs: progs}
+	all := ir.WithUsed([]*ir.Blueprint{bp})
+	for i := len(all) - 2; i >= 0; i-- { // the last is bp
+		ub := &usedBlueprint{bp: all[i]}
+		if ub.progs, err = expr.Compile(ub.bp); err != nil {
+			return nil, fmt.Errorf("the used Blueprint %s: %w", ub.bp.Name, err)
+		}
+		s.used = append(s.used, ub)
+	}
+	return s, nil
 }
 
 // Run reconciles in.CR in a fresh store, in.Passes times, then once more to
@@ -126,6 +160,15 @@ type session struct {
 	// CR is gone, to find what it owned.
 	cr   *unstructured.Unstructured
 	gone bool
+	// used reconcile, after bp's, the custom resources of the Blueprints
+	// bp uses: its children, and theirs.
+	used []*usedRun
+}
+
+// usedRun is a used Blueprint running in a session.
+type usedRun struct {
+	*usedBlueprint
+	rec *reconciler.Reconciler
 }
 
 // newSession stores objects and cr in a fresh store and builds the
@@ -145,14 +188,34 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 	if err := store.CreateCR(ctx, cr); err != nil {
 		return nil, err
 	}
-	opts := reconciler.Options{Client: store, Renderer: reconciler.CELRenderer{Programs: s.progs}}
+	rec, err := newReconciler(bp, s.progs, s.renderer, store)
+	if err != nil {
+		return nil, err
+	}
+	ss := &session{bp: bp, store: store, rec: rec, key: client.ObjectKeyFromObject(cr), cr: cr}
+	for _, ub := range s.used {
+		rec, err := newReconciler(ub.bp, ub.progs, nil, store)
+		if err != nil {
+			return nil, fmt.Errorf("the used Blueprint %s: %w", ub.bp.Name, err)
+		}
+		ss.used = append(ss.used, &usedRun{usedBlueprint: ub, rec: rec})
+	}
+	return ss, nil
+}
+
+// newReconciler builds the reconciler of bp on store, rendering with r, or
+// else progs. A remote reconciler must be running where the Blueprint (or
+// the simulate file) says.
+func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer, store *Store) (*reconciler.Reconciler, error) {
+	if r == nil {
+		r = reconciler.CELRenderer{Programs: progs}
+	}
+	opts := reconciler.Options{Client: store, Renderer: r}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
-		// The reconciler must be running where the Blueprint (or the
-		// simulate file) says.
 		var c remote.Caller
 		var err error
 		if bp.Reconcile.Remote.API != nil {
-			c, err = remote.NewAPI(bp, s.progs, remote.APIOptions{})
+			c, err = remote.NewAPI(bp, progs, remote.APIOptions{})
 		} else {
 			c, err = remote.New(remote.OptionsFor(bp.Reconcile.Remote))
 		}
@@ -161,11 +224,7 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 		}
 		opts.Remote = c
 	}
-	rec, err := reconciler.New(bp, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &session{bp: bp, store: store, rec: rec, key: client.ObjectKeyFromObject(cr), cr: cr}, nil
+	return reconciler.New(bp, opts)
 }
 
 // sync runs one reconcile pass. Once the CR is gone a pass does nothing.
@@ -183,7 +242,120 @@ func (ss *session) sync(ctx context.Context) (*reconciler.Report, error) {
 	if rep == nil {
 		return nil, err
 	}
-	return rep, ss.collect(ctx)
+	if err := ss.collect(ctx); err != nil {
+		return nil, err
+	}
+	return rep, ss.syncUsed(ctx, rep)
+}
+
+// syncUsed reconciles every custom resource of a used Blueprint's kind,
+// each with that Blueprint, as its runtime would after the custom
+// resource's was written. A used Blueprint's errors join rep's, each
+// naming its object. Objects whose owners are all gone are then deleted,
+// as the garbage collector would.
+func (ss *session) syncUsed(ctx context.Context, rep *reconciler.Report) error {
+	if len(ss.used) == 0 {
+		return nil
+	}
+	for _, u := range ss.used {
+		gvk := u.bp.Resource.GroupVersionKind
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := ss.store.List(ctx, list); err != nil {
+			return err
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			urep, err := u.rec.Sync(ctx, obj)
+			if urep == nil {
+				return fmt.Errorf("%s %s/%s, by the used Blueprint %s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), u.bp.Name, err)
+			}
+			for _, e := range urep.Errors {
+				rep.Errors = append(rep.Errors, fmt.Errorf("%s %s/%s (the used Blueprint %s): %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), u.bp.Name, e))
+			}
+		}
+	}
+	return ss.collectOrphans(ctx)
+}
+
+// collectOrphans deletes, until none is left, every object of a kind the
+// Blueprints own whose owner references all name objects that are gone.
+func (ss *session) collectOrphans(ctx context.Context) error {
+	var kinds []schema.GroupVersionKind
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, b := range ir.WithUsed([]*ir.Blueprint{ss.bp}) {
+		for _, k := range append([]ir.ResourceKind{{GroupVersionKind: b.Resource.GroupVersionKind}}, reconciler.OwnedKinds(b)...) {
+			if !seen[k.GroupVersionKind] {
+				seen[k.GroupVersionKind] = true
+				kinds = append(kinds, k.GroupVersionKind)
+			}
+		}
+	}
+	for {
+		var objs []*unstructured.Unstructured
+		uids := map[types.UID]bool{}
+		for _, gvk := range kinds {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			if err := ss.store.List(ctx, list); err != nil {
+				return err
+			}
+			for i := range list.Items {
+				objs = append(objs, &list.Items[i])
+				uids[list.Items[i].GetUID()] = true
+			}
+		}
+		deleted := 0
+		for _, obj := range objs {
+			refs := obj.GetOwnerReferences()
+			if len(refs) == 0 || slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return uids[r.UID] }) {
+				continue
+			}
+			if err := ss.store.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting %s %s/%s, whose owner is gone: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+			}
+			deleted++
+		}
+		if deleted == 0 {
+			return nil
+		}
+	}
+}
+
+// children returns the CR's children by id, and the children of those
+// that are a used Blueprint's custom resources by id.id: database.service
+// is the Service of the Database the child database is.
+func (ss *session) children(ctx context.Context, bp *ir.Blueprint, cr *unstructured.Unstructured) (map[string][]*unstructured.Unstructured, error) {
+	out, err := reconciler.Children(ctx, ss.store, bp, cr)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range slices.Sorted(maps.Keys(out)) {
+		for _, obj := range out[id] {
+			u := ss.usedOf(obj.GroupVersionKind())
+			if u == nil {
+				continue
+			}
+			nested, err := ss.children(ctx, u.bp, obj)
+			if err != nil {
+				return nil, err
+			}
+			for nid, nobjs := range nested {
+				out[id+"."+nid] = append(out[id+"."+nid], nobjs...)
+			}
+		}
+	}
+	return out, nil
+}
+
+// usedOf returns the used Blueprint that reconciles gvk, or nil.
+func (ss *session) usedOf(gvk schema.GroupVersionKind) *usedRun {
+	for _, u := range ss.used {
+		if u.bp.Resource.GroupVersionKind == gvk {
+			return u
+		}
+	}
+	return nil
 }
 
 // collect notices a CR that is gone and deletes what it owned, as the
@@ -258,7 +430,7 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 		}
 	}
 	var err error
-	out.Children, err = reconciler.Children(ctx, ss.store, ss.bp, out.CR)
+	out.Children, err = ss.children(ctx, ss.bp, out.CR)
 	return out, err
 }
 
@@ -310,7 +482,13 @@ func (ss *session) remove(ctx context.Context) error {
 	if err := ss.store.Delete(ctx, live); err != nil {
 		return fmt.Errorf("deleting the CR: %w", err)
 	}
-	return ss.collect(ctx)
+	if err := ss.collect(ctx); err != nil {
+		return err
+	}
+	if len(ss.used) > 0 {
+		return ss.collectOrphans(ctx)
+	}
+	return nil
 }
 
 // mergePatch applies an RFC 7386 JSON merge patch to doc.
@@ -344,12 +522,14 @@ func (s *Simulator) namespaced(gvk schema.GroupVersionKind) bool {
 
 // inject merges observed status into a child, as the cluster's own
 // controllers would. The child is a template's id or, for what a remote
-// reconciler returned, remote.<its id>.
+// reconciler returned, remote.<its id>; a child of a child that is a used
+// Blueprint's custom resource is <its id>.<the id in that Blueprint>.
 func (ss *session) inject(ctx context.Context, o Observation) error {
-	if ss.bp.Child(o.Child) == nil && !strings.HasPrefix(o.Child, remoteChildPrefix) {
-		return fmt.Errorf("observe: the Blueprint has no child %q", o.Child)
+	head, _, _ := strings.Cut(o.Child, ".")
+	if ss.bp.Child(head) == nil && !strings.HasPrefix(o.Child, remoteChildPrefix) {
+		return fmt.Errorf("observe: the Blueprint has no child %q", head)
 	}
-	children, err := reconciler.Children(ctx, ss.store, ss.bp, ss.cr)
+	children, err := ss.children(ctx, ss.bp, ss.cr)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,14 @@ package simulate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
 
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
@@ -31,9 +36,10 @@ import (
 var uids atomic.Int64
 
 // Store is an in-memory API server for one Blueprint: its custom resource
-// kind and every child kind, with server-side apply. Writes of the custom
-// resource are pruned, defaulted and validated by its CRD as the API
-// server does (crdRules).
+// kind and every child kind, with server-side apply; and the same of every
+// Blueprint it uses, whose custom resources its children may be. Writes of
+// the custom resource are pruned, defaulted and validated by its CRD as
+// the API server does (crdRules).
 type Store struct {
 	client.Client
 	bp *ir.Blueprint
@@ -42,26 +48,57 @@ type Store struct {
 	base   client.WithWatch
 	rules  *crdRules
 	writes atomic.Int64
+	// admit is set for a Blueprint that uses others: a child that is a
+	// custom resource is reconciled in the store too, which needs what the
+	// API server gives every object it stores (see settle).
+	admit bool
+	// schemas are the structural schemas of the used kinds, by kind: their
+	// defaults are filled in on every write.
+	schemas map[schema.GroupVersionKind]*structuralschema.Structural
+	// root is the UID of the custom resource (CreateCR), and admittedN the
+	// objects admitted since: their UIDs derive from both, so that two
+	// stores that take the same writes for the same custom resource give
+	// the same UIDs (a compiled and an interpreted run compare), while a
+	// UID still names one object in the process.
+	root      types.UID
+	admittedN int
 }
 
 // NewStore returns an empty Store for bp.
 func NewStore(bp *ir.Blueprint) *Store {
-	s := &Store{bp: bp}
+	s := &Store{bp: bp, schemas: map[schema.GroupVersionKind]*structuralschema.Structural{}}
 	// A CRD whose schema is not structural is refused by the compiler.
 	s.rules, _ = newCRDRules(bp)
-	cr := &unstructured.Unstructured{}
-	cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
+	var withStatus []client.Object
+	all := ir.WithUsed([]*ir.Blueprint{bp})
+	for _, b := range all {
+		cr := &unstructured.Unstructured{}
+		cr.SetGroupVersionKind(b.Resource.GroupVersionKind)
+		withStatus = append(withStatus, cr)
+		for _, u := range b.Uses {
+			if u.Schema == nil {
+				continue
+			}
+			if st, err := expr.ResourceSchema(u.Schema); err == nil {
+				s.schemas[u.GroupVersionKind] = st
+			}
+		}
+	}
+	s.admit = len(all) > 1
 	s.base = fake.NewClientBuilder().
 		WithScheme(clientgoscheme.Scheme).
 		WithTypeConverters(builtinTypes{clientgoapplyconfigurations.NewTypeConverter(clientgoscheme.Scheme)}, managedfields.NewDeducedTypeConverter()).
 		WithRESTMapper(RESTMapper(bp)).
-		WithStatusSubresource(cr).
+		WithStatusSubresource(withStatus...).
 		Build()
 	count := func() { s.writes.Add(1) }
 	s.Client = interceptor.NewClient(s.base, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			count()
-			return c.Create(ctx, obj, opts...)
+			if err := c.Create(ctx, obj, opts...); err != nil {
+				return err
+			}
+			return s.settle(ctx, obj.GetObjectKind().GroupVersionKind(), client.ObjectKeyFromObject(obj), nil, obj)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			count()
@@ -73,7 +110,15 @@ func NewStore(bp *ir.Blueprint) *Store {
 		},
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 			count()
-			return s.applied(ctx, obj, false, func() error { return c.Apply(ctx, obj, opts...) })
+			o, named := obj.(namedApply)
+			var before *unstructured.Unstructured
+			if s.admit && named {
+				before = s.get(ctx, o.GroupVersionKind(), client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()})
+			}
+			if err := s.applied(ctx, obj, false, func() error { return c.Apply(ctx, obj, opts...) }); err != nil || !named {
+				return err
+			}
+			return s.settle(ctx, o.GroupVersionKind(), client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}, before, obj)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			count()
@@ -182,6 +227,71 @@ func (s *Store) store(ctx context.Context, obj *unstructured.Unstructured, rv st
 	return s.base.Status().Update(ctx, obj)
 }
 
+// namedApply is what an apply configuration made from an unstructured
+// object (client.ApplyConfigurationFromUnstructured) says of its object.
+type namedApply interface {
+	GroupVersionKind() schema.GroupVersionKind
+	GetNamespace() string
+	GetName() string
+}
+
+// get reads an object from the store as it is, or nil.
+func (s *Store) get(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := s.base.Get(ctx, key, u); err != nil {
+		return nil
+	}
+	return u
+}
+
+// settle gives an object just written what the API server would, when
+// the store admits (a Blueprint that uses others): a UID and generation 1
+// when it is new, the next generation when its spec changed, and the
+// defaults of its CRD when it is of a used kind. A used Blueprint's
+// readiness (its status.observedGeneration against the generation) and
+// the owner references of its children depend on them. before is the
+// object before the write, or nil; written is what the write returns to
+// the writer, which gets what the API server stored.
+func (s *Store) settle(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey, before *unstructured.Unstructured, written any) error {
+	if !s.admit {
+		return nil
+	}
+	u := s.get(ctx, gvk, key)
+	if u == nil {
+		return nil
+	}
+	orig := u.DeepCopy()
+	if st := s.schemas[gvk]; st != nil {
+		defaulting.Default(u.Object, st)
+	}
+	switch {
+	case u.GetUID() == "":
+		u.SetUID(s.nextUID())
+		u.SetGeneration(1)
+	case before != nil && !equality.Semantic.DeepEqual(before.Object["spec"], u.Object["spec"]) && u.GetGeneration() == before.GetGeneration():
+		u.SetGeneration(before.GetGeneration() + 1)
+	}
+	if equality.Semantic.DeepEqual(orig.Object, u.Object) {
+		return nil
+	}
+	if err := s.base.Update(ctx, u); err != nil {
+		return err
+	}
+	if w, ok := written.(interface{ SetUnstructuredContent(map[string]any) }); ok {
+		w.SetUnstructuredContent(u.DeepCopy().Object)
+	}
+	return nil
+}
+
+// nextUID is the UID of the next object admitted (see Store.root).
+func (s *Store) nextUID() types.UID {
+	s.admittedN++
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", s.root, s.admittedN)))
+	x := hex.EncodeToString(h[:16])
+	return types.UID(x[0:8] + "-" + x[8:12] + "-4" + x[13:16] + "-8" + x[17:20] + "-" + x[20:32])
+}
+
 // builtinTypes types built-in kinds for server-side apply with the schemas
 // the API server has. The fake client hands it some objects as their Go
 // structs turned unstructured, which carry an empty status the schema of a
@@ -214,8 +324,8 @@ func (b builtinTypes) ObjectToTyped(obj runtime.Object, opts ...typed.Validation
 // Writes returns how many writes the store has taken.
 func (s *Store) Writes() int64 { return s.writes.Load() }
 
-// RESTMapper maps the kinds a Blueprint uses to resources and scopes,
-// offline, from the IR.
+// RESTMapper maps the kinds a Blueprint writes and reads to resources and
+// scopes, offline, from the IR: those of the Blueprints it uses too.
 func RESTMapper(bp *ir.Blueprint) meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	add := func(gvk schema.GroupVersionKind, plural string, namespaced bool) {
@@ -226,12 +336,17 @@ func RESTMapper(bp *ir.Blueprint) meta.RESTMapper {
 		singular := gvk.GroupVersion().WithResource(lower(gvk.Kind))
 		m.AddSpecific(gvk, gvk.GroupVersion().WithResource(plural), singular, scope)
 	}
-	add(bp.Resource.GroupVersionKind, bp.Resource.Plural, bp.Resource.Namespaced)
-	for _, c := range bp.Children {
-		add(c.GroupVersionKind, c.Plural, c.Namespaced)
-	}
-	for _, k := range reconciler.OwnedKinds(bp) {
-		add(k.GroupVersionKind, k.Plural, k.Namespaced)
+	for _, b := range ir.WithUsed([]*ir.Blueprint{bp}) {
+		add(b.Resource.GroupVersionKind, b.Resource.Plural, b.Resource.Namespaced)
+		for _, u := range b.Uses {
+			add(u.GroupVersionKind, u.Plural, u.Namespaced)
+		}
+		for _, c := range b.Children {
+			add(c.GroupVersionKind, c.Plural, c.Namespaced)
+		}
+		for _, k := range reconciler.OwnedKinds(b) {
+			add(k.GroupVersionKind, k.Plural, k.Namespaced)
+		}
 	}
 	return m
 }
@@ -263,6 +378,7 @@ func (s *Store) CreateCR(ctx context.Context, cr *unstructured.Unstructured) err
 	if cr.GetGeneration() == 0 {
 		cr.SetGeneration(1)
 	}
+	s.root = cr.GetUID()
 	if s.rules != nil {
 		if s.bp.Resource.StatusSubresource {
 			unstructured.RemoveNestedField(cr.Object, "status")

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,10 @@ resolves every child's kind, orders children by their references, and
 type-checks every ${...} expression against the CRD's schema and the
 built-in kinds. Every mistake is listed at once, as file:line:col: CODE
 message; hint.
+
+A Blueprint's uses: are compiled with it: the Blueprints it builds on
+(their mistakes at their own positions) and the CRDs whose kinds its
+children may be.
 
 Blueprints are the arguments, or -f (default blueprint.yaml).`,
 		Example: `  inrun check
@@ -38,12 +43,29 @@ Blueprints are the arguments, or -f (default blueprint.yaml).`,
 					errs = append(errs, err)
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions\n",
-					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), len(bp.Children), len(bp.Exprs()))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions%s\n",
+					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), len(bp.Children), len(bp.Exprs()), usesNote(bp))
 			}
 			return errors.Join(errs...)
 		},
 	}
 	addBlueprintFlag(cmd, &path)
 	return cmd
+}
+
+// usesNote names what bp uses, for check's line: "; uses database
+// (database/blueprint.yaml), cert-manager.io/v1 Certificate".
+func usesNote(bp *ir.Blueprint) string {
+	if len(bp.Uses) == 0 {
+		return ""
+	}
+	var names []string
+	for _, u := range bp.Uses {
+		if u.Blueprint != "" {
+			names = append(names, fmt.Sprintf("%s (%s)", u.Blueprint, u.File))
+		} else {
+			names = append(names, ir.FormatKind(u.GroupVersionKind))
+		}
+	}
+	return "; uses " + strings.Join(names, ", ")
 }

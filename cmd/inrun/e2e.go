@@ -30,7 +30,9 @@ minutes), or pass --build-assets. With --context (and --kubeconfig) the
 cases run on that cluster instead.
 
 The runtime: by default the interpreted runtime runs inside inrun e2e for
-the length of the run, after the Blueprint's CRD is installed. With
+the length of the run, after the Blueprint's CRD is installed (its
+crd.file, or the CRD generated from its schema: section); the Blueprints
+it uses (uses: blueprint:) run in it too. With
 --no-runtime nothing is installed or started: an operator already runs on
 the cluster.
 
@@ -105,9 +107,9 @@ func newE2ECommand() *cobra.Command {
 				log = zap.New(zap.UseDevMode(true), zap.WriteTo(cmd.ErrOrStderr()))
 			}
 			ctrllog.SetLogger(log)
-			var runtime e2e.Runtime = &e2e.InProcess{Blueprints: []*ir.Blueprint{bp}, Log: log}
-			if noRuntime {
-				runtime = e2e.NoRuntime
+			var runtime e2e.Runtime = e2e.NoRuntime
+			if !noRuntime {
+				runtime = &e2e.InProcess{Blueprints: withUsed(out, []*ir.Blueprint{bp}, "the runtime runs %s too"), Log: log}
 			}
 
 			rep, err := e2e.Run(ctx, e2e.Options{

@@ -27,7 +27,8 @@ pack: a Website CRD that becomes a Deployment and a Service.
 Each example in a pack has the same layout:
 
   blueprint.yaml        the operator
-  manifests/crd.yaml    the CRD it reconciles
+  manifests/crd.yaml    the CRD it reconciles (none when the Blueprint's
+                        schema: section describes it: inrun crd prints it)
   manifests/cr.yaml     one custom resource
   test/simulate.yaml    checks without a cluster
   test/e2e.yaml         checks on a real API server
@@ -40,7 +41,7 @@ the pack replace files of the same name and other files are left alone.`,
   # Which packs there are
   inrun init --list
 
-  # Four Blueprints with no code, in a new directory
+  # Nine Blueprints with no code, in a new directory
   inrun init my-website --pack declarative
 
   # Into the current directory, even though it holds files

@@ -28,6 +28,10 @@ verbs the runtime uses (get, list, watch, create, patch, delete; only get,
 list and watch for an externalRef), Events, and the Lease for leader
 election. Nothing else.
 
+A Blueprint that uses others (uses: blueprint:) may write their custom
+resources like any child kind; since inrun run runs the used Blueprints too,
+their roles are printed as well, each its own YAML document.
+
 With --namespace it prints a Role for a runtime confined to one namespace,
 and refuses when the Blueprint uses cluster-scoped kinds.
 
@@ -63,18 +67,30 @@ namespace of its own: it reads the Secrets there.`,
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s---\n%s", a, b)
 				return err
 			}
-			var obj any = rbac.ClusterRole(bp)
-			if namespace != "" {
-				if obj, err = rbac.Role(bp, namespace); err != nil {
+			// inrun run runs the Blueprints bp uses too: their roles follow.
+			all := ir.WithUsed([]*ir.Blueprint{bp})
+			for i, b := range append([]*ir.Blueprint{bp}, all[:len(all)-1]...) {
+				var obj any = rbac.ClusterRole(b)
+				if namespace != "" {
+					if obj, err = rbac.Role(b, namespace); err != nil {
+						return err
+					}
+				}
+				out, err := yaml.Marshal(obj)
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "---")
+				}
+				if b != bp {
+					fmt.Fprintf(cmd.OutOrStdout(), "# Blueprint %s uses %s (%s), which inrun run runs too\n", bp.Name, b.Name, b.File)
+				}
+				if _, err := fmt.Fprint(cmd.OutOrStdout(), string(out)); err != nil {
 					return err
 				}
 			}
-			out, err := yaml.Marshal(obj)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(cmd.OutOrStdout(), string(out))
-			return err
+			return nil
 		},
 	}
 	addBlueprintFlag(cmd, &path)

@@ -31,8 +31,8 @@ func newRenderCommand() *cobra.Command {
 		Short: "Show offline what a custom resource becomes: children, status and RBAC",
 		Long: `Render reconciles one custom resource in memory, as inrun simulate does, and
 prints what it becomes: every child as YAML, the custom resource's status
-(emit.status and the runtime's conditions), and the RBAC the Blueprint
-needs. No cluster is involved.
+(emit.status, the runtime's conditions and emit.conditions), and the RBAC
+the Blueprint needs. No cluster is involved.
 
 Status read from live children shows what an in-memory store reports: no
 controller runs there, so a Deployment's readyReplicas stays 0.
@@ -118,7 +118,7 @@ for the API) to start here for the render, called at --reconciler-url
 		},
 	}
 	addBlueprintFlag(cmd, &path)
-	cmd.Flags().StringArrayVar(&objects, "object", nil, "an object that exists before the reconcile, e.g. a Secret an externalRef reads (repeatable)")
+	cmd.Flags().StringArrayVar(&objects, "object", nil, "an object that exists before the reconcile, e.g. a Secret an externalRef reads, or one it selects by label (repeatable)")
 	cmd.Flags().IntVar(&passes, "passes", 1, "reconcile passes to run")
 	cmd.Flags().BoolVar(&showRBAC, "rbac", true, "also print the RBAC the Blueprint needs")
 	cmd.Flags().StringVar(&replyFile, "reply", "", "a recorded ReconcileResult (YAML or JSON) that answers the Blueprint's remote reconciler")

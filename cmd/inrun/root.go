@@ -61,6 +61,8 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 		newRenderCommand(),
 		newRBACCommand(),
 		newServeCommand(),
+		newCRDCommand(),
+		newImportCommand(),
 	)
 	return root
 }

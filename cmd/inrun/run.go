@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -55,7 +57,7 @@ type runFlags struct {
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.dev, "dev", false, "when no cluster is reachable, start a local control plane (kind where Docker works); install the CRDs and apply manifests/ (except the CRD)")
-	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD manifest before starting (implied by --dev)")
+	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD before starting: its crd.file, or the one generated from its schema: section (implied by --dev)")
 	fl.BoolVar(&f.fromConfigMaps, "from-configmaps", false, "run the Blueprints stored in ConfigMaps labelled "+load.LabelRole+"="+load.RoleBlueprint+" instead of files")
 	fl.StringVar(&f.cmNamespace, "configmap-namespace", "", "namespace of the Blueprint ConfigMaps (default: all namespaces)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path of the kubeconfig (default $KUBECONFIG or ~/.kube/config)")
@@ -85,17 +87,22 @@ every child kind (caches hold only Inrun's children), a rate-limited work
 queue with backoff, several workers, server-side apply with one field owner,
 prune, finalizers, status and conditions, Events, metrics and probes.
 
-Blueprints come from the arguments (default blueprint.yaml), or with
+Blueprints come from the arguments (default blueprint.yaml), with the
+Blueprints they use (uses: blueprint:), which run too; or with
 --from-configmaps from ConfigMaps labelled inrun.dev/role=blueprint whose key
 blueprint.yaml holds the Blueprint and whose other keys are the files it
-names (crd.file: manifests/crd.yaml reads the key crd.yaml).
+names (crd.file: manifests/crd.yaml reads the key crd.yaml). There a used
+Blueprint is kept in its own ConfigMap, named after its directory
+(uses: blueprint: database/blueprint.yaml reads the ConfigMap database of
+the same namespace), which runs it.
 
 With --dev, when no cluster is reachable, inrun makes one: a kind cluster
 named inrun-dev where a Docker engine answers (it stays up between runs),
 otherwise Inrun's local control plane of real processes (built from source
-on first use, about 10 minutes; Ctrl-C stops it). It then installs the CRDs,
-applies manifests/*.yaml other than the CRD, and prints the KUBECONFIG line
-for a second terminal.
+on first use, about 10 minutes; Ctrl-C stops it). It then installs the CRDs
+(a Blueprint's crd.file, or the CRD generated from its schema: section, as
+inrun crd prints it), applies manifests/*.yaml other than the CRD, and
+prints the KUBECONFIG line for a second terminal.
 
 With --serve, the intent gateway (inrun serve) runs in the same process,
 for the Blueprints that have a serve section: callers send intents, the
@@ -151,6 +158,10 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
+	// The custom resources the children are reconcile too: a Blueprint's
+	// own examples are applied with --dev, not those of the ones it uses.
+	given := bps
+	bps = withUsed(out, bps, "running %s too")
 
 	cfg, reachErr := f.restConfig()
 	if reachErr == nil {
@@ -174,17 +185,26 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	var cms *runner.ConfigMaps
 	if f.fromConfigMaps {
-		cms = &runner.ConfigMaps{Namespace: f.cmNamespace, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
+		reader, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+		if err != nil {
+			return err
+		}
+		// A used Blueprint is read from its own ConfigMap, which runs it.
+		get := func(namespace, name string) (*corev1.ConfigMap, error) {
+			cm := &corev1.ConfigMap{}
+			err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cm)
+			if apierrors.IsNotFound(err) {
+				return nil, nil
+			}
+			return cm, err
+		}
+		cms = &runner.ConfigMaps{Namespace: f.cmNamespace, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMaps(get)}
 		where := "every namespace"
 		if f.cmNamespace != "" {
 			where = "namespace " + f.cmNamespace
 		}
 		fmt.Fprintf(out, "Running the Blueprints of ConfigMaps labelled %s=%s in %s (key %s), following their edits.\n", load.LabelRole, load.RoleBlueprint, where, load.KeyBlueprint)
 		if f.dev || f.installCRDs {
-			reader, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
-			if err != nil {
-				return err
-			}
 			if bps, err = cms.Blueprints(ctx, reader); err != nil {
 				fmt.Fprintf(out, "Not every Blueprint ConfigMap compiles; the CRDs of those that do are installed:\n%v\n", err)
 			}
@@ -195,11 +215,16 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		for _, bp := range bps {
-			fmt.Fprintf(out, "CRD %s.%s installed.\n", bp.Resource.Plural, bp.Resource.Group)
+			if bp.Resource.CRD != nil {
+				fmt.Fprintf(out, "CRD %s.%s installed.\n", bp.Resource.Plural, bp.Resource.Group)
+			}
 		}
 	}
 	if f.dev {
-		if err := applyExamples(ctx, cfg, bps, out); err != nil {
+		if f.fromConfigMaps {
+			given = bps
+		}
+		if err := applyExamples(ctx, cfg, given, out); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/simulate"
 )
 
@@ -28,7 +29,9 @@ milliseconds.
 
 Each case starts from an empty store, runs its passes, injects the child
 status the case observes, and compares children and status with partial
-expectations. Every case then runs one more pass, which must write nothing:
+expectations. A child that is the custom resource of a Blueprint this one
+uses (uses: blueprint:) is reconciled in memory by that Blueprint after each
+pass; its children are named <child id>.<id in that Blueprint>. Every case then runs one more pass, which must write nothing:
 the reconcile has to be idempotent.
 
 Exit status: 0 when every case passes, 1 otherwise.`,
@@ -56,6 +59,7 @@ Exit status: 0 when every case passes, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
+			withUsed(cmd.OutOrStdout(), []*ir.Blueprint{bp}, "simulate runs %s too, after each pass")
 			// A reconciler process the file names serves every case.
 			stop, err := sim.Serve(cmd.Context(), f)
 			if err != nil {

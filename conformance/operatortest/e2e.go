@@ -24,7 +24,8 @@ import (
 )
 
 // E2E runs the cases of the e2e file at path on the cluster cfg reaches,
-// with the controller setup adds to a manager started for the run.
+// with the controller setup adds to a manager started for the run, and the
+// Blueprints bp uses (ir.Use.Compiled) interpreted beside it.
 func E2E(t *testing.T, cfg *rest.Config, bp *ir.Blueprint, path string, setup func(ctrl.Manager) error) {
 	t.Helper()
 	if data, err := os.ReadFile(path); err == nil {
@@ -36,11 +37,17 @@ func E2E(t *testing.T, cfg *rest.Config, bp *ir.Blueprint, path string, setup fu
 		}
 	}
 	out := &testWriter{t: t}
+	var runtime e2e.Runtime = &Manager{Blueprint: bp, Setup: setup}
+	// The Blueprints bp uses run interpreted beside the operator, as inrun
+	// run would run them.
+	if all := ir.WithUsed([]*ir.Blueprint{bp}); len(all) > 1 {
+		runtime = e2e.Together{&e2e.InProcess{Blueprints: all[:len(all)-1], SkipNameValidation: true}, runtime}
+	}
 	rep, err := e2e.Run(context.Background(), e2e.Options{
 		Blueprint: bp,
 		File:      path,
 		Config:    cfg,
-		Runtime:   &Manager{Blueprint: bp, Setup: setup},
+		Runtime:   runtime,
 		Out:       out,
 	})
 	out.flush()

@@ -9,11 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 	"github.com/inrun/inrun/simulate"
@@ -21,7 +18,8 @@ import (
 
 // Simulate runs every case of the simulate file at path with renderer and
 // checks its expectations, its idempotence, and that the interpreter's
-// Renderer does exactly the same.
+// Renderer does exactly the same. The Blueprints bp uses (ir.Use.Compiled)
+// are reconciled in memory as simulate does, with their own CEL programs.
 func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path string) {
 	t.Helper()
 	f, err := simulate.ReadFile(path)
@@ -33,11 +31,11 @@ func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path
 		// its files with its own, interpreted Renderer only.
 		t.Skip("the Blueprint calls a remote reconciler, which simulate cannot run with a compiled Renderer yet")
 	}
-	progs, err := expr.Compile(bp)
+	interpreter, err := simulate.New(bp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	interpreter := reconciler.CELRenderer{Programs: progs}
+	compiledSim := interpreter.WithRenderer(renderer)
 	for i := range f.Cases {
 		c := &f.Cases[i]
 		t.Run(c.Name, func(t *testing.T) {
@@ -49,7 +47,7 @@ func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path
 			// the applied hashes they must agree on depend on it, and a
 			// Store numbers the UIDs it gives across the process.
 			uid := types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", i+1))
-			compiled, err := run(ctx, bp, renderer, f, c, uid)
+			compiled, err := run(ctx, compiledSim, f, c, uid)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +57,7 @@ func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path
 			if compiled.IdleWrites != 0 {
 				t.Errorf("not idempotent: a further pass made %d writes", compiled.IdleWrites)
 			}
-			interpreted, err := run(ctx, bp, interpreter, f, c, uid)
+			interpreted, err := run(ctx, interpreter, f, c, uid)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,9 +68,9 @@ func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path
 	}
 }
 
-// run is simulate's Run with a Renderer of the caller's; the custom
-// resource gets uid unless its file sets one.
-func run(ctx context.Context, bp *ir.Blueprint, renderer reconciler.Renderer, f *simulate.File, c *simulate.Case, uid types.UID) (*simulate.Outcome, error) {
+// run runs a case's first passes with sim; the custom resource gets uid
+// unless its file sets one.
+func run(ctx context.Context, sim *simulate.Simulator, f *simulate.File, c *simulate.Case, uid types.UID) (*simulate.Outcome, error) {
 	cr, err := f.LoadCR(c)
 	if err != nil {
 		return nil, err
@@ -80,112 +78,11 @@ func run(ctx context.Context, bp *ir.Blueprint, renderer reconciler.Renderer, f 
 	if cr.GetUID() == "" {
 		cr.SetUID(uid)
 	}
-	store := simulate.NewStore(bp)
+	var objects []*unstructured.Unstructured
 	for _, o := range c.Objects {
-		obj := (&unstructured.Unstructured{Object: o}).DeepCopy()
-		if obj.GetNamespace() == "" && namespaced(bp, obj.GroupVersionKind()) {
-			obj.SetNamespace("default")
-		}
-		if err := store.Create(ctx, obj); err != nil {
-			return nil, fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
-		}
+		objects = append(objects, (&unstructured.Unstructured{Object: o}).DeepCopy())
 	}
-	if err := store.CreateCR(ctx, cr); err != nil {
-		return nil, err
-	}
-	rec, err := reconciler.New(bp, reconciler.Options{Client: store, Renderer: renderer})
-	if err != nil {
-		return nil, err
-	}
-	key := client.ObjectKeyFromObject(cr)
-	sync := func() (*reconciler.Report, error) {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(bp.Resource.GroupVersionKind)
-		if err := store.Get(ctx, key, live); err != nil {
-			return nil, err
-		}
-		rep, err := rec.Sync(ctx, live)
-		if rep == nil {
-			return nil, err
-		}
-		return rep, nil
-	}
-	passes := c.Passes
-	if passes <= 0 {
-		passes = simulate.DefaultPasses
-	}
-	out := &simulate.Outcome{}
-	for i := 1; i <= passes; i++ {
-		rep, err := sync()
-		if err != nil {
-			return nil, err
-		}
-		out.Reports = append(out.Reports, rep)
-		for _, o := range c.Observe {
-			if o.AfterPass == i {
-				if err := observe(ctx, bp, store, cr, o); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	before := store.Writes()
-	if _, err := sync(); err != nil {
-		return nil, err
-	}
-	out.IdleWrites = store.Writes() - before
-	out.CR = &unstructured.Unstructured{}
-	out.CR.SetGroupVersionKind(bp.Resource.GroupVersionKind)
-	if err := store.Get(ctx, key, out.CR); err != nil {
-		return nil, err
-	}
-	out.Children, err = reconciler.Children(ctx, store, bp, out.CR)
-	return out, err
-}
-
-func namespaced(bp *ir.Blueprint, gvk schema.GroupVersionKind) bool {
-	for _, c := range bp.Children {
-		if c.GroupVersionKind == gvk {
-			return c.Namespaced
-		}
-	}
-	return true
-}
-
-// observe merges status the cluster would write into a child, as simulate
-// does.
-func observe(ctx context.Context, bp *ir.Blueprint, store *simulate.Store, cr *unstructured.Unstructured, o simulate.Observation) error {
-	c := bp.Child(o.Child)
-	if c == nil {
-		return fmt.Errorf("observe: the Blueprint has no child %q", o.Child)
-	}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(c.GroupVersionKind.GroupVersion().WithKind(c.Kind + "List"))
-	if err := store.List(ctx, list, client.MatchingLabels{reconciler.LabelOwnerUID: string(cr.GetUID()), reconciler.LabelChild: c.ID}); err != nil {
-		return err
-	}
-	if len(list.Items) == 0 {
-		return fmt.Errorf("observe after pass %d: child %q does not exist yet", o.AfterPass, o.Child)
-	}
-	for i := range list.Items {
-		obj := &list.Items[i]
-		status, _, _ := unstructured.NestedMap(obj.Object, "status")
-		if status == nil {
-			status = map[string]any{}
-		}
-		for k, v := range (&unstructured.Unstructured{Object: o.Status}).DeepCopy().Object {
-			status[k] = v
-		}
-		obj.Object["status"] = status
-		err := store.Status().Update(ctx, obj)
-		if err != nil {
-			err = store.Update(ctx, obj)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return sim.Run(ctx, simulate.Input{CR: cr, Objects: objects, Passes: c.Passes, Observe: c.Observe})
 }
 
 // outcome is what two runs must agree on.

@@ -29,9 +29,11 @@ const (
 	// UnknownReference: an expression names a child or variable that does
 	// not exist.
 	UnknownReference
-	// Cycle: children reference each other in a cycle.
+	// Cycle: children reference each other in a cycle, or Blueprints use
+	// each other (uses:) in one.
 	Cycle
-	// UnknownKind: a kind is neither built in nor one the Blueprint knows.
+	// UnknownKind: a kind is neither built in nor one the Blueprint knows
+	// (its own, or one it uses).
 	UnknownKind
 	// MissingCRDFile: crd.file names a file that cannot be read.
 	MissingCRDFile
@@ -59,6 +61,15 @@ const (
 	// DuplicateName: two entries that must be told apart by name (test
 	// cases, say) share one.
 	DuplicateName
+
+	// UnknownType: a short schema's field names a type that is neither
+	// built in nor declared in its types.
+	UnknownType
+
+	// NotConvertible: a construct of another tool's format (a kro
+	// ResourceGraphDefinition) that a Blueprint cannot express; an import
+	// lists it and converts the rest.
+	NotConvertible
 )
 
 // String renders the code as it appears in messages: E followed by four

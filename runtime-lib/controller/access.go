@@ -14,7 +14,8 @@ import (
 )
 
 // CheckAccess asks the API server whether the runtime may list and watch
-// the custom resource and every child kind of bps, in namespace ("" for all
+// the custom resource, every child kind of bps and every kind their
+// externalRefs read, in namespace ("" for all
 // namespaces). A custom resource it cannot watch is an error: nothing could
 // run. Child kinds it cannot watch are returned, each with an error that
 // says what to grant, so that the runtime can run without them and report
@@ -40,6 +41,22 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 			if len(missing) > 0 {
 				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s %s: its %s children are left as they are; grant what `inrun rbac` prints",
 					strings.Join(missing, " or "), qualified(ch.Group, ch.Plural), ch.Kind)
+			}
+		}
+		// Objects externalRefs read are listed and watched too. One
+		// read by name works without (it is read again every 30 seconds
+		// instead); one by selector does not.
+		for _, ch := range bp.Children {
+			if !ch.External || unavailable[ch.GroupVersionKind] != nil {
+				continue
+			}
+			missing, err := denied(ctx, c, ch.Group, ch.Plural, namespace)
+			if err != nil {
+				return nil, err
+			}
+			if len(missing) > 0 {
+				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s %s: externalRef %q cannot watch the %s objects it reads; grant what `inrun rbac` prints",
+					strings.Join(missing, " or "), qualified(ch.Group, ch.Plural), ch.ID, ch.Kind)
 			}
 		}
 	}

@@ -50,6 +50,9 @@ type Options struct {
 	// Unavailable are child kinds the runtime may not list or watch: they
 	// get no watch, and the reconciler reports them (see CheckAccess).
 	Unavailable map[schema.GroupVersionKind]error
+	// Namespaces, when set, are the namespaces the manager's cache is
+	// confined to; the objects externalRefs select are watched there too.
+	Namespaces []string
 	// MaxBackoff caps the wait before a failed reconcile is retried: the
 	// wait starts at 5ms and doubles with each failure in a row of the
 	// same custom resource. Default DefaultMaxBackoff.
@@ -149,6 +152,9 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		// Children are mapped to their owner by the inventory annotation,
 		// which works across namespaces where owner references cannot.
 		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(notEcho(rec)))
+	}
+	if b, err = watchExternal(mgr, b, bp, rec, opts); err != nil {
+		return err
 	}
 	return b.Complete(limiter.wrap(rec))
 }

@@ -3,6 +3,8 @@
 // with informers on the custom resource and every child kind, a
 // rate-limited work queue, several workers, and watches that bring a
 // child's owner back into the queue when the child drifts or is deleted.
+// Objects externalRefs select by label are watched by their metadata, in a
+// cache of their own, and bring back the custom resources that select them.
 //
 // ManagerOptions shapes the manager itself: caches of child kinds hold only
 // objects labelled as Inrun's, so memory grows with what Inrun owns, not

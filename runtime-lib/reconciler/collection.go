@@ -25,7 +25,13 @@ type Collections interface {
 	// ReadyItem evaluates c's readyWhen for one item, its live object as
 	// each; defined is false when c has none.
 	ReadyItem(c *ir.Child, item map[string]any, live *unstructured.Unstructured) (ready, defined bool, err error)
-	// SetLiveItems presents a collection's live objects, in order, as the
+	Lists
+}
+
+// Lists is what an Evaluation offers for children expressions read as
+// lists: collections, and externalRefs by label selector.
+type Lists interface {
+	// SetLiveItems presents a child's live objects, in order, as the
 	// list other expressions read.
 	SetLiveItems(id string, objs []*unstructured.Unstructured) error
 }
@@ -100,7 +106,7 @@ func (p *pass) collection(ctx context.Context, c *ir.Child) {
 		switch {
 		case err != nil && !expr.DataPending(err):
 			p.childError(ctx, c, err)
-		case err != nil, defined && !ready, !defined && !defaultReady(obj):
+		case err != nil, defined && !ready, !defined && !p.kindReady(obj):
 			notReady++
 		}
 	}

@@ -65,10 +65,17 @@ type pass struct {
 	transient error
 	// remoteState is what the remote reconciler answered this pass.
 	remoteState remoteState
-	// readExternals is set once an externalRef has been read.
+	// readExternals is set once an externalRef has been read by name of
+	// a kind the runtime may not watch: it is read again later.
 	readExternals bool
 	// written are the children created or applied this pass.
 	written []*unstructured.Unstructured
+	// selections are what this pass's externalRefs read.
+	selections []Selection
+	// custom are the custom conditions (emit.conditions) of this pass.
+	custom []metav1.Condition
+	// readyWhen is what emit.readyWhen says this pass; nil without one.
+	readyWhen *readiness
 }
 
 // objectKey identifies an object across kinds and namespaces.
@@ -482,7 +489,13 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 }
 
 func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
-	p.readExternals = true
+	if c.Selector {
+		p.readSelected(ctx, c)
+		return
+	}
+	if p.opts.Unavailable[c.GroupVersionKind] != nil {
+		p.readExternals = true // not watched: look again later
+	}
 	ref, err := p.eval.Object(c)
 	if err != nil {
 		p.childError(ctx, c, err)
@@ -493,6 +506,9 @@ func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
 	if c.Namespaced && ns == "" {
 		ns = p.cr.GetNamespace()
 	}
+	// Remembered whether it exists or not: its creation is what a
+	// custom resource waiting for it needs to hear of.
+	p.selections = append(p.selections, Selection{GroupVersionKind: c.GroupVersionKind, Namespace: ns, Name: u.GetName()})
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(c.GroupVersionKind)
 	err = p.opts.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: u.GetName()}, obj)

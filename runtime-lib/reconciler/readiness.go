@@ -12,7 +12,45 @@ func (p *pass) ready(c *ir.Child, live *unstructured.Unstructured) (bool, error)
 	if ready, defined, err := p.eval.Ready(c); defined || err != nil {
 		return ready, err
 	}
-	return defaultReady(live), nil
+	return p.kindReady(live), nil
+}
+
+// kindReady is the readiness rule of a live object's kind: a kind the
+// Blueprint uses is ready by its Ready condition, when it has conditions
+// (see ir.Use.ReadyCondition); a built-in workload by its status; anything
+// else once it exists.
+func (p *pass) kindReady(u *unstructured.Unstructured) bool {
+	if use := p.bp.Use(u.GroupVersionKind()); use != nil && use.ReadyCondition {
+		// A used Blueprint's runtime always writes observedGeneration with
+		// its conditions: without it, the spec has not been seen yet.
+		return conditionReady(u, use.Blueprint != "")
+	}
+	return defaultReady(u)
+}
+
+// conditionReady reports whether u's status has the condition Ready=True,
+// for its current generation: a spec just changed is not ready until its
+// controller has seen it. The generation seen is status.observedGeneration
+// (required when observed is set) and the condition's own
+// observedGeneration, each where present.
+func conditionReady(u *unstructured.Unstructured, observed bool) bool {
+	gen := u.GetGeneration()
+	seen, found, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if (found || observed) && seen < gen {
+		return false
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != "Ready" {
+			continue
+		}
+		if seen, found, _ := unstructured.NestedInt64(m, "observedGeneration"); found && seen < gen {
+			return false
+		}
+		return m["status"] == "True"
+	}
+	return false
 }
 
 // defaultReady is the readiness rule of the built-in workload kinds; any

@@ -91,8 +91,9 @@ type discardRecorder struct{}
 func (discardRecorder) Eventf(runtime.Object, runtime.Object, string, string, string, string, ...any) {
 }
 
-// ExternalResync is how often a custom resource that reads externalRefs is
-// reconciled again to notice changes to them.
+// ExternalResync is how often a custom resource that reads an externalRef
+// by name of a kind the runtime may not watch is reconciled again to
+// notice changes to it.
 const ExternalResync = 30 * time.Second
 
 // Reconciler reconciles the custom resources of one Blueprint.
@@ -105,6 +106,9 @@ type Reconciler struct {
 	// statuses holds this Reconciler's last status write of each custom
 	// resource, by objectKey (see catchUp).
 	statuses sync.Map
+	// selections holds, by objectKey of a custom resource, the
+	// []Selection its externalRefs read last (see Selecting).
+	selections sync.Map
 }
 
 // statusWrite is a status written: the custom resource's resourceVersion
@@ -160,7 +164,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	cr.SetGroupVersionKind(r.bp.Resource.GroupVersionKind)
 	if err := r.opts.Client.Get(ctx, req.NamespacedName, cr); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.statuses.Delete(objectKey{gvk: r.bp.Resource.GroupVersionKind, namespace: req.Namespace, name: req.Name})
+			key := objectKey{gvk: r.bp.Resource.GroupVersionKind, namespace: req.Namespace, name: req.Name}
+			r.statuses.Delete(key)
+			r.selections.Delete(key)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -256,6 +262,8 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 	}
 	pass.recordWrites()
 	pass.prune(ctx)
+	r.selected(cr, pass.selections)
+	pass.evalConditions()
 	if err := pass.writeStatus(ctx); err != nil {
 		pass.forgetResult()
 		return rep, r.fail(ctx, cr, rep, "StatusFailed", err)
@@ -265,7 +273,7 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 		return rep, pass.transient
 	}
 	if pass.readExternals && rep.RequeueAfter == 0 {
-		// Objects Inrun does not own are not watched: look again.
+		// An object that cannot be watched: look again.
 		rep.RequeueAfter = ExternalResync
 	}
 	return rep, nil

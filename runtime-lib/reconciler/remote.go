@@ -231,7 +231,7 @@ func (p *pass) applyRemote(ctx context.Context, res sdk.Resource) {
 	}
 	// A returned resource counts for Ready like a template child does,
 	// by its kind's rule.
-	if live := p.live[label]; live != nil && !p.failed[label] && !defaultReady(live) {
+	if live := p.live[label]; live != nil && !p.failed[label] && !p.kindReady(live) {
 		p.notReady = append(p.notReady, key.String())
 	}
 }

@@ -108,7 +108,32 @@ func (e *celEvaluation) Args(args *ir.Value) (map[string]any, error) {
 	return m, nil
 }
 
-var _ Collections = &celEvaluation{}
+var (
+	_ Collections = &celEvaluation{}
+	_ Conditions  = &celEvaluation{}
+)
+
+// Condition implements Conditions.
+func (e *celEvaluation) Condition(c *ir.Condition) (any, string, string, error) {
+	status, err := e.progs.Eval(c.Status, e.vars)
+	if err != nil {
+		return nil, "", "", err
+	}
+	var text [2]string
+	for i, v := range []*ir.Value{c.Reason, c.Message} {
+		out, err := e.progs.Render(v, e.vars)
+		if err != nil {
+			return nil, "", "", err
+		}
+		text[i] = expr.FormatString(out)
+	}
+	return status, text[0], text[1], nil
+}
+
+// ReadyWhen implements Conditions.
+func (e *celEvaluation) ReadyWhen(x *ir.Expr) (bool, error) {
+	return e.progs.EvalBool(x, e.vars)
+}
 
 // Items implements Collections: every combination of the iterators' items,
 // a list's in its order and a map's keys sorted.

@@ -155,7 +155,8 @@ func (p *pass) statusFieldReady(v *ir.Value) bool {
 	return true
 }
 
-// conditions computes Ready, Progressing and Degraded, keeping each
+// conditions computes Ready, Progressing and Degraded, and sets the
+// remote reconciler's and the Blueprint's own conditions, keeping each
 // condition's lastTransitionTime while its status holds.
 func (p *pass) conditions(liveStatus map[string]any) []any {
 	var conds []metav1.Condition
@@ -222,6 +223,14 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 	switch {
 	case len(p.rep.Errors) > 0:
 		set(ConditionReady, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
+	case p.readyWhen != nil && p.readyWhen.ready:
+		srcs := make([]string, len(p.bp.ReadyWhen))
+		for i, x := range p.bp.ReadyWhen {
+			srcs[i] = "${" + x.Source + "}"
+		}
+		set(ConditionReady, metav1.ConditionTrue, ReasonReadyWhenTrue, "emit.readyWhen holds: "+strings.Join(srcs, " and "))
+	case p.readyWhen != nil:
+		set(ConditionReady, metav1.ConditionFalse, ReasonReadyWhenFalse, "emit.readyWhen: "+strings.Join(p.readyWhen.failing, "; "))
 	case len(waiting) > 0:
 		set(ConditionReady, metav1.ConditionFalse, "ChildrenNotReady", "waiting for "+strings.Join(waiting, ", "))
 	default:
@@ -232,6 +241,9 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		if c.Type != ConditionReady && c.Type != ConditionProgressing && c.Type != ConditionDegraded {
 			set(c.Type, metav1.ConditionStatus(c.Status), c.Reason, c.Message)
 		}
+	}
+	for _, c := range p.custom {
+		set(c.Type, c.Status, c.Reason, c.Message)
 	}
 
 	sort.SliceStable(conds, func(i, j int) bool { return conds[i].Type < conds[j].Type })

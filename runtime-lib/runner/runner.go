@@ -142,7 +142,7 @@ func run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	for _, bp := range opts.Blueprints {
-		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable}); err != nil {
+		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces}); err != nil {
 			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
 		}
 	}
@@ -197,18 +197,31 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// InstallCRDs applies the CRD manifest of every Blueprint that has one and
-// waits until each is established.
+// InstallCRDs applies the CRD of every Blueprint that has one (its
+// crd.file, or the CRD generated from its schema section), and of every
+// kind they use (uses:), each once, and waits until each is established.
+// A CRD named only by group, version and kind is left as it is.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, bps []*ir.Blueprint) error {
 	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {
 		return err
 	}
-	for _, bp := range bps {
-		if bp.Resource.CRD == nil {
-			continue
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	seen := map[string]bool{}
+	add := func(crd *apiextensionsv1.CustomResourceDefinition) {
+		if crd != nil && !seen[crd.Name] {
+			seen[crd.Name] = true
+			crds = append(crds, crd)
 		}
-		crd := bp.Resource.CRD.DeepCopy()
+	}
+	for _, bp := range bps {
+		add(bp.Resource.CRD)
+		for _, u := range bp.Uses {
+			add(u.CRD)
+		}
+	}
+	for _, crd := range crds {
+		crd := crd.DeepCopy()
 		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 		crd.ResourceVersion = ""
 		crd.ManagedFields = nil

@@ -158,6 +158,7 @@ func Programs(bp *ir.Blueprint, xs []*ir.Expr) (*expr.Programs, error) {
 		}
 	}
 	only.Status = &ir.Value{Kind: ir.List, Items: items}
+	only.Conditions, only.ReadyWhen = nil, nil
 	only.Reconcile = nil
 	return expr.Compile(&only)
 }

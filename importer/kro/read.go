@@ -1,0 +1,544 @@
+package kro
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/yamlpos"
+)
+
+// rgd is one ResourceGraphDefinition read and converted, waiting for the
+// others of the import (see link) to be written out.
+type rgd struct {
+	bp *Blueprint
+	// source is the base name of the file it came from.
+	source  string
+	kindPos diag.Pos
+	// renamed is true when the Blueprint's name is not the RGD's.
+	renamed bool
+
+	metadata *yaml.Node // the Blueprint's metadata mapping
+	schema   *yaml.Node // its schema mapping
+	children []*child
+	status   *yaml.Node // emit.status, or nil
+	// comments carried from the RGD's keys to the Blueprint's.
+	headComment, metadataComment, schemaComment, resourcesComment, statusComment string
+}
+
+// child is one converted resource.
+type child struct {
+	gvk     schema.GroupVersionKind
+	kindPos diag.Pos
+	node    *yaml.Node
+}
+
+// kroSchemaFields are the fields of a ResourceGraphDefinition's
+// spec.schema (validation is an older kro's), copied to a Blueprint's
+// schema.
+var kroSchemaFields = []string{"apiVersion", "kind", "group", "spec", "types", "status", "validation", "additionalPrinterColumns", "scope", "shortNames", "categories", "metadata"}
+
+// reader reads the documents of one file.
+type reader struct {
+	*yamlpos.Reader
+	base  string
+	data  []byte
+	lines []string
+	notes *[]Note
+	// vars are the names the expressions of the RGD being read may read
+	// besides schema: its resources' ids, each, and forEach names.
+	vars map[string]bool
+}
+
+func newReader(f File, diags *diag.List, notes *[]Note) *reader {
+	r := &reader{
+		Reader: yamlpos.NewReader(f.Name, diags),
+		base:   path.Base(strings.ReplaceAll(f.Name, "\\", "/")),
+		lines:  strings.Split(string(f.Data), "\n"),
+		notes:  notes,
+	}
+	r.What = "the file"
+	r.data = f.Data
+	return r
+}
+
+func (r *reader) note(n *yaml.Node, format string, args ...any) {
+	*r.notes = append(*r.notes, Note{Pos: r.Pos(n), Msg: fmt.Sprintf(format, args...)})
+}
+
+// file reads every document of the file.
+func (r *reader) file() []*rgd {
+	dec := yaml.NewDecoder(bytes.NewReader(r.data))
+	var out []*rgd
+	empty := true
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			r.Diags.Add(yamlpos.SyntaxErrorPos(r.File, err), diag.InvalidYAML, "", "%s", yamlpos.SyntaxErrorMsg(err))
+			return out
+		}
+		if len(doc.Content) == 0 || yamlpos.IsNull(doc.Content[0]) {
+			continue
+		}
+		empty = false
+		if g := r.document(&doc); g != nil {
+			out = append(out, g)
+		}
+	}
+	if empty {
+		r.Diags.Add(diag.Pos{File: r.File, Line: 1, Col: 1}, diag.MissingField, "give a file that holds a kind: ResourceGraphDefinition", "the file is empty")
+	}
+	return out
+}
+
+// document converts one document, or reports why it is not a
+// ResourceGraphDefinition.
+func (r *reader) document(doc *yaml.Node) *rgd {
+	root := doc.Content[0]
+	top := r.Map(root, "")
+	if top == nil {
+		return nil
+	}
+	apiVersion, avNode := r.String(top, "apiVersion", false)
+	kind, kindNode := r.String(top, "kind", false)
+	if kind != "ResourceGraphDefinition" {
+		at := kindNode
+		if at == nil {
+			at = root
+		}
+		r.Errorf(at, diag.InvalidValue, "give only ResourceGraphDefinitions; custom resources of their kinds stay as they are",
+			"this document is %s, not a ResourceGraphDefinition: not converted", describeRoot(apiVersion, kind))
+		return nil
+	}
+	if apiVersion != APIVersion {
+		r.Errorf(avNode, diag.InvalidValue, "inrun import kro reads apiVersion "+APIVersion, "apiVersion %q is not kro's", apiVersion)
+	}
+	r.Only(top, "apiVersion", "kind", "metadata", "spec", "status")
+	if k := top.KeyNode("status"); k != nil {
+		r.note(k, "status is the cluster's record of the ResourceGraphDefinition, not part of it; left out")
+	}
+
+	g := &rgd{bp: &Blueprint{Pos: r.Pos(root)}, source: r.base, kindPos: r.Pos(root)}
+	// Comments on what has no place of its own in a Blueprint go to the
+	// top, under the line saying where it comes from.
+	g.headComment = joinComments(doc.HeadComment, root.HeadComment,
+		keyComments(top, "apiVersion"), keyComments(top, "kind"), keyComments(top, "spec"))
+	g.metadataComment = keyComments(top, "metadata")
+	r.metadata(g, top)
+
+	if top.Get("spec") == nil {
+		r.Errorf(root, diag.MissingField, "add spec.schema and spec.resources", "spec is required")
+		return g
+	}
+	spec := r.Map(top.Get("spec"), "spec")
+	if spec == nil {
+		return g
+	}
+	r.Only(spec, "schema", "resources")
+	resources := r.List(spec.Get("resources"), "spec.resources")
+	r.vars = map[string]bool{"each": true}
+	for _, res := range resources {
+		if m := yamlpos.Resolve(res); m != nil && m.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(m.Content); i += 2 {
+				switch k, v := m.Content[i].Value, yamlpos.Resolve(m.Content[i+1]); {
+				case k == "id" && v.Kind == yaml.ScalarNode:
+					r.vars[v.Value] = true
+				case k == "forEach" && v.Kind == yaml.SequenceNode:
+					for _, it := range v.Content {
+						if it = yamlpos.Resolve(it); it.Kind == yaml.MappingNode && len(it.Content) > 0 {
+							r.vars[it.Content[0].Value] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	r.schemaSection(g, spec)
+	g.schemaComment = keyComments(spec, "schema")
+	g.resourcesComment = keyComments(spec, "resources")
+	for i, res := range resources {
+		if c := r.resource(res, fmt.Sprintf("spec.resources[%d]", i)); c != nil {
+			g.children = append(g.children, c)
+		}
+	}
+	g.bp.Children = len(g.children)
+	return g
+}
+
+// metadata reads the RGD's name, labels and annotations.
+func (r *reader) metadata(g *rgd, top *yamlpos.Map) {
+	if top.Get("metadata") == nil {
+		r.Errorf(top.Node, diag.MissingField, "add metadata.name", "metadata.name is required")
+		return
+	}
+	md := r.Map(top.Get("metadata"), "metadata")
+	if md == nil {
+		return
+	}
+	name, nameNode := r.Required(md, "name", "add metadata.name")
+	g.bp.RGD = name
+	g.metadata = mapping()
+	if nameNode != nil {
+		g.bp.Pos = r.Pos(nameNode)
+	}
+	for _, k := range md.Order {
+		switch k {
+		case "name":
+		case "labels", "annotations":
+			v := r.copy(md.Get(k), "metadata."+k, false)
+			if k == "annotations" && v.Kind == yaml.MappingNode {
+				v = r.dropLastApplied(v, md.Get(k))
+			}
+			if v.Kind != yaml.MappingNode || len(v.Content) > 0 {
+				g.metadata.Content = append(g.metadata.Content, r.copyKey(md.KeyNode(k)), v)
+			}
+		default:
+			r.note(md.KeyNode(k), "metadata.%s is the cluster's record of the ResourceGraphDefinition, not part of it; left out", k)
+		}
+	}
+}
+
+// lastApplied is the annotation kubectl apply keeps its input in.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+func (r *reader) dropLastApplied(out, src *yaml.Node) *yaml.Node {
+	for i := 0; i+1 < len(out.Content); i += 2 {
+		if out.Content[i].Value == lastApplied {
+			for j := 0; j+1 < len(src.Content); j += 2 {
+				if src.Content[j].Value == lastApplied {
+					r.note(src.Content[j], "annotation %s is kubectl's copy of the ResourceGraphDefinition; left out", lastApplied)
+				}
+			}
+			out.Content = slices.Delete(out.Content, i, i+2)
+			break
+		}
+	}
+	return out
+}
+
+// schemaSection copies spec.schema to the Blueprint's schema (apiVersion,
+// group, kind first; group kro.run when there is none, as kro defaults
+// it, so that the CRD keeps its name) and its status to emit.status.
+func (r *reader) schemaSection(g *rgd, spec *yamlpos.Map) {
+	n := spec.Get("schema")
+	if n == nil {
+		r.Errorf(r.Key(spec.Node), diag.MissingField, "add spec.schema with apiVersion, kind and spec", "spec.schema is required")
+		return
+	}
+	sm := r.Map(n, "spec.schema")
+	if sm == nil {
+		return
+	}
+	r.Only(sm, kroSchemaFields...)
+	version, _ := r.Required(sm, "apiVersion", "add apiVersion: v1alpha1")
+	kind, kindNode := r.Required(sm, "kind", "add the kind of the custom resources, such as kind: WebApp")
+	group, _ := r.String(sm, "group", false)
+	if kindNode != nil {
+		g.kindPos = r.Pos(kindNode)
+	}
+	g.schema = mapping()
+	add := func(k string) {
+		if v := sm.Get(k); v != nil {
+			g.schema.Content = append(g.schema.Content, r.copyKey(sm.KeyNode(k)), r.copy(v, "spec.schema."+k, false))
+		}
+	}
+	add("apiVersion")
+	if group == "" {
+		group = DefaultGroup
+		key := scalar("group")
+		if k := sm.KeyNode("group"); k != nil {
+			key = r.copyKey(k)
+		}
+		g.schema.Content = append(g.schema.Content, key, scalar(DefaultGroup))
+	} else {
+		add("group")
+	}
+	add("kind")
+	for _, k := range sm.Order {
+		switch {
+		case k == "apiVersion" || k == "group" || k == "kind":
+		case k == "status":
+			g.status = r.status(sm.Get(k))
+			g.statusComment = keyComments(sm, k)
+		case slices.Contains(kroSchemaFields, k):
+			add(k)
+		}
+	}
+	if version != "" && kind != "" {
+		g.bp.GroupVersionKind = schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
+	}
+}
+
+// status converts spec.schema.status into emit.status. kro's custom
+// conditions (a conditions list of runtime.newCondition) have no
+// equivalent: the runtime writes the CR's conditions itself.
+func (r *reader) status(n *yaml.Node) *yaml.Node {
+	st := r.Map(n, "spec.schema.status")
+	if st == nil || st.Node == nil {
+		return nil
+	}
+	out := mapping()
+	for _, k := range st.Order {
+		if k == "conditions" {
+			r.Errorf(st.KeyNode(k), diag.NotConvertible,
+				"a Blueprint's custom resources get the Ready, Progressing and Degraded conditions from the runtime; publish what these say as status fields instead",
+				"spec.schema.status.conditions: kro's custom conditions have no equivalent in a Blueprint; not converted")
+			continue
+		}
+		out.Content = append(out.Content, r.copyKey(st.KeyNode(k)), r.copy(st.Get(k), "spec.schema.status."+k, true))
+	}
+	if len(out.Content) == 0 {
+		return nil
+	}
+	return out
+}
+
+// resource converts one entry of spec.resources into a child: id, forEach,
+// includeWhen, readyWhen, then template or externalRef.
+func (r *reader) resource(n *yaml.Node, p string) *child {
+	m := r.Map(n, p)
+	if m == nil {
+		return nil
+	}
+	r.Only(m, "id", "template", "externalRef", "readyWhen", "includeWhen", "forEach")
+	r.Required(m, "id", "add an id that expressions name it by, such as id: deployment")
+	c := &child{node: mapping(), kindPos: r.Pos(n)}
+	body, bodyKey := "template", m.Get("template")
+	switch ref := m.Get("externalRef"); {
+	case bodyKey != nil && ref != nil:
+		r.Errorf(m.KeyNode("externalRef"), diag.InvalidValue, "keep one: a template to create, or an externalRef to read", "%s has both template and externalRef; only the template is converted", p)
+	case bodyKey == nil && ref != nil:
+		body, bodyKey = "externalRef", ref
+	case bodyKey == nil:
+		r.Errorf(n, diag.MissingField, "add template: with the object to create, or externalRef: with the object to read", "%s has neither template nor externalRef", p)
+	}
+	for _, k := range []string{"id", "forEach", "includeWhen", "readyWhen", body} {
+		v := m.Get(k)
+		if v == nil {
+			continue
+		}
+		if k == "readyWhen" && body == "externalRef" {
+			r.Errorf(m.KeyNode(k), diag.NotConvertible,
+				"in a Blueprint an externalRef is ready once it exists: test the condition in the includeWhen or readyWhen of what reads it",
+				"%s.readyWhen: an externalRef has no readyWhen in a Blueprint; not converted", p)
+			continue
+		}
+		val := r.copy(v, p+"."+k, k != "id")
+		if k == "externalRef" {
+			val = r.externalRef(v, val, p+".externalRef")
+		}
+		c.node.Content = append(c.node.Content, r.copyKey(m.KeyNode(k)), val)
+	}
+	if bodyKey != nil {
+		r.kind(c, bodyKey)
+	}
+	return c
+}
+
+// externalRef checks the fields of an externalRef, which has the same
+// shape in a Blueprint, and returns its copy out without the unknown ones.
+func (r *reader) externalRef(n, out *yaml.Node, p string) *yaml.Node {
+	m := r.Map(n, p)
+	r.Only(m, "apiVersion", "kind", "metadata")
+	keep(out, "apiVersion", "kind", "metadata")
+	if md := r.Map(m.Get("metadata"), p+".metadata"); md != nil && md.Node != nil {
+		r.Only(md, "name", "namespace", "selector")
+		keep(field(out, "metadata"), "name", "namespace", "selector")
+	}
+	return out
+}
+
+// field returns the value of key in the mapping n, or nil.
+func field(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// keep removes from the mapping n every key but those given.
+func keep(n *yaml.Node, keys ...string) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	var kept []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if slices.Contains(keys, n.Content[i].Value) {
+			kept = append(kept, n.Content[i], n.Content[i+1])
+		}
+	}
+	n.Content = kept
+}
+
+// kind reads the literal apiVersion and kind of a template or externalRef.
+func (r *reader) kind(c *child, n *yaml.Node) {
+	n = yamlpos.Resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	var av, kind *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		switch n.Content[i].Value {
+		case "apiVersion":
+			av = yamlpos.Resolve(n.Content[i+1])
+		case "kind":
+			kind = yamlpos.Resolve(n.Content[i+1])
+		}
+	}
+	if av == nil || kind == nil || av.Kind != yaml.ScalarNode || kind.Kind != yaml.ScalarNode ||
+		strings.Contains(av.Value, "${") || strings.Contains(kind.Value, "${") {
+		return
+	}
+	gv, err := schema.ParseGroupVersion(av.Value)
+	if err != nil {
+		return
+	}
+	c.gvk = gv.WithKind(kind.Value)
+	c.kindPos = r.Pos(kind)
+}
+
+// copy returns a copy of n for the Blueprint: aliases resolved, comments
+// kept, a key set twice kept once. With exprs, every string is converted
+// as a kro template string.
+func (r *reader) copy(n *yaml.Node, p string, exprs bool) *yaml.Node {
+	n = yamlpos.Resolve(n)
+	if n == nil {
+		return scalarTagged("", "!!null")
+	}
+	out := &yaml.Node{Kind: n.Kind, Style: n.Style, Tag: n.Tag, Value: n.Value,
+		HeadComment: n.HeadComment, LineComment: n.LineComment, FootComment: n.FootComment}
+	switch n.Kind {
+	case yaml.MappingNode:
+		at := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := yamlpos.Resolve(n.Content[i]), n.Content[i+1]
+			kp := yamlpos.Join(p, k.Value)
+			if k.Kind != yaml.ScalarNode || k.Value == "<<" {
+				r.Errorf(k, diag.NotConvertible, "write the fields out", "%s: a YAML merge key or complex key; not converted", yamlpos.DisplayPath(p))
+				continue
+			}
+			cv := r.copy(v, kp, exprs)
+			if j, dup := at[k.Value]; dup {
+				first := n.Content[2*j+1]
+				if equal(yamlpos.Resolve(first), yamlpos.Resolve(v)) {
+					r.note(k, "%s is set twice, to the same value; written once", kp)
+					continue
+				}
+				r.Errorf(k, diag.InvalidValue, "remove one of them", "%s is set twice, to different values; the last one is kept, as kubectl keeps it", kp)
+				out.Content[2*j+1] = cv
+				continue
+			}
+			at[k.Value] = len(out.Content) / 2
+			out.Content = append(out.Content, r.copyKey(k), cv)
+		}
+	case yaml.SequenceNode:
+		for i, it := range n.Content {
+			out.Content = append(out.Content, r.copy(it, fmt.Sprintf("%s[%d]", p, i), exprs))
+		}
+	case yaml.ScalarNode:
+		if exprs && n.ShortTag() == "!!str" {
+			out.Value = r.template(n)
+		}
+	}
+	return out
+}
+
+// copyKey copies a mapping key with its comments.
+func (r *reader) copyKey(k *yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: k.Tag, Style: k.Style, Value: k.Value,
+		HeadComment: k.HeadComment, LineComment: k.LineComment, FootComment: k.FootComment}
+}
+
+// template converts a kro string: text with ${...} expressions, each
+// rewritten for a Blueprint.
+func (r *reader) template(n *yaml.Node) string {
+	segs, err := scan(n.Value)
+	if err != nil {
+		r.Errorf(n, diag.ExprSyntax, "write the inner ${ inside a string literal, or take it out", "%s", err)
+		return n.Value
+	}
+	for i, s := range segs {
+		if !s.expr {
+			continue
+		}
+		src, probs := rewriteExpr(s.text, r.vars)
+		segs[i].text = src
+		for _, p := range probs {
+			off := s.offset + len(string([]rune(s.text)[:min(p.offset, utf8.RuneCountInString(s.text))]))
+			r.Diags.Add(r.posIn(n, off), p.code, p.hint, "%s", p.msg)
+		}
+	}
+	return joinSegments(segs)
+}
+
+// posIn returns the position of byte off of n's value: on its line when
+// the source reads the value verbatim up to there, else at n.
+func (r *reader) posIn(n *yaml.Node, off int) diag.Pos {
+	p := r.Pos(n)
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 || n.Line < 1 || n.Line > len(r.lines) {
+		return p
+	}
+	col := n.Column
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		col++
+	}
+	line := []rune(r.lines[n.Line-1])
+	prefix := n.Value[:off]
+	if col-1 <= len(line) && strings.HasPrefix(string(line[col-1:]), prefix) {
+		p.Col = col + utf8.RuneCountInString(prefix)
+	}
+	return p
+}
+
+// equal reports whether two YAML values are the same.
+func equal(a, b *yaml.Node) bool {
+	if a == nil || b == nil || a.Kind != b.Kind || len(a.Content) != len(b.Content) {
+		return a == b
+	}
+	if a.Kind == yaml.ScalarNode && (a.Value != b.Value || a.ShortTag() != b.ShortTag()) {
+		return false
+	}
+	for i := range a.Content {
+		if !equal(yamlpos.Resolve(a.Content[i]), yamlpos.Resolve(b.Content[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyComments returns the comments on the key of m's field k, which the
+// Blueprint puts on the key its value goes under.
+func keyComments(m *yamlpos.Map, k string) string {
+	if n := m.KeyNode(k); n != nil {
+		return joinComments(n.HeadComment, n.LineComment)
+	}
+	return ""
+}
+
+func joinComments(cs ...string) string {
+	var out []string
+	for _, c := range cs {
+		if c != "" {
+			out = append(out, c)
+		}
+	}
+	return strings.Join(out, "\n")
+}
