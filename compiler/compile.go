@@ -6,15 +6,21 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
 )
 
-// Options configure a compilation. None is needed yet; the struct keeps
-// Compile's signature stable as options come.
-type Options struct{}
+// Options configure a compilation.
+type Options struct {
+	// Components, when set, are the Go reconcilers the program that runs
+	// the Blueprint has compiled in: a name reconcile.go gives that is not
+	// registered there is an error (E0023). Nil checks only that names are
+	// well-formed: a plain inrun checks a typed Blueprint it cannot run.
+	Components *components.Registry
+}
 
 // CompileFile loads the Blueprint at path (see load.File) and compiles it.
 func CompileFile(path string, opts Options) (*ir.Blueprint, error) {
@@ -55,7 +61,7 @@ func CompileConfigMaps(get func(namespace, name string) (*corev1.ConfigMap, erro
 // Blueprint at their own positions. The Blueprint is never changed
 // afterwards: every stage downstream only reads it.
 func Compile(src *load.Source, opts Options) (*ir.Blueprint, error) {
-	s := &session{done: map[string]*result{}}
+	s := &session{done: map[string]*result{}, opts: opts}
 	r := s.compile(src)
 	if err := r.errs.Err(); err != nil {
 		return nil, err

@@ -14,8 +14,10 @@ import (
 	"testing"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/load"
+	"github.com/inrun/inrun/sdk"
 )
 
 // This file is the compiler's check_test, after go/types: every Blueprint in
@@ -92,6 +94,29 @@ func TestErrors(t *testing.T) {
 }
 
 func checkErrors(t *testing.T, file string) {
+	checkErrorsWith(t, file, compiler.Options{})
+}
+
+// TestErrorsRegistered is TestErrors for testdata/typed, compiled as an
+// inrun with Go reconcilers webapp and billing compiled in would compile
+// them.
+func TestErrorsRegistered(t *testing.T) {
+	reg := &components.Registry{}
+	for _, name := range []string{"webapp", "billing"} {
+		reg.RegisterReconciler(name, func(components.ReconcilerOptions) (sdk.Func, error) { return nil, nil })
+	}
+	files, err := filepath.Glob("testdata/typed/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/typed/*.yaml: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			checkErrorsWith(t, file, compiler.Options{Components: reg})
+		})
+	}
+}
+
+func checkErrorsWith(t *testing.T, file string, opts compiler.Options) {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +125,7 @@ func checkErrors(t *testing.T, file string) {
 	if len(want) == 0 {
 		t.Fatalf("%s has no ERROR comment", file)
 	}
-	bp, err := compiler.Compile(load.Bytes(file, src), compiler.Options{})
+	bp, err := compiler.Compile(load.Bytes(file, src), opts)
 	if err == nil {
 		t.Fatalf("%s compiled without error", file)
 	}
@@ -277,7 +302,8 @@ var otherFormats = map[diag.Code]bool{diag.UnreadableFile: true, diag.DuplicateN
 func TestEveryCodeTested(t *testing.T) {
 	tested := map[string]bool{}
 	files, _ := filepath.Glob(filepath.Join("testdata", "errors", "*.yaml"))
-	for _, file := range files {
+	typed, _ := filepath.Glob(filepath.Join("testdata", "typed", "*.yaml"))
+	for _, file := range append(files, typed...) {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -292,8 +318,8 @@ func TestEveryCodeTested(t *testing.T) {
 		}
 	}
 	names := codeNames(t)
-	if got := diag.Code(len(names)); got != diag.NotConvertible {
-		t.Fatalf("codes.go declares %d codes, but NotConvertible, the last, is %d: update this test's reading of codes.go", len(names), diag.NotConvertible)
+	if got := diag.Code(len(names)); got != diag.UnknownComponent {
+		t.Fatalf("codes.go declares %d codes, but UnknownComponent, the last, is %d: update this test's reading of codes.go", len(names), diag.UnknownComponent)
 	}
 	for i, name := range names {
 		code := diag.Code(i + 1)

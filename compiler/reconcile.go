@@ -11,13 +11,15 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
 )
 
 // reconcile reads the reconcile section: the arguments sent to a reconciler,
-// and the reconciler (url, service or api) with its kinds and credentials.
+// and the reconciler (url, service, api or go) with its kinds and
+// credentials.
 func (d *decoder) reconcile(top *yamlpos.Map) {
 	n := top.Get("reconcile")
 	if n == nil {
@@ -27,7 +29,7 @@ func (d *decoder) reconcile(top *yamlpos.Map) {
 	if o == nil {
 		return
 	}
-	d.Only(o, "args", "url", "service", "timeout", "resources", "tokenSecret", "caBundle", "api")
+	d.Only(o, "args", "url", "service", "go", "timeout", "resources", "tokenSecret", "caBundle", "api")
 	r := &ir.Reconcile{Pos: d.Pos(n)}
 	if a := o.Get("args"); a != nil {
 		if a.Kind != yaml.MappingNode {
@@ -68,6 +70,14 @@ func (d *decoder) reconcile(top *yamlpos.Map) {
 		}
 		r.Remote.Service = ref
 	}
+	if n := o.Get("go"); n != nil {
+		if r.Remote != nil {
+			d.add(d.Pos(o.KeyNode("go")), diag.InvalidValue, "keep one reconciler: go, url, service or api", "reconcile.go cannot be combined with url, service or api")
+		} else {
+			r.Remote = &ir.Remote{Pos: d.Pos(n)}
+		}
+		r.Remote.Go = d.goRef(n, "reconcile.go")
+	}
 	if t, tn := d.String(o, "timeout", false); t != "" {
 		timeout, err := time.ParseDuration(t)
 		if err != nil || timeout <= 0 {
@@ -81,7 +91,7 @@ func (d *decoder) reconcile(top *yamlpos.Map) {
 	}
 	if n := o.Get("api"); n != nil {
 		if r.Remote != nil {
-			d.add(d.Pos(o.KeyNode("api")), diag.InvalidValue, "keep reconcile.api, or url/service for a reconciler that speaks Inrun's contract", "reconcile.api cannot be combined with url or service")
+			d.add(d.Pos(o.KeyNode("api")), diag.InvalidValue, "keep reconcile.api, or url/service for a reconciler that speaks Inrun's contract", "reconcile.api cannot be combined with url, service or go")
 		} else {
 			r.Remote = &ir.Remote{Pos: d.Pos(n)}
 		}
@@ -335,6 +345,8 @@ func (d *decoder) remoteAuth(o *yamlpos.Map, r *ir.Reconcile) {
 		}
 		if r.Remote == nil {
 			d.add(d.Pos(n), diag.InvalidValue, "set reconcile.url or reconcile.service", "reconcile.tokenSecret without a reconciler to call")
+		} else if r.Remote.Go != nil {
+			d.add(d.Pos(n), diag.InvalidValue, "leave it out: a Go reconciler runs inside inrun and is called without HTTP", "reconcile.tokenSecret is for a reconciler over HTTP, not reconcile.go")
 		} else {
 			r.Remote.TokenSecret = ref
 		}
@@ -346,8 +358,52 @@ func (d *decoder) remoteAuth(o *yamlpos.Map, r *ir.Reconcile) {
 		} else if _, err := x509.ParseCertificate(block.Bytes); err != nil {
 			d.add(d.Pos(n), diag.InvalidValue, "", "reconcile.caBundle: %v", err)
 		}
-		if r.Remote != nil {
+		if r.Remote != nil && r.Remote.Go != nil {
+			d.add(d.Pos(n), diag.InvalidValue, "leave it out: a Go reconciler runs inside inrun and is called without HTTP", "reconcile.caBundle is for a reconciler over HTTP, not reconcile.go")
+		} else if r.Remote != nil {
 			r.Remote.CABundle = ca
 		}
 	}
+}
+
+// goRef reads a reference to Go code compiled into inrun: {name: NAME}.
+// The name must be registered when the compilation is given the registry
+// of the inrun that will run the Blueprint; else only its form is checked,
+// and that inrun refuses the Blueprint if it lacks the name.
+func (d *decoder) goRef(n *yaml.Node, path string) *ir.GoRef {
+	o := d.Map(n, path)
+	if o == nil {
+		return nil
+	}
+	d.Only(o, "name")
+	name, nn := d.String(o, "name", true)
+	if name == "" {
+		return nil
+	}
+	ref := &ir.GoRef{Pos: d.Pos(nn), Name: name}
+	if !components.ValidName(name) {
+		d.add(ref.Pos, diag.InvalidValue, "use the name the Go module registers: lower-case letters, digits, '-' and '.', at most 63", "%s.name %q is not a registered name's form", path, name)
+		return ref
+	}
+	reg := d.session.opts.Components
+	if reg == nil {
+		return ref
+	}
+	if _, ok := reg.Reconciler(name); ok {
+		return ref
+	}
+	var names []string
+	for _, r := range reg.Reconcilers() {
+		names = append(names, r.Name)
+	}
+	hint := didYouMean(name, names)
+	if hint == "" {
+		has := "none"
+		if len(names) > 0 {
+			has = strings.Join(names, ", ")
+		}
+		hint = "this inrun has reconcilers: " + has + "; " + components.BuildHint
+	}
+	d.add(ref.Pos, diag.UnknownComponent, hint, "%s.name: no reconciler %q is compiled into this inrun", path, name)
+	return ref
 }

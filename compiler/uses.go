@@ -26,6 +26,7 @@ type session struct {
 	done map[string]*result
 	// stack are the Blueprints being compiled, each using the next.
 	stack []*frame
+	opts  Options
 }
 
 // result is one Blueprint compiled: bp, or the diagnostics that failed it.

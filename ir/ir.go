@@ -76,9 +76,9 @@ func (b *Blueprint) Child(id string) *Child {
 // mapped by reconcile.api, url replaces the scheme and host of every URL
 // the mapping calls, and a path in url is put before theirs: the API runs
 // elsewhere, with the same paths. A Blueprint without a remote reconciler
-// is returned as it is.
+// is returned as it is, and so is one whose reconciler is Go.
 func (b *Blueprint) WithRemoteURL(url string) *Blueprint {
-	if b.Reconcile == nil || b.Reconcile.Remote == nil {
+	if b.Reconcile == nil || b.Reconcile.Remote == nil || b.Reconcile.Remote.Go != nil {
 		return b
 	}
 	out, rec, remote := *b, *b.Reconcile, *b.Reconcile.Remote
@@ -338,20 +338,24 @@ type Iterator struct {
 // readyWhen, as kro names it.
 const Each = "each"
 
-// Reconcile is the reconcile section: a remote reconciler and its arguments.
+// Reconcile is the reconcile section: a reconciler and its arguments.
 type Reconcile struct {
 	Pos Pos
 	// Args is reconcile.args: a map Value evaluated per reconcile and sent to
 	// the reconciler.
 	Args *Value
-	// Remote is the HTTP reconciler to call; nil when none is configured.
+	// Remote is the reconciler to call; nil when none is configured.
 	Remote *Remote
 }
 
-// Remote addresses an HTTP reconciler.
+// Remote is the reconciler the runtime calls: an HTTP service that speaks
+// the contract (URL or Service), an existing HTTP API (API), or Go compiled
+// into the binary (Go). All of them take the same request and answer the
+// same Result, which the runtime applies the same way.
 type Remote struct {
 	Pos Pos
-	// URL is an absolute http(s) URL, or empty when Service is set.
+	// URL is an absolute http(s) URL, or empty when Service, API or Go
+	// is set.
 	URL string
 	// Service is an in-cluster Service reference, or nil when URL is set.
 	Service *ServiceRef
@@ -368,6 +372,15 @@ type Remote struct {
 	// API maps the request onto an existing HTTP API that knows nothing
 	// about Inrun, instead of sending the contract's request to URL.
 	API *APIMapping
+	// Go names a reconciler registered in package components, compiled
+	// into the binary that runs the Blueprint (reconcile.go).
+	Go *GoRef `json:",omitempty"`
+}
+
+// GoRef names Go code registered in package components.
+type GoRef struct {
+	Pos  Pos
+	Name string
 }
 
 // APIMapping builds an HTTP call from the request and a Result from the

@@ -76,6 +76,11 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 				}
 				remote.API = &api
 			}
+			if rem.Go != nil {
+				g := *rem.Go
+				g.Pos = r.pos(g.Pos)
+				remote.Go = &g
+			}
 			rec.Remote = &remote
 		}
 		out.Reconcile = &rec

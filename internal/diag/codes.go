@@ -70,6 +70,10 @@ const (
 	// ResourceGraphDefinition) that a Blueprint cannot express; an import
 	// lists it and converts the rest.
 	NotConvertible
+
+	// UnknownComponent: a Blueprint names Go code (reconcile.go) that the
+	// inrun checking it does not have compiled in.
+	UnknownComponent
 )
 
 // String renders the code as it appears in messages: E followed by four

@@ -1,0 +1,35 @@
+// Package components is the registry of Go code compiled into an inrun:
+// reconcilers a Blueprint names in reconcile.go, registered by name by the
+// Go modules an inrun is built with.
+//
+// A module registers in an init function, as database/sql drivers and Caddy
+// modules do:
+//
+//	func init() {
+//		components.RegisterReconciler("webapp", func(o components.ReconcilerOptions) (sdk.Func, error) {
+//			return reconcileWebApp, nil
+//		})
+//	}
+//
+// and a Blueprint refers to it by that name:
+//
+//	reconcile:
+//	  go: {name: webapp}
+//
+// A registered reconciler takes the same sdk.Request and answers the same
+// sdk.Result as a reconciler over HTTP; the runtime does every write.
+//
+// Its promises:
+//   - Registration never panics. A bad or duplicate name is recorded and
+//     reported by Registry.Err, every one at once, which inrun checks before
+//     it runs anything.
+//   - Every registration remembers the Go package that made it, so that a
+//     binary can list what it has compiled in, by module.
+//   - Missing lists every name a Blueprint needs that the registry lacks,
+//     so that an inrun without them refuses the Blueprint before it
+//     reconciles anything, naming all of them.
+//
+// Hooks beside a Blueprint, controller-runtime reconcilers and scheme
+// additions will register here too; they are not implemented yet (see
+// docs/typed.md).
+package components
