@@ -76,14 +76,15 @@ func (b *Blueprint) Child(id string) *Child {
 // mapped by reconcile.api, url replaces the scheme and host of every URL
 // the mapping calls, and a path in url is put before theirs: the API runs
 // elsewhere, with the same paths. A Blueprint without a remote reconciler
-// is returned as it is, and so is one whose reconciler is Go.
+// is returned as it is. A Go reconciler (reconcile.go) is replaced by the
+// reconciler at url: a recorded reply in simulate stands in for it.
 func (b *Blueprint) WithRemoteURL(url string) *Blueprint {
-	if b.Reconcile == nil || b.Reconcile.Remote == nil || b.Reconcile.Remote.Go != nil {
+	if b.Reconcile == nil || b.Reconcile.Remote == nil {
 		return b
 	}
 	out, rec, remote := *b, *b.Reconcile, *b.Reconcile.Remote
 	if remote.API == nil {
-		remote.URL, remote.Service = url, nil
+		remote.URL, remote.Service, remote.Go = url, nil, nil
 	} else {
 		api := *remote.API
 		api.URL = rebase(api.URL, url)

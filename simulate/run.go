@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-logr/logr"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/ir"
@@ -205,7 +208,8 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 
 // newReconciler builds the reconciler of bp on store, rendering with r, or
 // else progs. A remote reconciler must be running where the Blueprint (or
-// the simulate file) says.
+// the simulate file) says; a Go one must be compiled into this program
+// (components.Default).
 func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer, store *Store) (*reconciler.Reconciler, error) {
 	if r == nil {
 		r = reconciler.CELRenderer{Programs: progs}
@@ -214,9 +218,14 @@ func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		var c remote.Caller
 		var err error
-		if bp.Reconcile.Remote.API != nil {
+		switch {
+		case bp.Reconcile.Remote.Go != nil:
+			// A Go reconciler compiled into this program: a plain inrun
+			// refuses the Blueprint, naming what it lacks.
+			c, err = remote.BuildGo(bp, components.Default, store, logr.Discard())
+		case bp.Reconcile.Remote.API != nil:
 			c, err = remote.NewAPI(bp, progs, remote.APIOptions{})
-		} else {
+		default:
 			c, err = remote.New(remote.OptionsFor(bp.Reconcile.Remote))
 		}
 		if err != nil {

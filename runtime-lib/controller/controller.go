@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
@@ -45,8 +46,12 @@ type Options struct {
 	Renderer reconciler.Renderer
 	// Remote calls the Blueprint's remote reconciler; default: an HTTP
 	// client built from the Blueprint, its token read from the Secret it
-	// names.
+	// names, or for reconcile.go the reconciler Components has under its
+	// name.
 	Remote remote.Caller
+	// Components are the Go reconcilers compiled into the program.
+	// Default components.Default.
+	Components *components.Registry
 	// Unavailable are child kinds the runtime may not list or watch: they
 	// get no watch, and the reconciler reports them (see CheckAccess).
 	Unavailable map[schema.GroupVersionKind]error
@@ -85,6 +90,9 @@ func (o *Options) setDefaults() {
 	if o.FieldOwner == "" {
 		o.FieldOwner = reconciler.ManagedBy
 	}
+	if o.Components == nil {
+		o.Components = components.Default
+	}
 }
 
 // Setup adds a controller for bp to mgr.
@@ -101,7 +109,12 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 			opts.Renderer = reconciler.CELRenderer{Programs: progs}
 		}
 		if remoteNeeded {
-			if opts.Remote, err = RemoteClient(bp, progs, mgr.GetAPIReader()); err != nil {
+			if bp.Reconcile.Remote.Go != nil {
+				opts.Remote, err = remote.BuildGo(bp, opts.Components, mgr.GetClient(), mgr.GetLogger().WithName(bp.Name))
+			} else {
+				opts.Remote, err = RemoteClient(bp, progs, mgr.GetAPIReader())
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -252,7 +252,7 @@ func (p *pass) remoteChild(res sdk.Resource, label string) *ir.Child {
 // remoteError records a failed call or a refused Result: Degraded, an Event,
 // and, for a call that failed, a retry with backoff.
 func (p *pass) remoteError(ctx context.Context, err error, retry bool) {
-	err = fmt.Errorf("remote reconciler: %w", err)
+	err = p.nameReconciler(err, "")
 	p.rep.Errors = append(p.rep.Errors, err)
 	p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeWarning, "ReconcilerFailed", "Reconcile", "%v", err)
 	logr.FromContextOrDiscard(ctx).Error(err, "remote reconciler failed")
@@ -303,7 +303,7 @@ func (p *pass) finalizeRemote(ctx context.Context) (bool, error) {
 	}
 	res, err := p.opts.Remote.Call(ctx, req)
 	if err != nil {
-		return false, fmt.Errorf("remote reconciler, finalizing: %w", err)
+		return false, p.nameReconciler(err, ", finalizing")
 	}
 	for _, e := range res.Events {
 		p.opts.Recorder.Eventf(p.cr, nil, e.Type, e.Reason, "Finalize", "%s", e.Message)
@@ -317,4 +317,21 @@ func (p *pass) finalizeRemote(ctx context.Context) (bool, error) {
 		p.rep.Pending["remote"] = "waiting for the reconciler to finish cleaning up"
 	}
 	return res.Done, nil
+}
+
+// nameReconciler puts the reconciler's name before err, which a Go
+// reconciler's own failures (*remote.GoError) carry already.
+func (p *pass) nameReconciler(err error, when string) error {
+	var ge *remote.GoError
+	switch {
+	case errors.As(err, &ge):
+		if when != "" {
+			return fmt.Errorf("%s: %w", strings.TrimPrefix(when, ", "), err)
+		}
+		return err
+	case p.bp.Reconcile.Remote.Go != nil:
+		return fmt.Errorf("Go reconciler %q%s: %w", p.bp.Reconcile.Remote.Go.Name, when, err)
+	default:
+		return fmt.Errorf("remote reconciler%s: %w", when, err)
+	}
 }

@@ -3,7 +3,6 @@ package remote
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/inrun/inrun/sdk"
@@ -46,15 +44,7 @@ type Client struct {
 	opts Options
 	url  string
 	http *http.Client
-
-	mu    sync.Mutex
-	cache map[sdk.ObjectRef]cacheEntry
-}
-
-// cacheEntry is the last successful call for one custom resource.
-type cacheEntry struct {
-	sum    [sha256.Size]byte
-	result *sdk.Result
+	memo memo
 }
 
 var _ Caller = &Client{}
@@ -65,10 +55,9 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	return &Client{
-		opts:  opts,
-		url:   opts.endpoint(),
-		http:  opts.httpClient(),
-		cache: map[sdk.ObjectRef]cacheEntry{},
+		opts: opts,
+		url:  opts.endpoint(),
+		http: opts.httpClient(),
 	}, nil
 }
 
@@ -92,29 +81,12 @@ func (c *Client) Call(ctx context.Context, req *sdk.Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("remote: encoding the request: %w", err)
 	}
-	key := sdk.Resource{Object: req.Object}.Ref()
-	sum := sha256.Sum256(body)
-	useCache := !c.opts.DisableCache && !req.Finalizing
-	if useCache {
-		c.mu.Lock()
-		e, ok := c.cache[key]
-		c.mu.Unlock()
-		if ok && e.sum == sum {
-			return &Result{Result: *e.result.DeepCopy(), Cached: true}, nil
-		}
+	key := c.memo.key(req, body, c.opts.DisableCache)
+	if cached := c.memo.get(key); cached != nil {
+		return cached, nil
 	}
-
 	res, attempts, err := c.send(ctx, body, req.Finalizing)
-	c.mu.Lock()
-	switch {
-	case err == nil && useCache && res.RequeueAfter == 0:
-		c.cache[key] = cacheEntry{sum: sum, result: res.DeepCopy()}
-	default:
-		// A failure, a requeue or a finalizing request: the next request
-		// must reach the reconciler whatever it holds.
-		delete(c.cache, key)
-	}
-	c.mu.Unlock()
+	c.memo.put(key, res, err)
 	if err != nil {
 		return nil, err
 	}
@@ -123,11 +95,7 @@ func (c *Client) Call(ctx context.Context, req *sdk.Request) (*Result, error) {
 
 // Forget drops what the Client remembers of the custom resource ref, e.g.
 // once it is gone, so that the cache holds only live custom resources.
-func (c *Client) Forget(ref sdk.ObjectRef) {
-	c.mu.Lock()
-	delete(c.cache, ref)
-	c.mu.Unlock()
-}
+func (c *Client) Forget(ref sdk.ObjectRef) { c.memo.forget(ref) }
 
 // canonical encodes req the same way whenever it means the same: object
 // keys sorted (encoding/json sorts map keys) and observed children sorted by
