@@ -69,6 +69,11 @@ func Generate(bp *ir.Blueprint, files fs.FS, opts Options) (*Project, error) {
 			return nil, fmt.Errorf("%s: crd.file %s is outside the Blueprint's directory; inrun build copies the Blueprint's directory only: move the CRD next to it", bp.File, crd)
 		}
 	}
+	if rec := bp.Reconcile; rec != nil && rec.Remote != nil && rec.Remote.Go != nil {
+		// An operator with Go compiled in needs the module's source and a
+		// build that resolves it, which inrun build --with will bring.
+		return nil, fmt.Errorf("%s: reconcile.go names Go reconciler %q: inrun build does not compile typed Blueprints yet (see docs/typed.md); run it with an inrun that has the reconciler compiled in", rec.Remote.Go.Pos, rec.Remote.Go.Name)
+	}
 	bp = relocate(bp)
 	name := bp.Name + "-operator"
 	if opts.Module == "" {

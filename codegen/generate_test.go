@@ -148,3 +148,18 @@ func TestRoleIsInrunRBAC(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedBlueprintRefused: a Blueprint whose reconciler is Go compiled
+// into inrun (reconcile.go) is refused with where it names it and what to
+// do instead, until inrun build compiles typed Blueprints.
+func TestTypedBlueprintRefused(t *testing.T) {
+	bp, err := compiler.CompileFile("../runtime-lib/reconciler/testdata/gowebapp.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := codegen.Generate(bp, os.DirFS("../runtime-lib/reconciler/testdata"), codegen.Options{})
+	want := `gowebapp.yaml:8:14: reconcile.go names Go reconciler "webapp": inrun build does not compile typed Blueprints yet`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Generate = %v, %v; want %q", p, err, want)
+	}
+}

@@ -84,6 +84,9 @@ type Simulator struct {
 	// a user before what it uses: each pass reconciles their custom
 	// resources too, as their runtime would.
 	used []*usedBlueprint
+	// components are the Go reconcilers a reconcile.go may name; nil:
+	// components.Default, those compiled into this program.
+	components *components.Registry
 }
 
 // usedBlueprint is a Blueprint the simulated one uses.
@@ -99,6 +102,14 @@ type usedBlueprint struct {
 func (s *Simulator) WithRenderer(r reconciler.Renderer) *Simulator {
 	cp := *s
 	cp.renderer = r
+	return &cp
+}
+
+// WithComponents returns a copy of s whose Go reconcilers (reconcile.go)
+// come from reg instead of components.Default.
+func (s *Simulator) WithComponents(reg *components.Registry) *Simulator {
+	cp := *s
+	cp.components = reg
 	return &cp
 }
 
@@ -191,13 +202,17 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 	if err := store.CreateCR(ctx, cr); err != nil {
 		return nil, err
 	}
-	rec, err := newReconciler(bp, s.progs, s.renderer, store)
+	reg := s.components
+	if reg == nil {
+		reg = components.Default
+	}
+	rec, err := newReconciler(bp, s.progs, s.renderer, reg, store)
 	if err != nil {
 		return nil, err
 	}
 	ss := &session{bp: bp, store: store, rec: rec, key: client.ObjectKeyFromObject(cr), cr: cr}
 	for _, ub := range s.used {
-		rec, err := newReconciler(ub.bp, ub.progs, nil, store)
+		rec, err := newReconciler(ub.bp, ub.progs, nil, reg, store)
 		if err != nil {
 			return nil, fmt.Errorf("the used Blueprint %s: %w", ub.bp.Name, err)
 		}
@@ -208,9 +223,8 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 
 // newReconciler builds the reconciler of bp on store, rendering with r, or
 // else progs. A remote reconciler must be running where the Blueprint (or
-// the simulate file) says; a Go one must be compiled into this program
-// (components.Default).
-func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer, store *Store) (*reconciler.Reconciler, error) {
+// the simulate file) says; a Go one must be in reg.
+func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer, reg *components.Registry, store *Store) (*reconciler.Reconciler, error) {
 	if r == nil {
 		r = reconciler.CELRenderer{Programs: progs}
 	}
@@ -222,7 +236,7 @@ func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer
 		case bp.Reconcile.Remote.Go != nil:
 			// A Go reconciler compiled into this program: a plain inrun
 			// refuses the Blueprint, naming what it lacks.
-			c, err = remote.BuildGo(bp, components.Default, store, logr.Discard())
+			c, err = remote.BuildGo(bp, reg, store, logr.Discard())
 		case bp.Reconcile.Remote.API != nil:
 			c, err = remote.NewAPI(bp, progs, remote.APIOptions{})
 		default:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -24,7 +26,49 @@ func addBlueprintFlag(cmd *cobra.Command, path *string) {
 // loadBlueprint compiles the Blueprint at path, and those it uses. Its
 // errors list every diagnostic, one per line.
 func loadBlueprint(path string) (*ir.Blueprint, error) {
-	return compiler.CompileFile(path, compiler.Options{})
+	return compiler.CompileFile(path, compileOptions())
+}
+
+// registry is the Go compiled into this inrun (components.Default); tests
+// give one of their own.
+var registry = components.Default
+
+// compileOptions are the compiler's options in this inrun: an inrun with
+// Go compiled in checks the names Blueprints give against it (E0023); a
+// plain one checks their form only, and refuses to run them (goNote,
+// refuseMissingGo).
+func compileOptions() compiler.Options {
+	if registry.Empty() {
+		return compiler.Options{}
+	}
+	return compiler.Options{Components: registry}
+}
+
+// refuseMissingGo returns an error naming, for every Blueprint of bps, the
+// Go code it names that this inrun does not have compiled in.
+func refuseMissingGo(bps []*ir.Blueprint) error {
+	var errs []error
+	for _, bp := range bps {
+		errs = append(errs, registry.Check(bp))
+	}
+	return errors.Join(errs...)
+}
+
+// goNote says, for check's line, which Go code bp names and whether this
+// inrun has it.
+func goNote(bp *ir.Blueprint) string {
+	needs := components.Needs(bp)
+	if len(needs) == 0 {
+		return ""
+	}
+	var names []string
+	for _, n := range needs {
+		names = append(names, fmt.Sprintf("%s %s", n.What, n.Name))
+	}
+	if len(registry.Missing(bp)) > 0 {
+		return fmt.Sprintf("; names Go %s, not compiled into this inrun: it cannot run here (docs/typed.md)", strings.Join(names, ", "))
+	}
+	return fmt.Sprintf("; names Go %s, compiled in", strings.Join(names, ", "))
 }
 
 // withUsed returns bps and the Blueprints they use (ir.WithUsed), and

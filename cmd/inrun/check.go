@@ -25,6 +25,11 @@ A Blueprint's uses: are compiled with it: the Blueprints it builds on
 (their mistakes at their own positions) and the CRDs whose kinds its
 children may be.
 
+A Blueprint that names Go code (reconcile.go) is checked against the Go
+compiled into this inrun: an inrun built with Go modules reports a name
+none of them registered (E0023); a plain inrun checks the name's form and
+says it cannot run the Blueprint (see docs/typed.md).
+
 Blueprints are the arguments, or -f (default blueprint.yaml).`,
 		Example: `  inrun check
   inrun check path/to/blueprint.yaml other/blueprint.yaml
@@ -43,8 +48,8 @@ Blueprints are the arguments, or -f (default blueprint.yaml).`,
 					errs = append(errs, err)
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions%s\n",
-					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), len(bp.Children), len(bp.Exprs()), usesNote(bp))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions%s%s\n",
+					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), len(bp.Children), len(bp.Exprs()), usesNote(bp), goNote(bp))
 			}
 			return errors.Join(errs...)
 		},

@@ -8,6 +8,12 @@ import (
 )
 
 func main() {
+	// Go compiled in that registered badly (a name twice, a bad name) is
+	// reported before anything runs, all of it.
+	if err := registry.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error: the Go code compiled into this inrun registers badly:", err)
+		os.Exit(1)
+	}
 	if err := newRootCommand().Execute(); err != nil {
 		if !errors.Is(err, errReported) {
 			fmt.Fprintln(os.Stderr, "Error:", err)

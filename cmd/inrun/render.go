@@ -84,6 +84,9 @@ for the API) to start here for the render, called at --reconciler-url
 				in.Objects = append(in.Objects, obj)
 			}
 			sim, err := simulate.New(bp)
+			if err == nil {
+				sim = sim.WithComponents(registry)
+			}
 			if err != nil {
 				return err
 			}

@@ -63,6 +63,7 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 		newServeCommand(),
 		newCRDCommand(),
 		newImportCommand(),
+		newVersionCommand(),
 	)
 	return root
 }

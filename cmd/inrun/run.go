@@ -162,6 +162,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	// own examples are applied with --dev, not those of the ones it uses.
 	given := bps
 	bps = withUsed(out, bps, "running %s too")
+	if err := refuseMissingGo(bps); err != nil {
+		return err
+	}
 
 	cfg, reachErr := f.restConfig()
 	if reachErr == nil {

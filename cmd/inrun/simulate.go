@@ -56,6 +56,9 @@ Exit status: 0 when every case passes, 1 otherwise.`,
 				return err
 			}
 			sim, err := simulate.New(bp)
+			if err == nil {
+				sim = sim.WithComponents(registry)
+			}
 			if err != nil {
 				return err
 			}
