@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
@@ -67,6 +69,12 @@ type Options struct {
 	// SkipNameValidation lets several runtimes run in one process, as
 	// tests do; controller-runtime otherwise refuses duplicate names.
 	SkipNameValidation bool
+	// Components are the Go reconcilers compiled into the program, which
+	// Blueprints name in reconcile.go. A Blueprint naming one it lacks is
+	// refused: Run returns an error naming every such name, or, for a
+	// Blueprint ConfigMap, the ConfigMap gets it as a Warning Event.
+	// Default components.Default.
+	Components *components.Registry
 }
 
 func (o *Options) setDefaults() error {
@@ -85,6 +93,20 @@ func (o *Options) setDefaults() error {
 	if o.LeaderElectionNamespace == "" && o.LeaderElection {
 		o.LeaderElectionNamespace = "default"
 	}
+	if o.Components == nil {
+		o.Components = components.Default
+	}
+	if o.ConfigMaps != nil {
+		cms, load := *o.ConfigMaps, o.ConfigMaps.Load
+		cms.Load = func(cm *corev1.ConfigMap) (*ir.Blueprint, error) {
+			bp, err := load(cm)
+			if err != nil {
+				return nil, err
+			}
+			return bp, o.Components.Check(bp)
+		}
+		o.ConfigMaps = &cms
+	}
 	return nil
 }
 
@@ -101,6 +123,13 @@ func Run(ctx context.Context, opts Options) error {
 
 // run runs opts.Blueprints in one manager.
 func run(ctx context.Context, opts Options) error {
+	var missing []error
+	for _, bp := range opts.Blueprints {
+		missing = append(missing, opts.Components.Check(bp))
+	}
+	if err := errors.Join(missing...); err != nil {
+		return err
+	}
 	if opts.LeaderElectionID == "" {
 		opts.LeaderElectionID = controller.LeaderElectionID(opts.Blueprints)
 	}
@@ -142,7 +171,7 @@ func run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	for _, bp := range opts.Blueprints {
-		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces}); err != nil {
+		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces, Components: opts.Components}); err != nil {
 			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
 		}
 	}
