@@ -20,8 +20,8 @@ import (
 )
 
 // Caller asks a reconciler for the Result of one request. The HTTP Client
-// implements it. So will the mapping onto an existing HTTP API that knows
-// nothing about Inrun (not implemented yet): the runtime depends on this
+// implements it, API (an existing HTTP API mapped by reconcile.api) and Go
+// (a reconciler compiled into the binary) too: the runtime depends on this
 // interface, not on how the Result is obtained.
 type Caller interface {
 	Call(ctx context.Context, req *sdk.Request) (*Result, error)

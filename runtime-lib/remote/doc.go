@@ -5,7 +5,10 @@
 // The runtime depends on the Caller interface. Client is its HTTP
 // implementation: New(Options) addresses a reconciler by URL or by an
 // in-cluster Service, with a per-request timeout, a bearer token (fixed or
-// read before every request), and a CA bundle for TLS.
+// read before every request), and a CA bundle for TLS. Go calls a
+// reconciler compiled into the binary (reconcile.go, registered in package
+// components), reading its Result as strictly as an HTTP reply and
+// containing its panics, errors and timeouts.
 //
 // Its promises:
 //   - A reply is read strictly with sdk.DecodeResult. A reply that is not a
