@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -69,10 +70,11 @@ func Generate(bp *ir.Blueprint, files fs.FS, opts Options) (*Project, error) {
 			return nil, fmt.Errorf("%s: crd.file %s is outside the Blueprint's directory; inrun build copies the Blueprint's directory only: move the CRD next to it", bp.File, crd)
 		}
 	}
-	if rec := bp.Reconcile; rec != nil && rec.Remote != nil && rec.Remote.Go != nil {
+	if needs := components.Needs(bp); len(needs) > 0 {
 		// An operator with Go compiled in needs the module's source and a
 		// build that resolves it, which inrun build --with will bring.
-		return nil, fmt.Errorf("%s: reconcile.go names Go reconciler %q: inrun build does not compile typed Blueprints yet (see docs/typed.md); run it with an inrun that has the reconciler compiled in", rec.Remote.Go.Pos, rec.Remote.Go.Name)
+		n := needs[0]
+		return nil, fmt.Errorf("%s: the Blueprint names Go %s %q: inrun build does not compile typed Blueprints yet (see docs/typed.md); run it with an inrun that has it compiled in", n.Pos, n.What, n.Name)
 	}
 	bp = relocate(bp)
 	name := bp.Name + "-operator"

@@ -158,7 +158,7 @@ func TestTypedBlueprintRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := codegen.Generate(bp, os.DirFS("../runtime-lib/reconciler/testdata"), codegen.Options{})
-	want := `gowebapp.yaml:8:14: reconcile.go names Go reconciler "webapp": inrun build does not compile typed Blueprints yet`
+	want := `gowebapp.yaml:8:14: the Blueprint names Go reconciler "webapp": inrun build does not compile typed Blueprints yet`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Generate = %v, %v; want %q", p, err, want)
 	}

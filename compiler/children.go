@@ -8,6 +8,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
@@ -55,7 +56,7 @@ func (d *decoder) child(n *yaml.Node, phase ir.Phase, index int) *ir.Child {
 	if o == nil {
 		return nil
 	}
-	d.Only(o, "id", "template", "externalRef", "includeWhen", "readyWhen", "forEach")
+	d.Only(o, "id", "template", "externalRef", "includeWhen", "readyWhen", "forEach", "go")
 	child := &ir.Child{Phase: phase, Pos: d.Pos(n)}
 	id, idNode := d.String(o, "id", true)
 	if id != "" {
@@ -113,6 +114,12 @@ func (d *decoder) child(n *yaml.Node, phase ir.Phase, index int) *ir.Child {
 	}
 	if child.External && child.ReadyWhen != nil {
 		d.add(child.ReadyWhen.Pos, diag.InvalidValue, "remove readyWhen", "an externalRef has no readiness")
+	}
+	if g := o.Get("go"); g != nil {
+		if child.External {
+			d.add(d.Pos(o.KeyNode("go")), diag.InvalidValue, "remove it: nothing is applied for an externalRef", "%s: an externalRef has no transform", path)
+		}
+		child.Transform = d.goRef(g, path+".go", "transform", components.Transform)
 	}
 	return child
 }

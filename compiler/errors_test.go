@@ -2,6 +2,7 @@ package compiler_test
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -98,13 +99,14 @@ func checkErrors(t *testing.T, file string) {
 }
 
 // TestErrorsRegistered is TestErrors for testdata/typed, compiled as an
-// inrun with Go reconcilers webapp and billing compiled in would compile
-// them.
+// inrun with Go reconcilers webapp and billing and the transform sidecar
+// compiled in would compile them.
 func TestErrorsRegistered(t *testing.T) {
 	reg := &components.Registry{}
 	for _, name := range []string{"webapp", "billing"} {
 		reg.RegisterReconciler(name, func(components.ReconcilerOptions) (sdk.Func, error) { return nil, nil })
 	}
+	reg.RegisterTransform("sidecar", func(context.Context, *components.TransformRequest) (*sdk.Resource, error) { return nil, nil })
 	files, err := filepath.Glob("testdata/typed/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no testdata/typed/*.yaml: %v", err)

@@ -76,7 +76,7 @@ func (d *decoder) reconcile(top *yamlpos.Map) {
 		} else {
 			r.Remote = &ir.Remote{Pos: d.Pos(n)}
 		}
-		r.Remote.Go = d.goRef(n, "reconcile.go")
+		r.Remote.Go = d.goRef(n, "reconcile.go", "name", components.Reconciler)
 	}
 	if t, tn := d.String(o, "timeout", false); t != "" {
 		timeout, err := time.ParseDuration(t)
@@ -366,44 +366,39 @@ func (d *decoder) remoteAuth(o *yamlpos.Map, r *ir.Reconcile) {
 	}
 }
 
-// goRef reads a reference to Go code compiled into inrun: {name: NAME}.
-// The name must be registered when the compilation is given the registry
-// of the inrun that will run the Blueprint; else only its form is checked,
+// goRef reads a reference to Go code compiled into inrun, {KEY: NAME}:
+// a what (components.Reconciler or Transform) registered under NAME. The
+// name must be registered when the compilation is given the registry of
+// the inrun that will run the Blueprint; else only its form is checked,
 // and that inrun refuses the Blueprint if it lacks the name.
-func (d *decoder) goRef(n *yaml.Node, path string) *ir.GoRef {
+func (d *decoder) goRef(n *yaml.Node, path, key, what string) *ir.GoRef {
 	o := d.Map(n, path)
 	if o == nil {
 		return nil
 	}
-	d.Only(o, "name")
-	name, nn := d.String(o, "name", true)
+	d.Only(o, key)
+	name, nn := d.String(o, key, true)
 	if name == "" {
 		return nil
 	}
 	ref := &ir.GoRef{Pos: d.Pos(nn), Name: name}
 	if !components.ValidName(name) {
-		d.add(ref.Pos, diag.InvalidValue, "use the name the Go module registers: lower-case letters, digits, '-' and '.', at most 63", "%s.name %q is not a registered name's form", path, name)
+		d.add(ref.Pos, diag.InvalidValue, "use the name the Go module registers: lower-case letters, digits, '-' and '.', at most 63", "%s.%s %q is not a registered name's form", path, key, name)
 		return ref
 	}
 	reg := d.session.opts.Components
-	if reg == nil {
+	if reg == nil || reg.Has(what, name) {
 		return ref
 	}
-	if _, ok := reg.Reconciler(name); ok {
-		return ref
-	}
-	var names []string
-	for _, r := range reg.Reconcilers() {
-		names = append(names, r.Name)
-	}
+	names := reg.Names(what)
 	hint := didYouMean(name, names)
 	if hint == "" {
 		has := "none"
 		if len(names) > 0 {
 			has = strings.Join(names, ", ")
 		}
-		hint = "this inrun has reconcilers: " + has + "; " + components.BuildHint
+		hint = "this inrun has " + what + "s: " + has + "; " + components.BuildHint
 	}
-	d.add(ref.Pos, diag.UnknownComponent, hint, "%s.name: no reconciler %q is compiled into this inrun", path, name)
+	d.add(ref.Pos, diag.UnknownComponent, hint, "%s.%s: no %s %q is compiled into this inrun", path, key, what, name)
 	return ref
 }

@@ -1,6 +1,7 @@
 package components_test
 
 import (
+	"context"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 
 func constructor(components.ReconcilerOptions) (sdk.Func, error) { return nil, nil }
 
+func transform(context.Context, *components.TransformRequest) (*sdk.Resource, error) { return nil, nil }
+
 // TestRegistryRecordsMistakes: bad and duplicate names never panic; they
 // are all reported by Err, naming the package that made them.
 func TestRegistryRecordsMistakes(t *testing.T) {
@@ -20,6 +23,9 @@ func TestRegistryRecordsMistakes(t *testing.T) {
 	reg.RegisterReconciler("webapp", constructor)
 	reg.RegisterReconciler("Web_App", constructor)
 	reg.RegisterReconciler("billing", nil)
+	reg.RegisterTransform("sidecar", transform)
+	reg.RegisterTransform("sidecar", transform)
+	reg.RegisterTransform("webapp", transform) // another kind, another namespace of names
 	err := reg.Err()
 	if err == nil {
 		t.Fatal("Err = nil after three bad registrations")
@@ -28,11 +34,15 @@ func TestRegistryRecordsMistakes(t *testing.T) {
 	for _, want := range []string{
 		`reconciler "webapp" is registered twice, by ` + pkg + ` and by ` + pkg + `: rename one`,
 		pkg + ` registers a reconciler named "Web_App": a name is lower-case letters`,
-		pkg + ` registers reconciler "billing" with a nil Constructor`,
+		pkg + ` registers reconciler "billing" with a nil function`,
+		`transform "sidecar" is registered twice`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Err = %v\nwant it to say %q", err, want)
 		}
+	}
+	if got := reg.Names(components.Transform); len(got) != 2 || got[0] != "sidecar" || got[1] != "webapp" {
+		t.Errorf("transforms = %v, want sidecar and webapp", got)
 	}
 	regs := reg.Reconcilers()
 	if len(regs) != 1 || regs[0].Name != "webapp" || regs[0].Package != pkg {
@@ -52,14 +62,18 @@ func TestRegistryRecordsMistakes(t *testing.T) {
 func TestCheck(t *testing.T) {
 	bp := &ir.Blueprint{Name: "shop", Reconcile: &ir.Reconcile{Remote: &ir.Remote{Go: &ir.GoRef{
 		Name: "payments", Pos: ir.Pos{File: "blueprint.yaml", Line: 9, Col: 14},
-	}}}}
+	}}}, Children: []*ir.Child{{ID: "deployment", Transform: &ir.GoRef{Name: "sidecar", Pos: ir.Pos{File: "blueprint.yaml", Line: 7, Col: 21}}}}}
 	reg := &components.Registry{}
 	reg.RegisterReconciler("webapp", constructor)
 	reg.RegisterReconciler("billing", constructor)
 	err := reg.Check(bp)
-	want := `blueprint shop names Go code this inrun does not have: reconciler "payments" (blueprint.yaml:9:14); it has reconcilers billing, webapp. To run it, build an inrun with the Go module that registers it compiled in`
+	want := `blueprint shop names Go code this inrun does not have: transform "sidecar" (blueprint.yaml:7:21), reconciler "payments" (blueprint.yaml:9:14); it has reconcilers billing, webapp. To run it, build an inrun with the Go module that registers it compiled in`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("Check = %v\nwant %q", err, want)
+	}
+	reg.RegisterTransform("sidecar", transform)
+	if err := reg.Check(bp); err == nil || !strings.Contains(err.Error(), `: reconciler "payments" (blueprint.yaml:9:14); it has reconcilers billing, webapp; transforms sidecar.`) {
+		t.Fatalf("Check with sidecar = %v", err)
 	}
 	reg.RegisterReconciler("payments", constructor)
 	if err := reg.Check(bp); err != nil {

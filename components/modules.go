@@ -16,8 +16,10 @@ type Module struct {
 	Version string
 	// Replace is the directory or module that replaced it, if any.
 	Replace string
-	// Reconcilers are the reconcilers its packages registered, by name.
+	// Reconcilers and Transforms are what its packages registered, by
+	// name.
 	Reconcilers []Registration
+	Transforms  []Registration
 }
 
 // Modules groups r's registrations by the module of the package that made
@@ -31,7 +33,7 @@ func (r *Registry) Modules(info *debug.BuildInfo) []Module {
 		mods = append(mods, info.Deps...)
 	}
 	byPath := map[string]*Module{}
-	for _, reg := range r.Reconcilers() {
+	add := func(reg Registration, what string) {
 		var owner *debug.Module
 		for _, m := range mods {
 			if (reg.Package == m.Path || strings.HasPrefix(reg.Package, m.Path+"/")) && (owner == nil || len(m.Path) > len(owner.Path)) {
@@ -53,7 +55,17 @@ func (r *Registry) Modules(info *debug.BuildInfo) []Module {
 			m = &Module{Path: key, Version: version, Replace: replace}
 			byPath[key] = m
 		}
-		m.Reconcilers = append(m.Reconcilers, reg)
+		if what == Transform {
+			m.Transforms = append(m.Transforms, reg)
+		} else {
+			m.Reconcilers = append(m.Reconcilers, reg)
+		}
+	}
+	for _, reg := range r.Reconcilers() {
+		add(reg, Reconciler)
+	}
+	for _, reg := range r.Transforms() {
+		add(reg, Transform)
 	}
 	out := make([]Module, 0, len(byPath))
 	for _, m := range byPath {

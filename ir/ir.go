@@ -295,6 +295,11 @@ type Child struct {
 	// expressions reference. The child is rendered only once they exist.
 	DependsOn []string
 
+	// Transform, when set, names a Go hook (go: {transform: NAME}),
+	// registered in package components, that changes the rendered object
+	// before it is applied.
+	Transform *GoRef `json:",omitempty"`
+
 	// ForEach, when set, makes the child a collection: one object for each
 	// combination of its iterators' items, rendered with each iterator's
 	// name bound to its item. Other expressions read the collection as a

@@ -15,8 +15,9 @@ func newVersionCommand() *cobra.Command {
 		Long: `Version prints the version of this inrun and of the Go it was built with.
 
 With --components it lists the Go code compiled into it, by module:
-module@version, then each reconciler a package of the module registered
-(the names reconcile.go refers to). A plain inrun has none.
+module@version, then each reconciler and hook a package of the module
+registered (the names reconcile.go and a child's go.transform refer to).
+A plain inrun has none.
 
 Building an inrun with modules compiled in (inrun build --with, the typed
 pack's make registry) is not implemented yet: see docs/typed.md.`,
@@ -48,6 +49,9 @@ pack's make registry) is not implemented yet: see docs/typed.md.`,
 				fmt.Fprintln(out, line)
 				for _, r := range m.Reconcilers {
 					fmt.Fprintf(out, "  reconciler %s (%s)\n", r.Name, r.Package)
+				}
+				for _, r := range m.Transforms {
+					fmt.Fprintf(out, "  transform %s (%s)\n", r.Name, r.Package)
 				}
 			}
 			return nil

@@ -49,8 +49,8 @@ type Options struct {
 	// names, or for reconcile.go the reconciler Components has under its
 	// name.
 	Remote remote.Caller
-	// Components are the Go reconcilers compiled into the program.
-	// Default components.Default.
+	// Components are the Go reconcilers and hooks compiled into the
+	// program. Default components.Default.
 	Components *components.Registry
 	// Unavailable are child kinds the runtime may not list or watch: they
 	// get no watch, and the reconciler reports them (see CheckAccess).
@@ -137,6 +137,7 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		Unavailable: opts.Unavailable,
 		Renderer:    opts.Renderer,
 		Remote:      opts.Remote,
+		Components:  opts.Components,
 	})
 	if err != nil {
 		return err

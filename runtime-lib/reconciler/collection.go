@@ -66,6 +66,10 @@ func (p *pass) collection(ctx context.Context, c *ir.Child) {
 			p.evalError(ctx, c, err)
 			return
 		}
+		if m, err = p.transform(ctx, c, m); err != nil {
+			p.childError(ctx, c, err)
+			return
+		}
 		desired := &unstructured.Unstructured{Object: m}
 		if err := p.decorate(c, desired); err != nil {
 			p.childError(ctx, c, err)

@@ -211,7 +211,7 @@ func (p *pass) children(ctx context.Context) {
 			p.readExternal(ctx, c)
 			continue
 		}
-		desired, err := p.render(c)
+		desired, err := p.render(ctx, c)
 		if err != nil {
 			p.evalError(ctx, c, err)
 			continue
@@ -329,10 +329,14 @@ func (p *pass) setLive(id string, obj *unstructured.Unstructured) {
 	}
 }
 
-// render evaluates c's template into the object to apply, decorated.
-func (p *pass) render(c *ir.Child) (*unstructured.Unstructured, error) {
+// render evaluates c's template into the object to apply, transformed by
+// its Go hook and decorated.
+func (p *pass) render(ctx context.Context, c *ir.Child) (*unstructured.Unstructured, error) {
 	m, err := p.eval.Object(c)
 	if err != nil {
+		return nil, err
+	}
+	if m, err = p.transform(ctx, c, m); err != nil {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: m}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/remote"
@@ -55,7 +57,17 @@ type Options struct {
 	// Blueprint has one (reconcile.url or reconcile.service); the runtime
 	// builds it with remote.New.
 	Remote remote.Caller
+	// Components has the Go hooks the Blueprint's children name
+	// (go.transform); New fails naming any it lacks. Default
+	// components.Default.
+	Components *components.Registry
+	// HookTimeout bounds one call of a hook. Default DefaultHookTimeout.
+	HookTimeout time.Duration
 }
+
+// DefaultHookTimeout bounds a hook's call when Options.HookTimeout is
+// zero. A hook runs inside the pass, so it is short.
+const DefaultHookTimeout = 5 * time.Second
 
 func (o *Options) setDefaults(bp *ir.Blueprint) error {
 	if o.Client == nil {
@@ -72,6 +84,12 @@ func (o *Options) setDefaults(bp *ir.Blueprint) error {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Components == nil {
+		o.Components = components.Default
+	}
+	if o.HookTimeout <= 0 {
+		o.HookTimeout = DefaultHookTimeout
 	}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil && o.Remote == nil {
 		return fmt.Errorf("reconciler: Blueprint %s calls a remote reconciler, but Options.Remote is not set", bp.Name)
@@ -109,6 +127,8 @@ type Reconciler struct {
 	// selections holds, by objectKey of a custom resource, the
 	// []Selection its externalRefs read last (see Selecting).
 	selections sync.Map
+	// transforms are the Go hooks of the children that name one, by name.
+	transforms map[string]components.TransformFunc
 }
 
 // statusWrite is a status written: the custom resource's resourceVersion
@@ -151,7 +171,23 @@ func New(bp *ir.Blueprint, opts Options) (*Reconciler, error) {
 	if err := opts.setDefaults(bp); err != nil {
 		return nil, err
 	}
-	return &Reconciler{bp: bp, opts: opts}, nil
+	r := &Reconciler{bp: bp, opts: opts, transforms: map[string]components.TransformFunc{}}
+	var missing []string
+	for _, n := range components.Needs(bp) {
+		if n.What != components.Transform {
+			continue
+		}
+		fn, ok := opts.Components.Transform(n.Name)
+		if !ok {
+			missing = append(missing, n.String())
+			continue
+		}
+		r.transforms[n.Name] = fn
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("blueprint %s names Go code this inrun does not have: %s. To run it, %s", bp.Name, strings.Join(missing, ", "), components.BuildHint)
+	}
+	return r, nil
 }
 
 // Blueprint returns the Blueprint the Reconciler runs.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/internal/contain"
 	"github.com/inrun/inrun/sdk"
 )
 
@@ -120,14 +120,9 @@ func (g *Go) Call(ctx context.Context, req *sdk.Request) (*Result, error) {
 // Forget drops what the Go caller remembers of the custom resource ref.
 func (g *Go) Forget(ref sdk.ObjectRef) { g.memo.forget(ref) }
 
-type goAnswer struct {
-	res *sdk.Result
-	err error
-}
-
-// call runs the reconciler on the request body decodes to, in a goroutine
-// of its own that a panic cannot take the process down from, and reads
-// its Result back through JSON: what an HTTP reconciler would have sent.
+// call runs the reconciler on the request body decodes to, contained (a
+// panic or a timeout is an error, never the process's end), and reads its
+// Result back through JSON: what an HTTP reconciler would have sent.
 func (g *Go) call(ctx context.Context, body []byte, finalizing bool) (*sdk.Result, error) {
 	// The reconciler gets a request of its own, with JSON's numbers, as a
 	// reconciler over HTTP would: never the runtime's objects.
@@ -135,36 +130,24 @@ func (g *Go) call(ctx context.Context, body []byte, finalizing bool) (*sdk.Resul
 	if err != nil {
 		return nil, fmt.Errorf("remote: decoding the request the runtime built: %w", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, g.opts.Timeout)
-	defer cancel()
-	done := make(chan goAnswer, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				g.opts.Log.Error(fmt.Errorf("%v", p), "Go reconciler panicked", "reconciler", g.name, "stack", string(debug.Stack()))
-				done <- goAnswer{err: &GoError{Kind: Panicked, Name: g.name, Err: fmt.Errorf("%v", p)}}
-			}
-		}()
-		res, err := g.fn(cctx, req)
-		done <- goAnswer{res: res, err: err}
-	}()
-	var a goAnswer
-	select {
-	case a = <-done:
-	case <-cctx.Done():
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("Go reconciler %q: %w", g.name, ctx.Err())
-		}
-		return nil, &GoError{Kind: Timeout, Name: g.name, Err: fmt.Errorf("no answer within %s", g.opts.Timeout)}
+	res, err := contain.Call(ctx, g.opts.Timeout, func(ctx context.Context) (*sdk.Result, error) { return g.fn(ctx, req) })
+	var pe *contain.PanicError
+	var ge *GoError
+	switch {
+	case err == nil:
+		return g.read(res, finalizing)
+	case errors.As(err, &pe):
+		g.opts.Log.Error(err, "Go reconciler panicked", "reconciler", g.name, "stack", string(pe.Stack))
+		return nil, &GoError{Kind: Panicked, Name: g.name, Err: err}
+	case errors.Is(err, contain.ErrTimeout):
+		return nil, &GoError{Kind: Timeout, Name: g.name, Err: err}
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("Go reconciler %q: %w", g.name, err)
+	case errors.As(err, &ge):
+		return nil, ge
+	default:
+		return nil, &GoError{Kind: Failed, Name: g.name, Err: err}
 	}
-	if a.err != nil {
-		var ge *GoError
-		if errors.As(a.err, &ge) {
-			return nil, ge
-		}
-		return nil, &GoError{Kind: Failed, Name: g.name, Err: a.err}
-	}
-	return g.read(a.res, finalizing)
 }
 
 // read turns what the reconciler returned into the Result an HTTP reply
