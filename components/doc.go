@@ -1,6 +1,7 @@
 // Package components is the registry of Go code compiled into an inrun:
-// reconcilers a Blueprint names in reconcile.go, registered by name by the
-// Go modules an inrun is built with.
+// reconcilers a Blueprint names in reconcile.go and hooks its children
+// name (go: {transform: NAME}), registered by name by the Go modules an
+// inrun is built with.
 //
 // A module registers in an init function, as database/sql drivers and Caddy
 // modules do:
@@ -29,7 +30,7 @@
 //     so that an inrun without them refuses the Blueprint before it
 //     reconciles anything, naming all of them.
 //
-// Hooks beside a Blueprint, controller-runtime reconcilers and scheme
-// additions will register here too; they are not implemented yet (see
-// docs/typed.md).
+// The other hooks (extra args, status), controller-runtime reconcilers and
+// scheme additions will register here too; they are not implemented yet
+// (see docs/typed.md).
 package components
