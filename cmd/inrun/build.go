@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -9,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	inrun "github.com/inrun/inrun"
+	"github.com/inrun/inrun/builder"
 	"github.com/inrun/inrun/codegen"
 )
 
@@ -35,13 +40,23 @@ the interpreter, test/e2e.yaml on a local control plane when its binaries
 are built), and go build into -o. Each step prints its duration.
 
 An earlier inrun build output in --out is replaced; any other non-empty
-directory is refused.`
+directory is refused.
+
+--with MODULE[@VERSION][=PATH] (repeatable) names Go modules to compile
+into an inrun (docs/typed.md). Only its first stage is implemented: every
+module's go.mod is read (a local directory, or the version through the Go
+module proxy) and one that requires controller-runtime or a Kubernetes
+module at another minor than this inrun is refused, naming both versions
+and the go get that fixes it. Generating and building the inrun with the
+modules compiled in is not implemented yet: with versions that agree,
+--with stops there and says so.`
 
 func newBuildCommand() *cobra.Command {
 	var (
 		path      string
 		opts      codegen.BuildOptions
 		skipTests bool
+		with      []string
 	)
 	cmd := &cobra.Command{
 		Use:   "build",
@@ -54,6 +69,9 @@ func newBuildCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if len(with) > 0 {
+				return buildWith(ctx, cmd.OutOrStdout(), with)
+			}
 			opts.SkipTests = skipTests
 			opts.Progress = cmd.OutOrStdout()
 			// Compiled as inrun check compiles it, before anything is
@@ -79,5 +97,41 @@ func newBuildCommand() *cobra.Command {
 	cmd.Flags().StringVar(&opts.Out, "out", "", "the directory of the generated project (default ./build/<name>-operator)")
 	cmd.Flags().StringVar(&opts.Module, "module", "", "the generated project's Go module path (default <name>-operator)")
 	cmd.Flags().BoolVar(&skipTests, "skip-tests", false, "do not run the generated project's tests")
+	cmd.Flags().StringArrayVar(&with, "with", nil, "MODULE[@VERSION][=PATH]: a Go module to compile into an inrun; so far only its versions are checked (docs/typed.md)")
 	return cmd
+}
+
+// buildWith checks the modules --with names against this inrun's versions,
+// the first stage of building an inrun with them; the rest is to come.
+func buildWith(ctx context.Context, out io.Writer, args []string) error {
+	var (
+		mods []*builder.GoMod
+		errs []error
+	)
+	for _, a := range args {
+		w, err := builder.ParseWith(a)
+		if err == nil {
+			var m *builder.GoMod
+			if m, err = builder.ReadGoMod(ctx, w); err == nil {
+				mods = append(mods, m)
+			}
+		}
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	gomod, err := inrun.Source.ReadFile("go.mod")
+	if err != nil {
+		return err
+	}
+	pins, err := builder.Pinned(gomod)
+	if err != nil {
+		return err
+	}
+	if err := builder.CheckVersions(pins, mods); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "The modules agree with this inrun's controller-runtime %s and Kubernetes %s.\n", pins["sigs.k8s.io/controller-runtime"], pins["k8s.io/api"])
+	return errors.New("inrun build --with: building an inrun with modules compiled in is not implemented yet (docs/typed.md); only the version check is")
 }

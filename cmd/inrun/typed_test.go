@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	inrun "github.com/inrun/inrun"
+	"github.com/inrun/inrun/builder"
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/sdk"
 )
@@ -144,5 +146,31 @@ func TestTypedBlueprintBuiltInrun(t *testing.T) {
 	_, err = run(t, typo, "check")
 	if err == nil || !strings.Contains(err.Error(), `blueprint.yaml:8:14: E0023 reconcile.go.name: no reconciler "webap" is compiled into this inrun; did you mean webapp?`) {
 		t.Errorf("check of a misspelt name = %v", err)
+	}
+}
+
+// TestBuildWithChecksVersions: inrun build --with refuses a module pinned
+// to another controller-runtime minor before compiling anything, and says
+// that building with modules that agree is not implemented yet.
+func TestBuildWithChecksVersions(t *testing.T) {
+	gomod, _ := inrun.Source.ReadFile("go.mod")
+	pins, err := builder.Pinned(gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := pins["sigs.k8s.io/controller-runtime"]
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "skewed/go.mod"), "module example.com/skewed\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime v0.19.4\n")
+	write(t, filepath.Join(dir, "agrees/go.mod"), "module example.com/agrees\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime "+cr+"\n")
+	_, err = run(t, dir, "build", "--with", "example.com/skewed=./skewed", "--with", "example.com/agrees=./agrees")
+	if err == nil || !strings.Contains(err.Error(), "example.com/skewed (skewed/go.mod) requires sigs.k8s.io/controller-runtime v0.19.4 (inrun has "+cr+")") || !strings.Contains(err.Error(), "Fix: in example.com/skewed, run go get sigs.k8s.io/controller-runtime@"+cr) {
+		t.Errorf("build --with a skewed module = %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "example.com/agrees (") {
+		t.Errorf("build --with names the module that agrees: %v", err)
+	}
+	out, err := run(t, dir, "build", "--with", "example.com/agrees=./agrees")
+	if err == nil || !strings.Contains(err.Error(), "not implemented yet") || !strings.Contains(out, "The modules agree") {
+		t.Errorf("build --with a module that agrees = %v\n%s", err, out)
 	}
 }
