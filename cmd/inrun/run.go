@@ -109,6 +109,11 @@ for the Blueprints that have a serve section: callers send intents, the
 runtime reconciles what they become. The gateway's flags are those of inrun
 serve; the console is not built yet.
 
+A Blueprint that names Go code (reconcile.go, a child's go.transform) runs
+only on an inrun with that code compiled in; any other refuses it before
+starting, naming what it lacks (docs/typed.md; inrun version --components
+lists what this one has).
+
 A bare "inrun" is "inrun run".`
 
 func newRunCommand() *cobra.Command {
@@ -278,6 +283,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		LeaderElection:          f.leaderElect,
 		LeaderElectionNamespace: f.leaderNS,
 		Log:                     log,
+		Components:              registry,
 	})
 	stopGateway()
 	if gatewayErr != nil {
