@@ -61,6 +61,7 @@ func check(bp *ir.Blueprint, self *structuralschema.Structural, used map[schema.
 	}
 	c.checkTemplates()
 	c.checkExpressions()
+	c.checkServe()
 	c.order()
 	return c
 }

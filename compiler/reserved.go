@@ -10,7 +10,6 @@ import (
 // implemented (and typed in the IR), using it is an error: a Blueprint
 // that sets it would otherwise run without what it asks for.
 var reservedSections = []struct{ key, what string }{
-	{"serve", "the intent gateway (inrun serve)"},
 	{"migrate", "schema migration (inrun migrate)"},
 	{"lifecycle", "pattern lifecycle and deprecation (the pattern registry)"},
 }

@@ -26,9 +26,10 @@ func TestEveryPackExample(t *testing.T) {
 	for _, ex := range packs.Examples("declarative") {
 		examples = append(examples, filepath.Join("declarative", ex))
 	}
-	// The remote pack's e2e.yaml starts its Python reconciler; both runtimes
-	// are told where it listens.
-	examples = append(examples, "remote")
+	// The remote and intent packs' e2e.yaml start their Python reconcilers;
+	// both runtimes are told where they listen. The intent pack's also runs
+	// the gateway, whose requests make its custom resources.
+	examples = append(examples, "remote", "intent")
 	conformEach(t, examples)
 }
 

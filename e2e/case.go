@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"time"
@@ -166,6 +167,9 @@ func (cr *caseRun) setup(ctx context.Context) error {
 			return fmt.Errorf("objects[%d]: creating %s: %w", i, describeObject(obj, ns.Name), err)
 		}
 	}
+	if cr.c.CR == nil {
+		return nil // the case's requests make it through the gateway
+	}
 	obj := cr.c.CR.DeepCopy()
 	if err := cr.create(ctx, obj); err != nil {
 		return fmt.Errorf("creating the CR %s: %w", describeObject(obj, ns.Name), err)
@@ -222,15 +226,23 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 	sr := &StepResult{Index: i + 1, Action: s.Action(), Timeout: cr.timeout(s)}
 	defer func() { sr.Duration = time.Since(start) }()
 
-	target := cr.crRef()
+	var response func() *Failure
 	switch {
+	case s.Request != nil:
+		var err error
+		if response, err = cr.request(ctx, s); err != nil {
+			sr.Err = err
+			return sr
+		}
 	case s.Delete:
+		target := cr.crRef()
 		err := cr.run.c.Delete(ctx, target, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil {
 			sr.Err = fmt.Errorf("deleting the CR: %w", err)
 			return sr
 		}
 	case s.Patch != nil:
+		target := cr.crRef()
 		data, err := json.Marshal(s.Patch)
 		if err != nil {
 			sr.Err = fmt.Errorf("encoding the patch: %w", err)
@@ -245,7 +257,12 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 	deadline := start.Add(sr.Timeout)
 	for {
 		fails := cr.check(ctx, &s.Expect)
-		if len(fails) == 0 && cr.counter != nil && !s.Delete {
+		if response != nil {
+			if f := response(); f != nil {
+				fails = append(fails, *f)
+			}
+		}
+		if len(fails) == 0 && cr.counter != nil && !s.Delete && cr.cr != nil {
 			// Converged, as far as the expectations say: it must stay so
 			// for free. A step that ends in time gets at least a minute.
 			if f := cr.checkIdle(ctx, cr.counter, time.Now().Add(max(time.Until(deadline), time.Minute))); f != nil {
@@ -270,6 +287,46 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 		case <-time.After(min(wait, cr.opts.PollInterval)):
 		}
 	}
+}
+
+// request sends a step's request, and returns what checks its answer: a
+// GET is sent again at each check, until the expectations hold; another
+// method is sent once, here, and its answer kept.
+func (cr *caseRun) request(ctx context.Context, s *Step) (func() *Failure, error) {
+	gr := cr.run.gateway
+	if gr == nil {
+		return nil, errNoGateway
+	}
+	what := "the answer to " + s.Request.Method + " " + s.Request.Path
+	send := func() (int, []byte, error) {
+		rctx, cancel := context.WithTimeout(ctx, cr.timeout(s)+10*time.Second)
+		defer cancel()
+		return gr.send(rctx, s.Request)
+	}
+	check := func(status int, body []byte) *Failure {
+		if s.Expect.Response == nil {
+			if status >= 400 {
+				return &Failure{What: what, Problems: []string{fmt.Sprintf("status %d; add expect.response when a refusal is what the step expects", status)}, Diff: strings.TrimSpace(string(body))}
+			}
+			return nil
+		}
+		return checkResponse(what, status, body, s.Expect.Response)
+	}
+	if s.Request.Method == http.MethodGet {
+		return func() *Failure {
+			status, body, err := send()
+			if err != nil {
+				return &Failure{What: what, Problems: []string{err.Error()}}
+			}
+			return check(status, body)
+		}, nil
+	}
+	status, body, err := send()
+	if err != nil {
+		return nil, fmt.Errorf("sending %s %s: %w", s.Request.Method, s.Request.Path, err)
+	}
+	f := check(status, body)
+	return func() *Failure { return f }, nil
 }
 
 // check returns every expectation of e that does not hold now.
@@ -362,6 +419,9 @@ func (cr *caseRun) liveCR(ctx context.Context) (*unstructured.Unstructured, erro
 // describeCR returns the CR's conditions and the latest Events about it,
 // which usually say why children or status are not what a step expects.
 func (cr *caseRun) describeCR(ctx context.Context) (conditions, events []string) {
+	if cr.cr == nil {
+		return nil, nil
+	}
 	live, err := cr.liveCR(ctx)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -424,6 +484,28 @@ func (cr *caseRun) cleanup() {
 	// Cleanup runs after an interrupt too.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if gr := cr.run.gateway; gr != nil {
+		// What the case's requests made, as the case's CR: deleted while
+		// the runtime runs.
+		made, err := gr.intents(ctx)
+		if err != nil {
+			cr.res.Notes = append(cr.res.Notes, fmt.Sprintf("listing what the gateway made: %v", err))
+		}
+		for _, obj := range made {
+			if err := cr.run.c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				cr.res.Notes = append(cr.res.Notes, fmt.Sprintf("deleting %s: %v", describeObject(obj, ""), err))
+			}
+		}
+		for deadline := time.Now().Add(30 * time.Second); len(made) > 0 && time.Now().Before(deadline) && ctx.Err() == nil; {
+			time.Sleep(cr.opts.PollInterval)
+			if made, err = gr.intents(ctx); err != nil {
+				break
+			}
+		}
+		if len(made) > 0 {
+			cr.res.Notes = append(cr.res.Notes, fmt.Sprintf("%d custom resources the gateway made were still there 30s after they were deleted", len(made)))
+		}
+	}
 	if cr.cr != nil {
 		if err := cr.run.c.Delete(ctx, cr.crRef()); err != nil && !apierrors.IsNotFound(err) {
 			cr.res.Notes = append(cr.res.Notes, fmt.Sprintf("deleting the CR: %v", err))

@@ -164,6 +164,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if f != nil {
 		diags = append(diags, f.checkReconciler(opts.Blueprint)...)
+		diags = append(diags, f.checkGateway(opts.Blueprint)...)
 	}
 	if err := diags.Err(); err != nil {
 		return nil, err
@@ -243,6 +244,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	r := &run{opts: &opts, file: f, c: c}
+	if f.Gateway != nil {
+		if r.gateway, err = startGateway(ctx, t.cfg, opts.Blueprint, f.Gateway); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(opts.Progress, "The gateway serves target %s at %s.\n", r.gateway.target.Name(), r.gateway.url)
+		defer r.gateway.close()
+	}
 	if counter, ok := runtime.(Counter); ok && !opts.SkipIdleCheck {
 		r.counter = counter
 	}
@@ -369,6 +377,8 @@ type run struct {
 	c    client.Client
 	// counter is the runtime when the idle check runs; else nil.
 	counter Counter
+	// gateway is the file's gateway; nil when it has none.
+	gateway *gatewayRun
 }
 
 // timeout returns how long step s may take.

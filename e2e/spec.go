@@ -37,12 +37,49 @@ type File struct {
 	// replaces the Blueprint's reconcile.url; nil when the runtime calls the
 	// reconciler the Blueprint names.
 	Reconciler *simulate.Reconciler
-	Cases      []Case
+	// Gateway, when set, runs the intent gateway for the run, for the
+	// cases' requests.
+	Gateway *Gateway
+	Cases   []Case
 
 	// kinds are every apiVersion and kind the file uses, for Check.
 	kinds []kindUse
 	// reconcilerPos is where the reconciler block is.
 	reconcilerPos ir.Pos
+	// gatewayPos is where the gateway block is.
+	gatewayPos ir.Pos
+}
+
+// Gateway is the gateway block: the intent gateway (inrun serve) runs in
+// the process for the run, and the tokens it names are made for the run
+// and revoked after it.
+type Gateway struct {
+	// Tokens are the run's tokens by name, each with its scopes. A
+	// request names one.
+	Tokens map[string][]string
+}
+
+// Request is an HTTP request to the gateway.
+type Request struct {
+	// Method is GET, POST, PUT or DELETE.
+	Method string
+	// Path is the path and query, such as /v1/intents?wait=60s.
+	Path string
+	// Token names a token of the gateway block; empty sends none.
+	Token string
+	// Body is sent as JSON; nil sends none. BodyText is sent as it is
+	// instead, for bodies that are not JSON.
+	Body     any
+	BodyText *string
+	// Headers are added to the request.
+	Headers map[string]string
+}
+
+// Response is what a request's answer must be: its status, and a partial
+// match on its JSON body.
+type Response struct {
+	Status int
+	Body   any
 }
 
 // Case is one scenario, run in a namespace of its own.
@@ -50,7 +87,8 @@ type Case struct {
 	Name string
 	// CRFile is the cr: field as written; empty for an inline object.
 	CRFile string
-	// CR is the custom resource, read from CRFile or given inline.
+	// CR is the custom resource, read from CRFile or given inline; nil for
+	// a case whose requests to the gateway make it.
 	CR *unstructured.Unstructured
 	// Objects are created before the CR.
 	Objects []*unstructured.Unstructured
@@ -64,6 +102,9 @@ type Case struct {
 // Step is an optional action on the CR followed by expectations, polled
 // until they hold or the step's timeout runs out.
 type Step struct {
+	// Request is sent to the gateway; nil for none. A GET is sent again
+	// at each poll until the expectations hold; other methods once.
+	Request *Request
 	// Patch is a JSON merge patch applied to the CR; nil for none.
 	Patch map[string]any
 	// Delete deletes the CR.
@@ -82,6 +123,8 @@ func (s *Step) Action() string {
 		return "delete"
 	case s.Patch != nil:
 		return "patch"
+	case s.Request != nil:
+		return "request " + s.Request.Method + " " + s.Request.Path
 	}
 	return "expect"
 }
@@ -93,11 +136,14 @@ type Expectation struct {
 	Absent  []ObjectRef
 	// Status is a partial match on the CR's .status; nil checks nothing.
 	Status map[string]any
+	// Response is what the step's request must be answered; nil checks
+	// nothing.
+	Response *Response
 }
 
 // Empty reports whether the expectation checks nothing.
 func (e *Expectation) Empty() bool {
-	return len(e.Objects) == 0 && len(e.Absent) == 0 && e.Status == nil
+	return len(e.Objects) == 0 && len(e.Absent) == 0 && e.Status == nil && e.Response == nil
 }
 
 // ObjectRef names one object. An empty Namespace means the case's
@@ -171,6 +217,7 @@ func Load(path string, bp *ir.Blueprint) (*File, error) {
 	if f := parse(path, data, &diags); f != nil {
 		diags = append(diags, f.checkKinds(bp, nil, true)...)
 		diags = append(diags, f.checkReconciler(bp)...)
+		diags = append(diags, f.checkGateway(bp)...)
 		if len(diags) == 0 {
 			return f, nil
 		}
@@ -191,12 +238,15 @@ func unreadable(path string, err error) error {
 
 // The fields of each level of the file, in the order the docs list them.
 var (
-	fileFields   = []string{"timeout", "reconciler", "cases"}
-	caseFields   = []string{"name", "cr", "object", "objects", "steps"}
-	stepFields   = []string{"patch", "delete", "timeout", "expect"}
-	expectFields = []string{"objects", "absent", "status"}
-	refFields    = []string{"apiVersion", "kind", "name", "namespace"}
-	objectFields = append(slices.Clone(refFields), "match")
+	fileFields     = []string{"timeout", "reconciler", "gateway", "cases"}
+	caseFields     = []string{"name", "cr", "object", "objects", "steps"}
+	stepFields     = []string{"request", "patch", "delete", "timeout", "expect"}
+	expectFields   = []string{"objects", "absent", "status", "response"}
+	requestFields  = []string{"method", "path", "token", "body", "bodyText", "headers"}
+	responseFields = []string{"status", "body"}
+	requestMethods = []string{"GET", "POST", "PUT", "DELETE"}
+	refFields      = []string{"apiVersion", "kind", "name", "namespace"}
+	objectFields   = append(slices.Clone(refFields), "match")
 )
 
 // parser reads the YAML node tree of an e2e file into a File, reporting
@@ -230,6 +280,10 @@ func parse(path string, data []byte, diags *diag.List) *File {
 	if n := top.Get("reconciler"); n != nil {
 		p.f.Reconciler = simulate.ReadReconciler(r, n)
 		p.f.reconcilerPos = r.Pos(r.Key(n))
+	}
+	if n := top.Get("gateway"); n != nil {
+		p.f.Gateway = p.readGateway(n)
+		p.f.gatewayPos = r.Pos(r.Key(n))
 	}
 	casesNode := top.Get("cases")
 	items := r.List(casesNode, "cases")
@@ -277,7 +331,8 @@ func (p *parser) readCase(i int, n *yaml.Node, names map[string]int) *Case {
 	case crNode != nil && objNode != nil:
 		p.Errorf(m.KeyNode("object"), diag.InvalidValue, "keep one: cr names a file, object is the CR inline", "both cr and object are set")
 	case crNode == nil && objNode == nil:
-		p.Errorf(m.Node, diag.MissingField, "add cr: (a file, relative to this one) or object: (the CR inline)", "neither cr nor object is set")
+		// A case whose requests make its CR through the gateway needs
+		// none; readCase checks that once the steps are read.
 	case crNode != nil:
 		c.CRFile, _ = p.String(m, "cr", false)
 		switch {
@@ -313,10 +368,18 @@ func (p *parser) readCase(i int, n *yaml.Node, names map[string]int) *Case {
 		p.Errorf(at, diag.MissingField, "add at least one step with an expect:", "no steps")
 	}
 	deletedAt := -1
+	requests := false
+	var needCR []int // steps that act on the case's own CR
 	for j, sn := range steps {
 		s := p.readStep(j, sn)
 		if s == nil {
 			continue
+		}
+		if s.Request != nil {
+			requests = true
+		}
+		if s.Patch != nil || s.Delete || s.Expect.Status != nil {
+			needCR = append(needCR, j)
 		}
 		if deletedAt >= 0 && (s.Patch != nil || s.Delete) {
 			p.Errorf(sn, diag.InvalidValue, "move this step before the delete", "steps[%d] changes the CR, which steps[%d] deleted", j, deletedAt)
@@ -325,6 +388,17 @@ func (p *parser) readCase(i int, n *yaml.Node, names map[string]int) *Case {
 			deletedAt = j
 		}
 		c.Steps = append(c.Steps, *s)
+	}
+	switch {
+	case crNode != nil || objNode != nil:
+	case !requests:
+		p.Errorf(m.Node, diag.MissingField, "add cr: (a file, relative to this one) or object: (the CR inline), or steps that send requests to the gateway", "neither cr nor object is set")
+	default:
+		// The gateway makes the case's custom resources; there is no
+		// one CR to patch, delete or read the status of.
+		for _, j := range needCR {
+			p.Errorf(steps[j], diag.MissingField, "give the case a cr: or object:, or change it through the gateway with request:", "steps[%d] patches, deletes or reads the status of the CR, and the case has none", j)
+		}
 	}
 	return c
 }
@@ -347,6 +421,17 @@ func (f *File) checkReconciler(bp *ir.Blueprint) diag.List {
 	return l
 }
 
+// checkGateway reports a gateway block for a Blueprint that serves
+// nothing: the gateway would have no target.
+func (f *File) checkGateway(bp *ir.Blueprint) diag.List {
+	if f.Gateway == nil || bp == nil || bp.Serve != nil {
+		return nil
+	}
+	var l diag.List
+	l.Add(f.gatewayPos, diag.InvalidValue, "add a serve: section to the Blueprint (see docs/gateway.md), or remove the gateway block", "gateway: Blueprint %s has no serve section, so the gateway has no target", bp.Name)
+	return l
+}
+
 func (p *parser) readStep(j int, n *yaml.Node) *Step {
 	field := fmt.Sprintf("steps[%d]", j)
 	before := p.Mark()
@@ -356,6 +441,12 @@ func (p *parser) readStep(j int, n *yaml.Node) *Step {
 	}
 	p.Only(m, stepFields...)
 	s := &Step{Pos: p.Pos(n)}
+	if v := m.Get("request"); v != nil {
+		s.Request = p.readRequest(field+".request", v)
+		if m.Get("patch") != nil || m.Get("delete") != nil {
+			p.Errorf(v, diag.InvalidValue, "a step does one thing: split it into two steps", "%s sends a request and changes the CR", field)
+		}
+	}
 	if v := m.Get("patch"); v != nil {
 		s.Patch = p.Object(v, field+".patch")
 	}
@@ -373,10 +464,90 @@ func (p *parser) readStep(j int, n *yaml.Node) *Step {
 	}
 	// A step with a misspelt or invalid field does something, just not
 	// what was meant; saying it does nothing would only repeat that.
-	if s.Patch == nil && !s.Delete && s.Expect.Empty() && p.Mark() == before {
-		p.Errorf(n, diag.MissingField, "give it a patch, delete: true, or an expect with objects, absent or status", "%s does nothing", field)
+	if s.Patch == nil && !s.Delete && s.Request == nil && s.Expect.Empty() && p.Mark() == before {
+		p.Errorf(n, diag.MissingField, "give it a patch, delete: true, a request, or an expect with objects, absent or status", "%s does nothing", field)
+	}
+	if s.Expect.Response != nil && s.Request == nil {
+		p.Errorf(n, diag.InvalidValue, "add the request: the response is its answer", "%s expects a response and sends no request", field)
+	}
+	if s.Request != nil && p.f.Gateway == nil {
+		p.Errorf(n, diag.MissingField, "add a gateway: block at the top of the file, with the tokens the requests use", "%s sends a request, and the file runs no gateway", field)
+	} else if s.Request != nil && s.Request.Token != "" {
+		if _, ok := p.f.Gateway.Tokens[s.Request.Token]; !ok {
+			names := make([]string, 0, len(p.f.Gateway.Tokens))
+			for k := range p.f.Gateway.Tokens {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			p.Errorf(n, diag.UnknownReference, "name one of gateway.tokens: "+strings.Join(names, ", "), "%s.request.token %q is not a token of the gateway block", field, s.Request.Token)
+		}
 	}
 	return s
+}
+
+// readGateway reads the gateway block.
+func (p *parser) readGateway(n *yaml.Node) *Gateway {
+	m := p.Map(n, "gateway")
+	if m == nil {
+		return nil
+	}
+	p.Only(m, "tokens")
+	g := &Gateway{Tokens: map[string][]string{}}
+	tm := p.Map(m.Get("tokens"), "gateway.tokens")
+	for _, name := range tm.Order {
+		var scopes []string
+		for i, sn := range p.List(tm.Get(name), "gateway.tokens."+name) {
+			if s, ok := p.Str(sn, fmt.Sprintf("gateway.tokens.%s[%d]", name, i)); ok {
+				scopes = append(scopes, s)
+			}
+		}
+		if len(scopes) == 0 {
+			p.Errorf(tm.KeyNode(name), diag.MissingField, "list the scopes the token carries, e.g. "+name+": [deploy]", "gateway.tokens.%s has no scope", name)
+		}
+		g.Tokens[name] = scopes
+	}
+	return g
+}
+
+// readRequest reads a step's request.
+func (p *parser) readRequest(field string, n *yaml.Node) *Request {
+	m := p.Map(n, field)
+	if m == nil {
+		return nil
+	}
+	p.Only(m, requestFields...)
+	r := &Request{Method: "GET"}
+	if method, mn := p.String(m, "method", false); mn != nil {
+		r.Method = strings.ToUpper(method)
+		if !slices.Contains(requestMethods, r.Method) {
+			p.Errorf(mn, diag.InvalidValue, "use "+strings.Join(requestMethods, ", "), "%s.method %q is not a method of the gateway", field, method)
+		}
+	}
+	path, pn := p.Required(m, "path", "give the path and query, such as /v1/intents?wait=60s")
+	if path != "" && !strings.HasPrefix(path, "/") {
+		p.Errorf(pn, diag.InvalidValue, "start it with /, such as /v1/targets/app/intents", "%s.path %q is not a path", field, path)
+	}
+	r.Path = path
+	r.Token, _ = p.String(m, "token", false)
+	if v := m.Get("body"); v != nil {
+		r.Body, _ = p.Value(v, field+".body")
+	}
+	if v := m.Get("bodyText"); v != nil {
+		if m.Get("body") != nil {
+			p.Errorf(v, diag.InvalidValue, "keep one: body is sent as JSON, bodyText as it is", "%s has both body and bodyText", field)
+		}
+		if s, ok := p.Str(v, field+".bodyText"); ok {
+			r.BodyText = &s
+		}
+	}
+	if v := m.Get("headers"); v != nil {
+		hm := p.Map(v, field+".headers")
+		r.Headers = map[string]string{}
+		for _, k := range hm.Order {
+			r.Headers[k], _ = p.String(hm, k, false)
+		}
+	}
+	return r
 }
 
 func (p *parser) readExpect(field string, n *yaml.Node) Expectation {
@@ -414,6 +585,24 @@ func (p *parser) readExpect(field string, n *yaml.Node) Expectation {
 	}
 	if v := m.Get("status"); v != nil {
 		e.Status = p.Object(v, field+".status")
+	}
+	if v := m.Get("response"); v != nil {
+		rm := p.Map(v, field+".response")
+		if rm != nil {
+			p.Only(rm, responseFields...)
+			e.Response = &Response{}
+			if sn := rm.Get("status"); sn != nil {
+				if code, ok := p.Int(sn, field+".response.status"); ok {
+					if code < 100 || code > 599 {
+						p.Errorf(sn, diag.InvalidValue, "write an HTTP status, such as 201", "%s.response.status %d is not an HTTP status", field, code)
+					}
+					e.Response.Status = int(code)
+				}
+			}
+			if bn := rm.Get("body"); bn != nil {
+				e.Response.Body, _ = p.Value(bn, field+".response.body")
+			}
+		}
 	}
 	return e
 }

@@ -56,12 +56,21 @@ type Env struct {
 // Children; it reads nothing else, so the compiler can call it before the
 // rest of the IR is complete.
 func NewEnv(bp *ir.Blueprint) (*Env, error) {
+	return newEnv(bp, nil)
+}
+
+// newEnv builds the environment of bp with extra variables typed by
+// structural schemas beside self and the children.
+func newEnv(bp *ir.Blueprint, extra map[string]*structuralschema.Structural) (*Env, error) {
 	base, err := libraryEnv()
 	if err != nil {
 		return nil, err
 	}
 
 	vars := map[string]VarType{}
+	for name, s := range extra {
+		vars[name] = VarType{Schema: s, values: newValueSchema(s)}
+	}
 	var selfSchema *structuralschema.Structural
 	if bp.Resource.Schema != nil {
 		s, err := ResourceSchema(bp.Resource.Schema)

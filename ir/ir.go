@@ -55,6 +55,10 @@ type Blueprint struct {
 	// Reconcile is the remote reconciler and the arguments it is sent; nil
 	// when the Blueprint has no reconcile section.
 	Reconcile *Reconcile
+
+	// Serve is what callers of the intent gateway send for this kind and
+	// read back; nil when the Blueprint serves no intents.
+	Serve *Serve `json:",omitempty"`
 }
 
 // Child returns the child with the given id, or nil.

@@ -80,6 +80,30 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 		}
 		out.Reconcile = &rec
 	}
+	if b.Serve != nil {
+		sv := *b.Serve
+		sv.Pos = r.pos(sv.Pos)
+		sv.View = r.value(sv.View)
+		sv.Fields = make([]*ServeField, len(b.Serve.Fields))
+		for i, f := range b.Serve.Fields {
+			ff := *f
+			ff.Pos, ff.Default = r.pos(f.Pos), r.value(f.Default)
+			if f.Enum != nil {
+				ff.Enum = make([]*Value, len(f.Enum))
+				for j, e := range f.Enum {
+					ff.Enum[j] = r.value(e)
+				}
+			}
+			sv.Fields[i] = &ff
+		}
+		sv.Tokens = make([]*ServeGrant, len(b.Serve.Tokens))
+		for i, g := range b.Serve.Tokens {
+			gg := *g
+			gg.Pos = r.pos(g.Pos)
+			sv.Tokens[i] = &gg
+		}
+		out.Serve = &sv
+	}
 	return &out
 }
 

@@ -72,6 +72,9 @@ func TestExamples(t *testing.T) {
 	if got := Examples("remote"); !slices.Equal(got, []string{".", "api"}) {
 		t.Errorf("Examples(remote) = %v; want [. api]", got)
 	}
+	if got := Examples("intent"); !slices.Equal(got, []string{"."}) {
+		t.Errorf("Examples(intent) = %v; want [.]", got)
+	}
 	if got := Examples("no-such-pack"); got != nil {
 		t.Errorf("Examples(no-such-pack) = %v; want nil", got)
 	}
@@ -291,7 +294,10 @@ func checkExample(t *testing.T, dir string) {
 			CR     string         `json:"cr"`
 			Object map[string]any `json:"object"`
 			Steps  []struct {
-				Delete bool `json:"delete"`
+				Delete  bool `json:"delete"`
+				Request *struct {
+					Method string `json:"method"`
+				} `json:"request"`
 			} `json:"steps"`
 		} `json:"cases"`
 	}
@@ -301,6 +307,14 @@ func checkExample(t *testing.T, dir string) {
 	}
 	for _, c := range e2e.Cases {
 		where := "test/e2e.yaml: case " + c.Name
+		if c.CR == "" && c.Object == nil {
+			// The gateway makes this case's custom resources: it ends
+			// deleting the intent through the gateway instead.
+			if n := len(c.Steps); n == 0 || c.Steps[n-1].Request == nil || c.Steps[n-1].Request.Method != "DELETE" {
+				t.Errorf("%s: the last step should delete the intent through the gateway and expect what it made absent", where)
+			}
+			continue
+		}
 		checkCR(where, caseCR(t, dir, where, c.CR, c.Object))
 		// Every example shows that deleting the CR cleans up after it.
 		if n := len(c.Steps); n == 0 || !c.Steps[n-1].Delete {
@@ -488,6 +502,26 @@ func TestRemoteReconcilers(t *testing.T) {
 		}
 		if !strings.Contains(string(readme), command) {
 			t.Errorf("the remote pack's README does not say to run %q", command)
+		}
+	}
+}
+
+// TestIntentPack checks that the intent pack ships its reconciler and an
+// intent, and that its README walks from inrun --dev to curl and the view.
+func TestIntentPack(t *testing.T) {
+	files := Files("intent")
+	for _, f := range []string{"reconciler/reconciler.py", "intents/payments-api.json"} {
+		if !slices.Contains(files, f) {
+			t.Errorf("the intent pack lacks %s", f)
+		}
+	}
+	readme, err := content.ReadFile("intent/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"inrun serve play intents/payments-api.json", "python3 reconciler/reconciler.py", "inrun --dev --serve", "inrun serve token create", "curl", "-d @intents/payments-api.json", `"view"`} {
+		if !strings.Contains(string(readme), step) {
+			t.Errorf("the intent pack's README does not say %q", step)
 		}
 	}
 }

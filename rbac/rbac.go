@@ -150,3 +150,83 @@ func quoteEmpty(s string) string {
 	}
 	return s
 }
+
+// The verbs of the intent gateway, by what it does.
+var (
+	// GatewayResourceVerbs are what the gateway does to the custom
+	// resources of the kinds it serves: read them, watch them for views,
+	// server-side apply them (patch, and create for a new one) and delete
+	// them.
+	GatewayResourceVerbs = []string{"create", "delete", "get", "list", "patch", "watch"}
+	// GatewayTokenVerbs read the tokens' Secrets.
+	GatewayTokenVerbs = []string{"get"}
+	// GatewayRecordVerbs keep the idempotency records' Leases.
+	GatewayRecordVerbs = []string{"create", "delete", "get", "update"}
+)
+
+// GatewayName is the name of the gateway's roles.
+const GatewayName = "inrun-gateway"
+
+// GatewayRules returns the rules the intent gateway needs on the cluster
+// for the Blueprints it serves: their custom resources (nothing else of
+// theirs: the gateway never reads children) and Events. Its own namespace's
+// rules are GatewayNamespaceRules.
+func GatewayRules(bps []*ir.Blueprint) []ctrbac.Rule {
+	byGroup := map[string][]string{}
+	for _, bp := range bps {
+		if bp.Serve == nil {
+			continue
+		}
+		r := bp.Resource
+		if !slicesContains(byGroup[r.Group], r.Plural) {
+			byGroup[r.Group] = append(byGroup[r.Group], r.Plural)
+		}
+	}
+	groups := make([]string, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	var rules []ctrbac.Rule
+	for _, g := range groups {
+		res := byGroup[g]
+		sort.Strings(res)
+		rules = append(rules, ctrbac.Rule{Groups: []string{g}, Resources: res, Verbs: GatewayResourceVerbs})
+	}
+	rules = append(rules, ctrbac.Rule{Groups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}})
+	return rules
+}
+
+// GatewayNamespaceRules are what the gateway needs in its own namespace:
+// reading the tokens' Secrets, keeping the idempotency records' Leases.
+func GatewayNamespaceRules() []ctrbac.Rule {
+	return []ctrbac.Rule{
+		{Groups: []string{""}, Resources: []string{"secrets"}, Verbs: GatewayTokenVerbs},
+		{Groups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: GatewayRecordVerbs},
+	}
+}
+
+// Gateway returns the ClusterRole and the Role (in namespace, the
+// gateway's own) that the intent gateway needs to serve bps, and nothing
+// more.
+func Gateway(bps []*ir.Blueprint, namespace string) (*rbacv1.ClusterRole, *rbacv1.Role) {
+	labels := map[string]string{"app.kubernetes.io/managed-by": "inrun", "app.kubernetes.io/component": "gateway"}
+	return &rbacv1.ClusterRole{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: GatewayName, Labels: labels},
+			Rules:      PolicyRules(GatewayRules(bps)),
+		}, &rbacv1.Role{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+			ObjectMeta: metav1.ObjectMeta{Name: GatewayName, Namespace: namespace, Labels: labels},
+			Rules:      PolicyRules(GatewayNamespaceRules()),
+		}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/inrun/inrun/gateway"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/rbac"
 )
@@ -14,6 +15,8 @@ func newRBACCommand() *cobra.Command {
 	var (
 		path      string
 		namespace string
+		gw        bool
+		gwNS      string
 	)
 	cmd := &cobra.Command{
 		Use:   "rbac",
@@ -30,14 +33,38 @@ resources like any child kind; since inrun run runs the used Blueprints too,
 their roles are printed as well, each its own YAML document.
 
 With --namespace it prints a Role for a runtime confined to one namespace,
-and refuses when the Blueprint uses cluster-scoped kinds.`,
+and refuses when the Blueprint uses cluster-scoped kinds.
+
+With --gateway it prints what the intent gateway (inrun serve) needs instead:
+a ClusterRole to read, watch, apply (patch) and delete the custom resources
+of the Blueprint's kind, and create Events; and a Role in the gateway's
+namespace (--gateway-namespace) to read the tokens' Secrets and keep the
+idempotency records' Leases. The gateway reads no children. Give it a
+namespace of its own: it reads the Secrets there.`,
 		Example: `  inrun rbac
   inrun rbac | kubectl apply -f -
-  inrun rbac --namespace shop`,
+  inrun rbac --namespace shop
+  inrun rbac --gateway`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bp, err := loadBlueprint(path)
 			if err != nil {
+				return err
+			}
+			if gw {
+				if bp.Serve == nil {
+					return fmt.Errorf("%s has no serve section: the gateway would serve nothing of it", path)
+				}
+				cr, role := rbac.Gateway([]*ir.Blueprint{bp}, gwNS)
+				a, err := yaml.Marshal(cr)
+				if err != nil {
+					return err
+				}
+				b, err := yaml.Marshal(role)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s---\n%s", a, b)
 				return err
 			}
 			// inrun run runs the Blueprints bp uses too: their roles follow.
@@ -68,5 +95,7 @@ and refuses when the Blueprint uses cluster-scoped kinds.`,
 	}
 	addBlueprintFlag(cmd, &path)
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "print a Role for this namespace instead of a ClusterRole")
+	cmd.Flags().BoolVar(&gw, "gateway", false, "print the RBAC of the intent gateway (inrun serve) instead of the runtime's")
+	cmd.Flags().StringVar(&gwNS, "gateway-namespace", gateway.DefaultNamespace, "the gateway's namespace, with --gateway")
 	return cmd
 }

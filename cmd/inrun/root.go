@@ -60,6 +60,7 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 		newSimulateCommand(),
 		newRenderCommand(),
 		newRBACCommand(),
+		newServeCommand(),
 		newCRDCommand(),
 		newImportCommand(),
 	)

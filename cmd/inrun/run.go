@@ -24,6 +24,7 @@ import (
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/devcluster"
+	"github.com/inrun/inrun/gateway"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/localcluster/assets"
@@ -47,6 +48,10 @@ type runFlags struct {
 	leaderElect    bool
 	leaderNS       string
 	zap            zap.Options
+	// serve is the gateway's address when --serve runs it beside the
+	// runtime; empty when it does not.
+	serve   string
+	gateway serveFlags
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -64,6 +69,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
 	fl.BoolVar(&f.leaderElect, "leader-elect", inCluster, "elect one active runtime through a Lease (default on inside a cluster)")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the runtime's namespace in a cluster, else default)")
+	fl.StringVar(&f.serve, "serve", "", "also run the intent gateway (inrun serve) in this process, on this address (--serve alone: "+gateway.DefaultAddress+")")
+	fl.Lookup("serve").NoOptDefVal = gateway.DefaultAddress
+	f.gateway.register(cmd)
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.Development = true
 	// Errors are reported with their cause; stack traces only for panics.
@@ -96,6 +104,11 @@ on first use, about 10 minutes; Ctrl-C stops it). It then installs the CRDs
 inrun crd prints it), applies manifests/*.yaml other than the CRD, and
 prints the KUBECONFIG line for a second terminal.
 
+With --serve, the intent gateway (inrun serve) runs in the same process,
+for the Blueprints that have a serve section: callers send intents, the
+runtime reconciles what they become. The gateway's flags are those of inrun
+serve; the console is not built yet.
+
 A bare "inrun" is "inrun run".`
 
 func newRunCommand() *cobra.Command {
@@ -106,7 +119,8 @@ func newRunCommand() *cobra.Command {
 		Long:  runLong,
 		Example: `  inrun run --dev
   inrun run blueprint.yaml other/blueprint.yaml --leader-elect
-  inrun run --from-configmaps --configmap-namespace inrun-system`,
+  inrun run --from-configmaps --configmap-namespace inrun-system
+  inrun run --dev --serve`,
 		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args) },
 	}
 	f.register(cmd)
@@ -114,13 +128,17 @@ func newRunCommand() *cobra.Command {
 }
 
 func (f *runFlags) run(cmd *cobra.Command, args []string) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx := sigCtx
 	out := cmd.OutOrStdout()
 	log := zap.New(zap.UseFlagOptions(&f.zap))
 
 	if f.fromConfigMaps && len(args) > 0 {
 		return errors.New("give Blueprint files or --from-configmaps, not both")
+	}
+	if f.fromConfigMaps && f.serve != "" {
+		return errors.New("--serve serves Blueprint files: run inrun serve beside a runtime that reads ConfigMaps")
 	}
 	var bps []*ir.Blueprint
 	if !f.fromConfigMaps {
@@ -216,6 +234,36 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	if cms != nil {
 		bps = nil // the ConfigMaps are watched instead
 	}
+	// With --serve, the gateway runs beside the runtime: when either
+	// stops, so does the other.
+	var gatewayErr chan error
+	stopGateway := func() {}
+	if f.serve != "" {
+		toServe := served(bps, out)
+		if len(toServe) == 0 {
+			return errors.New("--serve: no Blueprint has a serve section (docs/blueprint.md#serve)")
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stopGateway = cancel
+		done, err := startGateway(ctx, cfg, toServe, &f.gateway, f.serve, out)
+		if err != nil {
+			return err
+		}
+		gatewayErr = make(chan error, 1)
+		go func() {
+			err := <-done
+			if err != nil && ctx.Err() == nil {
+				err = fmt.Errorf("the gateway stopped: %w", err)
+				cancel()
+			} else {
+				err = nil
+			}
+			gatewayErr <- err
+		}()
+		fmt.Fprintln(out, "Make a token for curl: inrun serve token create --name me --scope <a scope in serve.tokens>")
+	}
 	err := runner.Run(ctx, runner.Options{
 		Config:                  cfg,
 		Blueprints:              bps,
@@ -228,7 +276,16 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		LeaderElectionNamespace: f.leaderNS,
 		Log:                     log,
 	})
-	if ctx.Err() != nil {
+	stopGateway()
+	if gatewayErr != nil {
+		if gerr := <-gatewayErr; gerr != nil {
+			if errors.Is(gerr, syscall.EADDRINUSE) {
+				return fmt.Errorf("%w\nanother process listens there: pass --serve with a free address", gerr)
+			}
+			return gerr
+		}
+	}
+	if sigCtx.Err() != nil {
 		return nil // Ctrl-C: a clean shutdown
 	}
 	if errors.Is(err, syscall.EADDRINUSE) {
