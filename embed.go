@@ -16,6 +16,6 @@ import "embed"
 // packages an operator needs, without tests or testdata.
 //
 //go:embed go.mod go.sum
-//go:embed ir expr rbac runtime-lib localcluster internal simulate e2e sdk
+//go:embed ir expr rbac runtime-lib localcluster internal simulate e2e sdk gateway
 //go:embed conformance/operatortest
 var Source embed.FS
