@@ -64,7 +64,7 @@ faults: build assets ## The fault matrix on a local control plane (FAULTSFLAGS="
 
 .PHONY: microbench
 microbench: ## Micro-benchmarks of the hot paths
-	$(GO) test ./compiler ./expr ./runtime-lib/... -run '^$$' -bench . -benchmem
+	$(GO) test ./compiler ./expr ./runtime-lib/... ./gateway -run '^$$' -bench . -benchmem
 	$(GO) test ./bench -run '^$$' -bench '^Benchmark(RenderChildren|Sync)' -benchmem
 
 .PHONY: bench
