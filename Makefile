@@ -8,6 +8,7 @@ N        ?= 1000
 FUZZTIME ?= 30s
 GATEWAY_N ?= 2000
 GATEWAY_WORKERS ?= 4
+GATEWAY_COUNT ?= 1
 REQUESTS ?= 1000
 
 .DEFAULT_GOAL := help
@@ -72,8 +73,8 @@ bench: assets ## Convergence benchmark on a local control plane (N=1000; BENCHFL
 	$(GO) run ./bench -n $(N) $(BENCHFLAGS)
 
 .PHONY: bench-gateway
-bench-gateway: assets ## The gateway benchmark on a local control plane: create and get-view beside a direct apply and get, GATEWAY_N requests each (default 2000), GATEWAY_WORKERS at once (default 4); see docs/performance.md
-	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkGateway$$' -benchtime $(GATEWAY_N)x -count 1 -timeout 30m -gateway-workers $(GATEWAY_WORKERS)
+bench-gateway: assets ## The gateway benchmark on a local control plane: create and get-view beside a direct apply and get, GATEWAY_N requests each (default 2000), GATEWAY_WORKERS at once (default 4), GATEWAY_COUNT rounds (default 1); see docs/performance.md
+	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkGateway$$' -benchtime $(GATEWAY_N)x -count $(GATEWAY_COUNT) -timeout 30m -gateway-workers $(GATEWAY_WORKERS)
 
 .PHONY: gateway-idempotency
 gateway-idempotency: assets ## REQUESTS (default 1000) concurrent requests to the gateway with retries and dropped connections under idempotency keys: no duplicate custom resource; see docs/gateway.md
