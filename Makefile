@@ -6,6 +6,10 @@ INRUN    := $(BIN)/inrun
 DEMO     ?= demo
 N        ?= 1000
 FUZZTIME ?= 30s
+GATEWAY_N ?= 2000
+GATEWAY_WORKERS ?= 4
+GATEWAY_COUNT ?= 1
+REQUESTS ?= 1000
 
 .DEFAULT_GOAL := help
 
@@ -61,8 +65,17 @@ faults: build assets ## The fault matrix on a local control plane (FAULTSFLAGS="
 
 .PHONY: microbench
 microbench: ## Micro-benchmarks of the hot paths
-	$(GO) test ./compiler ./expr ./runtime-lib/... ./bench/... -run '^$$' -bench . -benchmem
+	$(GO) test ./compiler ./expr ./runtime-lib/... ./gateway -run '^$$' -bench . -benchmem
+	$(GO) test ./bench -run '^$$' -bench '^Benchmark(RenderChildren|Sync)' -benchmem
 
 .PHONY: bench
 bench: assets ## Convergence benchmark on a local control plane (N=1000; BENCHFLAGS="-json out.json"); see docs/performance.md
 	$(GO) run ./bench -n $(N) $(BENCHFLAGS)
+
+.PHONY: bench-gateway
+bench-gateway: assets ## The gateway benchmark on a local control plane: create and get-view beside a direct apply and get, GATEWAY_N requests each (default 2000), GATEWAY_WORKERS at once (default 4), GATEWAY_COUNT rounds (default 1); see docs/performance.md
+	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkGateway$$' -benchtime $(GATEWAY_N)x -count $(GATEWAY_COUNT) -timeout 30m -gateway-workers $(GATEWAY_WORKERS)
+
+.PHONY: gateway-idempotency
+gateway-idempotency: assets ## REQUESTS (default 1000) concurrent requests to the gateway with retries and dropped connections under idempotency keys: no duplicate custom resource; see docs/gateway.md
+	INRUN_GATEWAY_REQUESTS=$(REQUESTS) INRUN_REQUIRE_ASSETS=1 $(GO) test ./gateway -run '^TestConcurrentRetries$$' -count 1 -v -timeout 30m
