@@ -475,3 +475,31 @@ func TestRollbackRefusesTampering(t *testing.T) {
 		t.Errorf("rollback of an unknown migration: %v", err)
 	}
 }
+
+func TestReports(t *testing.T) {
+	m := migration(t, false)
+	c := newClient(t, app("a", map[string]any{"repo": "o/a"}), app("conflict", map[string]any{"repo": "o/old", "repository": "o/new"}))
+	p, err := m.Plan(context.Background(), migrate.Options{Client: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	p.Report(&b)
+	for _, s := range []string{
+		"Migration " + m.ID + " of App.migrate.inrun.dev/v1:",
+		"spec.repo, spec.source.url → spec.repository (field repository)",
+		"2 App objects: 2 to move, 0 already moved, 0 with nothing to move.",
+		"Lossy moves (1), NOT acknowledged",
+		`apps/conflict: spec.repo "o/old" would be dropped; spec.repository keeps "o/new" [not acknowledged]`,
+		"apps/a\n    spec.repository: (absent) → \"o/a\"\n    spec.repo: \"o/a\" → (absent)",
+	} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("the plan does not say %q:\n%s", s, b.String())
+		}
+	}
+	b.Reset()
+	(&migrate.RollbackResult{Restored: 3, Drift: []migrate.Drift{{Object: "apps/b", Field: "spec.repository", Before: "(absent)", Written: `"o/b"`, Live: `"o/x"`}}}).Report(&b)
+	if s := `apps/b spec.repository: before (absent), migration wrote "o/b", live "o/x": left as it is`; !strings.Contains(b.String(), s) {
+		t.Errorf("the rollback report does not say %q:\n%s", s, b.String())
+	}
+}

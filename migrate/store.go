@@ -89,8 +89,12 @@ func (s *store) ours(obj client.Object) bool {
 // checks the head an earlier run made.
 func (s *store) begin(ctx context.Context, m *Migration) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns, Labels: map[string]string{labelManagedBy: managedBy}}}
-	if err := s.c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s for the snapshots: %w", s.ns, err)
+	if err := s.c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}); apierrors.IsNotFound(err) {
+		if err := s.c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s for the snapshots: %w", s.ns, err)
+		}
+	} else if err != nil {
+		return err
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
