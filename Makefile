@@ -66,3 +66,11 @@ microbench: ## Micro-benchmarks of the hot paths
 .PHONY: bench
 bench: assets ## Convergence benchmark on a local control plane (N=1000; BENCHFLAGS="-json out.json"); see docs/performance.md
 	$(GO) run ./bench -n $(N) $(BENCHFLAGS)
+
+.PHONY: migrate-scale
+migrate-scale: assets ## inrun migrate on N custom resources (default 1000): apply interrupted three times and resumed, 1% edited, rollback with drift; see docs/migration.md
+	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterApplyResumeRollback$$' -count=1 -v -timeout 60m
+
+.PHONY: migrate-bench
+migrate-bench: assets ## Objects inrun migrate apply moves per second beside plain updates of as many, same run (N objects, default 1000)
+	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^$$' -bench '^BenchmarkClusterMigrate$$' -benchtime 1x -count=1 -timeout 60m

@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"sync"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +37,19 @@ func TestMain(m *testing.M) {
 	clustertest.Main(m, localcluster.Options{Mode: localcluster.Full})
 }
 
-const clusterApps = 50
+// clusterObjects is how many custom resources the cluster test moves: 50,
+// or $INRUN_MIGRATE_OBJECTS (make migrate-scale runs 1,000).
+func clusterObjects(t testing.TB) int {
+	v := os.Getenv("INRUN_MIGRATE_OBJECTS")
+	if v == "" {
+		return 50
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 10 {
+		t.Fatalf("INRUN_MIGRATE_OBJECTS=%q: want a number of at least 10", v)
+	}
+	return n
+}
 
 // projection is what a move must keep: each served field's value, wherever
 // the object stores it.
@@ -53,9 +68,10 @@ func projection(obj *unstructured.Unstructured) string {
 }
 
 // TestClusterApplyResumeRollback moves 50 custom resources, interrupting
-// the apply at several points and resuming it; then edits five and rolls
-// back.
+// the apply at several points and resuming it; then edits 1% of them (at
+// least five) and rolls back.
 func TestClusterApplyResumeRollback(t *testing.T) {
+	clusterApps := clusterObjects(t)
 	cl := clustertest.Shared(t)
 	cfg := cl.RESTConfig()
 	ctx := t.Context()
@@ -94,7 +110,7 @@ func TestClusterApplyResumeRollback(t *testing.T) {
 
 	names := make([]string, clusterApps)
 	for i := range clusterApps {
-		names[i] = fmt.Sprintf("app-%02d", i)
+		names[i] = fmt.Sprintf("app-%04d", i)
 		spec := map[string]any{"owner": "team-" + fmt.Sprint(i%4)}
 		switch i % 3 {
 		case 0:
@@ -125,7 +141,7 @@ func TestClusterApplyResumeRollback(t *testing.T) {
 	children := func() map[string]types.UID {
 		t.Helper()
 		var last string
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		for deadline := time.Now().Add(60*time.Second + time.Duration(clusterApps)*100*time.Millisecond); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 			uids := map[string]types.UID{}
 			last = ""
 			for _, n := range names {
@@ -170,11 +186,12 @@ func TestClusterApplyResumeRollback(t *testing.T) {
 		t.Fatalf("plan: %d to move, refused %v", p.ToMove, p.Refused())
 	}
 
-	// Interrupt the apply after 5, 40 and 90 writes (of about 3 per
-	// object): each cancels the context in the middle of an object's
-	// steps, in-flight requests included.
+	// Interrupt the apply three times, after 5 writes, then after about a
+	// quarter and a half of the objects (3 writes each): each cancels the
+	// context in the middle of an object's steps, in-flight requests
+	// included.
 	w := &writes{}
-	for _, limit := range []int{5, 40, 90} {
+	for _, limit := range []int{5, clusterApps*3/4 + 1, clusterApps*3/2 + 2} {
 		actx, cancel := context.WithCancel(ctx)
 		o := opts
 		o.Client = counting(c, w, limit, cancel)
@@ -215,9 +232,10 @@ func TestClusterApplyResumeRollback(t *testing.T) {
 		t.Errorf("child UIDs changed by the migration")
 	}
 
-	// Edit five Apps' repository after the migration.
+	// Edit 1% of the Apps' repository (at least five) after the migration.
 	edited := map[string]bool{}
-	for _, i := range []int{3, 11, 22, 37, 48} {
+	step := clusterApps / max(5, clusterApps/100)
+	for i := 3; i < clusterApps; i += step {
 		obj := getNS(names[i])
 		_ = unstructured.SetNestedField(obj.Object, "org/edited-"+fmt.Sprint(i), "spec", "repository")
 		if err := c.Update(ctx, obj); err != nil {
@@ -301,4 +319,103 @@ func equalJSON(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// BenchmarkClusterMigrate measures the objects Apply moves per second
+// beside the API server's rate for a plain update (a read, then an update
+// adding an annotation) of the same number of objects in the same shape,
+// with as many workers, in the same run: read the ratio. It moves 50
+// objects per iteration, or $INRUN_MIGRATE_OBJECTS (make migrate-bench).
+func BenchmarkClusterMigrate(b *testing.B) {
+	n := clusterObjects(b)
+	cl := clustertest.Shared(b)
+	cfg := cl.RESTConfig()
+	ctx := context.Background()
+	bp, err := compiler.CompileFile("testdata/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := runner.InstallCRDs(ctx, cfg, []*ir.Blueprint{bp}); err != nil {
+		b.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := migrate.FromBlueprint(bp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const workers = 4
+	// each runs f over 0..n-1 with the workers.
+	each := func(f func(i int) error) {
+		idx := make(chan int)
+		errs := make(chan error, n)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range idx {
+					if err := f(i); err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		for i := range n {
+			idx <- i
+		}
+		close(idx)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+	}
+	var plain, moved time.Duration
+	snapNS := clustertest.NewNamespace(b, cl)
+	for b.Loop() {
+		b.StopTimer()
+		var nss [2]string
+		for k := range nss {
+			nss[k] = clustertest.NewNamespace(b, cl)
+			each(func(i int) error {
+				// The first namespace's objects, for the plain updates, are
+				// already in the new shape: Apply leaves them.
+				spec := map[string]any{"repo": fmt.Sprintf("org/repo-%d", i), "size": int64(i % 5)}
+				if k == 0 {
+					spec = map[string]any{"repository": fmt.Sprintf("org/repo-%d", i), "replicas": int64(i % 5)}
+				}
+				u := app(fmt.Sprintf("app-%05d", i), spec)
+				u.SetNamespace(nss[k])
+				u.SetUID("")
+				return c.Create(ctx, u)
+			})
+		}
+		b.StartTimer()
+		start := time.Now()
+		each(func(i int) error {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(m.Kind)
+			if err := c.Get(ctx, client.ObjectKey{Namespace: nss[0], Name: fmt.Sprintf("app-%05d", i)}, u); err != nil {
+				return err
+			}
+			u.SetAnnotations(map[string]string{"bench.inrun.dev/touched": "true"})
+			return c.Update(ctx, u)
+		})
+		plain += time.Since(start)
+		start = time.Now()
+		_, res, err := m.Apply(ctx, migrate.Options{Client: c, Namespace: snapNS, Workers: workers, Samples: -1})
+		moved += time.Since(start)
+		if err != nil || len(res.Failed) > 0 || res.Moved != n {
+			b.Fatalf("apply: %v, %+v", err, res)
+		}
+	}
+	b.StopTimer()
+	plainRate := float64(n*b.N) / plain.Seconds()
+	movedRate := float64(n*b.N) / moved.Seconds()
+	b.ReportMetric(movedRate, "moved/s")
+	b.ReportMetric(plainRate, "updates/s")
+	b.ReportMetric(movedRate/plainRate, "moved/update")
 }

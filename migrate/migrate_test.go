@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,13 +52,56 @@ func app(name string, spec map[string]any) *unstructured.Unstructured {
 	return u
 }
 
+// newClient is a fake client holding the test Blueprint's CRD and objs.
 func newClient(t testing.TB, objs ...client.Object) client.WithWatch {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, testCRD(t, nil))...).Build()
+}
+
+// testCRD is the test Blueprint's CRD, changed by edit when it is set.
+func testCRD(t testing.TB, edit func(*apiextensionsv1.CustomResourceDefinition)) *unstructured.Unstructured {
+	t.Helper()
+	bp, err := compiler.CompileFile("testdata/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := bp.Resource.CRD.DeepCopy()
+	if edit != nil {
+		edit(crd)
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetAPIVersion("apiextensions.k8s.io/v1")
+	u.SetKind("CustomResourceDefinition")
+	return u
+}
+
+// TestPlanChecksTheInstalledCRD refuses to plan when the installed CRD has
+// dropped an old path: its values would be pruned, not moved.
+func TestPlanChecksTheInstalledCRD(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	crd := testCRD(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
+		delete(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties, "size")
+	})
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(crd, app("a", map[string]any{"repo": "o/a"})).Build()
+	_, err := migration(t, false).Plan(context.Background(), migrate.Options{Client: c})
+	if err == nil || !strings.Contains(err.Error(), "the installed CRD apps.migrate.inrun.dev has no spec.size") {
+		t.Errorf("Plan: %v", err)
+	}
+	c = fake.NewClientBuilder().WithScheme(s).Build()
+	if _, err := migration(t, false).Plan(context.Background(), migrate.Options{Client: c}); err == nil || !strings.Contains(err.Error(), "CRD apps.migrate.inrun.dev is not installed") {
+		t.Errorf("Plan without the CRD: %v", err)
+	}
 }
 
 func getApp(t testing.TB, c client.Client, name string) *unstructured.Unstructured {

@@ -50,6 +50,8 @@ type Migration struct {
 	ID string `json:"id"`
 	// Kind is the custom resources' kind.
 	Kind schema.GroupVersionKind `json:"kind"`
+	// Plural is the kind's resource name; the CRD is <Plural>.<group>.
+	Plural string `json:"plural"`
 	// Namespaced is false for a cluster-scoped kind.
 	Namespaced bool `json:"namespaced"`
 	// Moves are the field moves, in Blueprint order.
@@ -63,7 +65,7 @@ func FromBlueprint(bp *ir.Blueprint) (*Migration, error) {
 	if len(fields) == 0 {
 		return nil, fmt.Errorf("Blueprint %s declares no migration: add migrate: {from: <old path>} to a field under serve.fields", bp.Name)
 	}
-	m := &Migration{Kind: bp.Resource.GroupVersionKind, Namespaced: bp.Resource.Namespaced}
+	m := &Migration{Kind: bp.Resource.GroupVersionKind, Plural: bp.Resource.Plural, Namespaced: bp.Resource.Namespaced}
 	for _, f := range fields {
 		m.Moves = append(m.Moves, Move{To: f.Path, From: f.Migrate.From, Field: f.Name, AcceptLoss: f.Migrate.AcceptLoss})
 	}

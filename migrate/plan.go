@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -109,6 +111,9 @@ type FieldDiff struct {
 // to each. It writes nothing.
 func (m *Migration) Plan(ctx context.Context, opts Options) (*Plan, error) {
 	opts.defaults()
+	if err := m.checkCRD(ctx, opts.Client); err != nil {
+		return nil, err
+	}
 	objs, err := m.list(ctx, opts.Client)
 	if err != nil {
 		return nil, err
@@ -193,4 +198,62 @@ func (m *Migration) String() string {
 		parts = append(parts, strings.Join(mv.From, ", ")+" → "+mv.To)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// checkCRD checks that the installed CRD still has every old path: the API
+// server prunes a value at a path its CRD does not have, on read as on
+// write, so a move could find nothing to move and the values would be
+// gone. A client not allowed to read CRDs skips the check.
+func (m *Migration) checkCRD(ctx context.Context, c client.Client) error {
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	name := m.Plural + "." + m.Kind.Group
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+		switch {
+		case apierrors.IsForbidden(err):
+			return nil
+		case apierrors.IsNotFound(err):
+			return fmt.Errorf("CRD %s is not installed: there is nothing to migrate", name)
+		}
+		return err
+	}
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	var root map[string]any
+	for _, v := range versions {
+		vm, _ := v.(map[string]any)
+		if vm["name"] == m.Kind.Version {
+			root, _, _ = unstructured.NestedMap(vm, "schema", "openAPIV3Schema")
+		}
+	}
+	if root == nil {
+		return fmt.Errorf("CRD %s has no schema for version %s", name, m.Kind.Version)
+	}
+	var missing []string
+	for _, mv := range m.Moves {
+		for _, p := range append([]string{mv.To}, mv.From...) {
+			if !schemaHas(root, p) {
+				missing = append(missing, p)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the installed CRD %s has no %s: the API server prunes values there before they could move; install the CRD that serves both the old and the new paths (the Blueprint's) first, then plan again", name, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// schemaHas reports whether an OpenAPI schema has a dotted path, or keeps
+// unknown fields above it.
+func schemaHas(s map[string]any, path string) bool {
+	for _, seg := range strings.Split(path, ".") {
+		if keep, _ := s["x-kubernetes-preserve-unknown-fields"].(bool); keep {
+			return true
+		}
+		next, ok, _ := unstructured.NestedMap(s, "properties", seg)
+		if !ok {
+			return false
+		}
+		s = next
+	}
+	return true
 }
