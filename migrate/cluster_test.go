@@ -10,8 +10,8 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
