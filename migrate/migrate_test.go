@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/migrate"
 )
 
@@ -126,6 +127,22 @@ func TestFromBlueprint(t *testing.T) {
 	}
 	if !strings.HasPrefix(m.ID, "app-") || len(m.ID) != len("app-")+10 {
 		t.Errorf("ID %q", m.ID)
+	}
+	// The IR carries migrate.from (into generated operators' gateways too).
+	bp, err := compiler.CompileFile("testdata/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := ir.Marshal(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ir.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m2, err := migrate.FromBlueprint(back); err != nil || m2.ID != m.ID || !cmp.Equal(m2.Moves, m.Moves) {
+		t.Errorf("after ir.Marshal and Unmarshal: %v %+v", err, m2)
 	}
 	// AcceptLoss does not change the ID: a plan's acknowledgement does not
 	// start a new migration.
