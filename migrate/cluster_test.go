@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,9 +10,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,7 +181,7 @@ func TestClusterApplyResumeRollback(t *testing.T) {
 		before[n] = getNS(n)
 	}
 
-	opts := migrate.Options{Client: c, Namespace: snapNS, Workers: 4}
+	opts := migrate.Options{Client: c, Namespace: snapNS, Only: ns, Workers: 4}
 	p, err := m.Plan(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -406,7 +410,7 @@ func BenchmarkClusterMigrate(b *testing.B) {
 		})
 		plain += time.Since(start)
 		start = time.Now()
-		_, res, err := m.Apply(ctx, migrate.Options{Client: c, Namespace: snapNS, Workers: workers, Samples: -1})
+		_, res, err := m.Apply(ctx, migrate.Options{Client: c, Namespace: snapNS, Only: nss[1], Workers: workers, Samples: -1})
 		moved += time.Since(start)
 		if err != nil || len(res.Failed) > 0 || res.Moved != n {
 			b.Fatalf("apply: %v, %+v", err, res)
@@ -418,4 +422,105 @@ func BenchmarkClusterMigrate(b *testing.B) {
 	b.ReportMetric(movedRate, "moved/s")
 	b.ReportMetric(plainRate, "updates/s")
 	b.ReportMetric(movedRate/plainRate, "moved/update")
+}
+
+// TestClusterKill9 kills inrun migrate apply with SIGKILL twice, as soon as
+// it reports progress, then runs it to the end: every object ends moved
+// exactly once.
+func TestClusterKill9(t *testing.T) {
+	const n = 60
+	cl := clustertest.Shared(t)
+	cfg := cl.RESTConfig()
+	ctx := t.Context()
+	bp, err := compiler.CompileFile("testdata/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.InstallCRDs(ctx, cfg, []*ir.Blueprint{bp}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := migrate.FromBlueprint(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := clustertest.NewNamespace(t, cl)
+	snapNS := clustertest.NewNamespace(t, cl)
+	before := map[string]string{}
+	for i := range n {
+		u := app(fmt.Sprintf("app-%02d", i), map[string]any{"repo": fmt.Sprintf("org/repo-%d", i), "size": int64(i)})
+		u.SetNamespace(ns)
+		u.SetUID("")
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		before[u.GetName()] = projection(u)
+	}
+	bin := filepath.Join(t.TempDir(), "inrun")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/inrun").CombinedOutput(); err != nil {
+		t.Fatalf("building inrun: %v\n%s", err, out)
+	}
+	args := []string{"migrate", "apply", "-f", "testdata/blueprint.yaml", "--kubeconfig", cl.KubeconfigPath(),
+		"--snapshot-namespace", snapNS, "-n", ns, "--workers", "2"}
+	moved := func() int {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(m.Kind.GroupVersion().WithKind("AppList"))
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		for _, u := range list.Items {
+			if u.GetAnnotations()[migrate.AnnotationID] == m.ID {
+				k++
+			}
+		}
+		return k
+	}
+	for round := range 2 {
+		cmd := exec.Command(bin, args...)
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The first progress line comes after the first object.
+		line, _ := bufio.NewReader(stderr).ReadString('\n')
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		err = cmd.Wait()
+		t.Logf("round %d: killed after %q (%v); %d of %d moved", round, strings.TrimSpace(line), err, moved(), n)
+		if !strings.Contains(line, "objects moved") {
+			t.Fatalf("round %d: inrun migrate apply said %q before it was killed", round, line)
+		}
+	}
+	if k := moved(); k == 0 || k == n {
+		t.Logf("the kills fell at the edges: %d of %d moved", k, n)
+	}
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("inrun migrate apply after the kills: %v\n%s", err, out)
+	}
+	for i := range n {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(m.Kind)
+		name := fmt.Sprintf("app-%02d", i)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+			t.Fatal(err)
+		}
+		if u.GetAnnotations()[migrate.AnnotationID] != m.ID || u.GetGeneration() != 2 || projection(u) != before[name] {
+			t.Errorf("%s: marker %q, generation %d (want 2: moved once), spec %v", name, u.GetAnnotations()[migrate.AnnotationID], u.GetGeneration(), u.Object["spec"])
+		}
+		if _, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "repo"); ok {
+			t.Errorf("%s still holds spec.repo", name)
+		}
+	}
+	// Every moved object's snapshot verifies: a rollback restores all.
+	_, rb, err := migrate.Rollback(ctx, m.ID, migrate.RollbackOptions{Options: migrate.Options{Client: c, Namespace: snapNS, Only: ns}})
+	if err != nil || rb.Restored != n || len(rb.Drift) != 0 {
+		t.Fatalf("rollback: %v %+v", err, rb)
+	}
 }

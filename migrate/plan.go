@@ -21,6 +21,10 @@ type Options struct {
 	// Namespace holds the snapshots and the ledger; DefaultNamespace when
 	// empty. Apply creates it when it is missing.
 	Namespace string
+	// Only limits a migration to the custom resources in one namespace;
+	// every namespace when empty. Runs limited to different namespaces
+	// share the migration's ledger.
+	Only string
 	// Workers is how many objects Apply and Rollback change at once; 4
 	// when zero.
 	Workers int
@@ -114,7 +118,7 @@ func (m *Migration) Plan(ctx context.Context, opts Options) (*Plan, error) {
 	if err := m.checkCRD(ctx, opts.Client); err != nil {
 		return nil, err
 	}
-	objs, err := m.list(ctx, opts.Client)
+	objs, err := m.list(ctx, opts.Client, opts.Only)
 	if err != nil {
 		return nil, err
 	}
@@ -167,15 +171,15 @@ func (m *Migration) diff(key string, before, after map[string]any) Diff {
 	return d
 }
 
-// list reads every custom resource of the kind, a page at a time, sorted
-// by namespace and name.
-func (m *Migration) list(ctx context.Context, c client.Client) ([]*unstructured.Unstructured, error) {
+// list reads every custom resource of the kind (in namespace ns, when not
+// empty), a page at a time, sorted by namespace and name.
+func (m *Migration) list(ctx context.Context, c client.Client, ns string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	cont := ""
 	for {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(m.Kind.GroupVersion().WithKind(m.Kind.Kind + "List"))
-		if err := c.List(ctx, list, client.Limit(500), client.Continue(cont)); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(ns), client.Limit(500), client.Continue(cont)); err != nil {
 			return nil, fmt.Errorf("listing %s: %w", m.Kind.Kind, err)
 		}
 		for i := range list.Items {

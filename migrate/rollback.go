@@ -74,6 +74,13 @@ func Rollback(ctx context.Context, id string, opts RollbackOptions) (*Migration,
 	if err != nil {
 		return m, nil, err
 	}
+	if opts.Only != "" {
+		for uid, e := range entries {
+			if e.Namespace != opts.Only {
+				delete(entries, uid)
+			}
+		}
+	}
 	befores := map[string]*unstructured.Unstructured{}
 	for uid, e := range entries {
 		before, err := s.load(ctx, e)
@@ -87,7 +94,7 @@ func Rollback(ctx context.Context, id string, opts RollbackOptions) (*Migration,
 		}
 		befores[uid] = before
 	}
-	live, err := m.list(ctx, opts.Client)
+	live, err := m.list(ctx, opts.Client, opts.Only)
 	if err != nil {
 		return m, nil, err
 	}

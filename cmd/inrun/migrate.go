@@ -30,6 +30,7 @@ type migrateFlags struct {
 	blueprint string
 	kube      kubeFlags
 	namespace string
+	only      string
 	workers   int
 }
 
@@ -37,6 +38,7 @@ func (f *migrateFlags) register(cmd *cobra.Command) {
 	addBlueprintFlag(cmd, &f.blueprint)
 	f.kube.register(cmd.Flags())
 	cmd.Flags().StringVar(&f.namespace, "snapshot-namespace", migrate.DefaultNamespace, "namespace of the snapshots (Secrets) and the ledger (ConfigMaps); apply creates it when missing")
+	cmd.Flags().StringVarP(&f.only, "namespace", "n", "", "only the custom resources in this namespace (default: every namespace)")
 	cmd.Flags().IntVar(&f.workers, "workers", 4, "objects changed at once")
 }
 
@@ -49,7 +51,7 @@ func (f *migrateFlags) options() (migrate.Options, error) {
 	if err != nil {
 		return migrate.Options{}, err
 	}
-	return migrate.Options{Client: c, Namespace: f.namespace, Workers: f.workers}, nil
+	return migrate.Options{Client: c, Namespace: f.namespace, Only: f.only, Workers: f.workers}, nil
 }
 
 func (f *migrateFlags) migration() (*migrate.Migration, error) {
