@@ -79,3 +79,11 @@ bench-gateway: assets ## The gateway benchmark on a local control plane: create 
 .PHONY: gateway-idempotency
 gateway-idempotency: assets ## REQUESTS (default 1000) concurrent requests to the gateway with retries and dropped connections under idempotency keys: no duplicate custom resource; see docs/gateway.md
 	INRUN_GATEWAY_REQUESTS=$(REQUESTS) INRUN_REQUIRE_ASSETS=1 $(GO) test ./gateway -run '^TestConcurrentRetries$$' -count 1 -v -timeout 30m
+
+.PHONY: migrate-scale
+migrate-scale: assets ## inrun migrate on N custom resources (default 1000): apply interrupted three times and resumed, 1% edited, rollback with drift; see docs/migration.md
+	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterApplyResumeRollback$$' -count=1 -v -timeout 60m
+
+.PHONY: migrate-bench
+migrate-bench: assets ## Objects inrun migrate apply moves per second beside plain updates of as many, same run (N objects, default 1000)
+	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^$$' -bench '^BenchmarkClusterMigrate$$' -benchtime 1x -count=1 -timeout 60m

@@ -63,6 +63,8 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 		newServeCommand(),
 		newCRDCommand(),
 		newImportCommand(),
+		newMigrateCommand(),
+		newRollbackCommand(),
 	)
 	return root
 }
