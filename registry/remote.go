@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"path"
 	"strings"
 
@@ -149,12 +148,10 @@ func Reachable(ctx context.Context, reg Registry, host string) error {
 			hint += "; a registry without TLS needs --plain-http"
 		}
 		var ue interface{ Timeout() bool }
-		if errors.As(err, &ue) {
+		if errors.As(err, &ue) && ue.Timeout() {
 			hint = "the registry did not answer in time; " + hint
 		}
 		return fmt.Errorf("registry %s is unreachable: %w; %s", host, err, hint)
 	}
 	return nil
 }
-
-var _ http.RoundTripper = (*http.Transport)(nil)

@@ -63,6 +63,11 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 		newServeCommand(),
 		newCRDCommand(),
 		newImportCommand(),
+		newKeysCommand(),
+		newPushCommand(),
+		newPatternsCommand(),
+		newInspectCommand(),
+		newPullCommand(),
 	)
 	return root
 }
