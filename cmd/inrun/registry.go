@@ -227,7 +227,7 @@ in docs/registry.md; plain oras and crane can read and copy patterns.
 ` + notYet,
 		Example: `  inrun keys create
   inrun push localhost:5000/patterns/website:1.0.0
-  inrun push registry.example/team/website:1.1.0 --key team --description "A Website"`,
+  inrun push localhost:5000/team/website:1.1.0 --key team --description "A Website"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
