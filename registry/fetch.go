@@ -36,7 +36,7 @@ type Fetched struct {
 // show.
 func Fetch(ctx context.Context, reg Registry, ref Reference, opts FetchOptions) (*Fetched, error) {
 	if ref.Reference == "" {
-		return nil, fmt.Errorf("%s names no version; write %s:VERSION, or list the versions with inrun patterns %s", ref, ref, ref.Registry+"/"+ref.Namespace())
+		return nil, fmt.Errorf("%s names no version; write %s:VERSION, or list the versions with inrun patterns %s", ref, ref, strings.TrimSuffix(ref.Registry+"/"+ref.Namespace(), "/"))
 	}
 	src, err := reg.Repository(ctx, ref.Repository)
 	if err != nil {

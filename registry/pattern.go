@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
@@ -227,6 +226,3 @@ func pushIfAbsent(ctx context.Context, dst content.Pusher, desc ocispec.Descript
 	}
 	return dst.Push(ctx, desc, bytes.NewReader(data))
 }
-
-// digestOf is the digest of data, as OCI writes it.
-func digestOf(data []byte) digest.Digest { return digest.FromBytes(data) }

@@ -2,7 +2,6 @@ package gate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/e2e"
+	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/localcluster/assets"
@@ -45,11 +45,12 @@ func Collect(blueprintPath string) (map[string][]byte, error) {
 		return nil, err
 	}
 	files := map[string][]byte{}
-	var errs []error
+	var l diag.List
 	for name, data := range rec.read {
 		clean := path.Clean(filepath.ToSlash(name))
 		if filepath.IsAbs(name) || clean == ".." || strings.HasPrefix(clean, "../") {
-			errs = append(errs, fmt.Errorf("%s names %s, outside its directory: a pattern carries only files beside its Blueprint; move the file there", blueprintPath, name))
+			l.Add(diag.Pos{File: blueprintPath}, diag.InvalidValue, "a pattern carries only the files of its Blueprint's directory: move the file there and name it from there",
+				"the Blueprint names %s, outside its directory", name)
 			continue
 		}
 		files[clean] = data
@@ -77,7 +78,7 @@ func Collect(blueprintPath string) (map[string][]byte, error) {
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			errs = append(errs, fmt.Errorf("%s is not a regular file (a symbolic link?); a pattern carries files: copy it in, or remove it", p))
+			l.Add(diag.Pos{File: p}, diag.UnreadableFile, "a pattern carries files: copy it in, or move it out of the directory", "not a regular file (a symbolic link?)")
 			return nil
 		}
 		data, err := os.ReadFile(p)
@@ -88,7 +89,7 @@ func Collect(blueprintPath string) (map[string][]byte, error) {
 		return nil
 	})
 	if err != nil {
-		errs = append(errs, err)
+		l.Add(diag.Pos{File: dir}, diag.UnreadableFile, "", "cannot read the pattern's directory: %v", err)
 	}
 	// The Blueprint goes by its pattern name, whatever its file is called.
 	files[registry.BlueprintFile] = src.Data
@@ -100,9 +101,10 @@ func Collect(blueprintPath string) (map[string][]byte, error) {
 		}
 	}
 	if size > MaxPatternSize {
-		errs = append(errs, fmt.Errorf("the pattern in %s holds %d bytes, more than %d; the largest file is %s (%d bytes): move what the pattern does not need out of its directory", dir, size, MaxPatternSize, largest, len(files[largest])))
+		l.Add(diag.Pos{File: filepath.Join(dir, filepath.FromSlash(largest))}, diag.InvalidValue, "move what the pattern does not need out of its directory",
+			"the pattern holds %d bytes, more than %d; this, its largest file, holds %d", size, MaxPatternSize, len(files[largest]))
 	}
-	return files, errors.Join(errs...)
+	return files, l.Err()
 }
 
 // recorder keeps every file the compiler reads through it.

@@ -52,7 +52,7 @@ func TestCollectRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := gate.Collect(bp)
-	if err == nil || !strings.Contains(err.Error(), "names ../crd.yaml, outside its directory") || !strings.Contains(err.Error(), "link.yaml is not a regular file") {
+	if err == nil || !strings.Contains(err.Error(), "E0005 the Blueprint names ../crd.yaml, outside its directory") || !strings.Contains(err.Error(), "link.yaml: E0019 not a regular file") {
 		t.Errorf("Collect = %v, want both the outside file and the link named", err)
 	}
 }
