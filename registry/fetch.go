@@ -55,6 +55,14 @@ func Fetch(ctx context.Context, reg Registry, ref Reference, opts FetchOptions) 
 	}
 	f := &Fetched{Reference: ref, Descriptor: desc, Pattern: p}
 	f.Proof, f.Unverified = VerifyProofs(ctx, src, desc, opts.Trusted)
+	// A tag is mutable, the version inside the pattern is not: a tag moved
+	// to another signed version (an older one, with a known flaw) is
+	// caught here.
+	if f.Unverified == nil && !strings.Contains(ref.Reference, ":") && p.Version != ref.Reference {
+		f.Proof, f.Unverified = nil, &VerifyError{Subject: desc.Digest,
+			Reason: fmt.Sprintf("the tag %s points at version %s of the pattern", ref.Reference, p.Version),
+			Hint:   "someone moved the tag; ask the publisher, or use the version the pattern says, by digest"}
+	}
 	return f, nil
 }
 

@@ -259,6 +259,17 @@ func TestVerifyFailures(t *testing.T) {
 			wantUnverified(t, f, "no trusted key", "--key")
 		})
 
+		t.Run("tag moved to another version", func(t *testing.T) {
+			if err := repository(t, s, "team/website").Tag(ctx, pushed.Pattern, "2.0.0"); err != nil {
+				t.Fatal(err)
+			}
+			f, err := fetch(t, s, "team/website:2.0.0", key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantUnverified(t, f, "the tag 2.0.0 points at version 1.0.0 of the pattern")
+		})
+
 		// A pattern pushed by hand, without Inrun's gate: no proof.
 		t.Run("missing proof", func(t *testing.T) {
 			repo := repository(t, s, "team/bare")
