@@ -24,6 +24,8 @@ import (
 	"github.com/inrun/inrun/localcluster/assets"
 	"github.com/inrun/inrun/localcluster/clustertest"
 	"github.com/inrun/inrun/localregistry"
+	"github.com/inrun/inrun/registry"
+	"github.com/inrun/inrun/registry/gate"
 )
 
 // initPattern makes the Website pack in a new directory and a key to sign
@@ -225,5 +227,79 @@ func flipBlob(t *testing.T, storage string, d digest.Digest) {
 	data[len(data)/2] ^= 1
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInspectPullPatterns runs the reading side of the CLI against a
+// pattern pushed with a passing result made up for the test (the gate's
+// own run is TestRegistryWalkthrough's): patterns, inspect and pull, with
+// a trusted key and without.
+func TestInspectPullPatterns(t *testing.T) {
+	srv := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)), ggcr.WithReferrersSupport(true)))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	dir := initPattern(t)
+	files, err := gate.Collect(filepath.Join(dir, "blueprint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign, err := signer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := registry.ParseReference(host + "/team/website:1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := registry.Results{
+		InrunVersion: "test", KubernetesVersion: assets.KubernetesVersion,
+		Simulate: registry.Suite{File: "test/simulate.yaml", Cases: 4, Passed: 4, Duration: "1s"},
+		E2E:      registry.Suite{File: "test/e2e.yaml", Cases: 1, Passed: 1, Duration: "1m"},
+	}
+	p := &registry.Pattern{Name: "website", Version: "1.0.0", Description: "A Website", Files: files}
+	if _, err := registry.Push(context.Background(), registry.NewRemote(host), ref, p, registry.PushOptions{Signer: sign, Results: results}); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := run(t, dir, "patterns", host+"/team")
+	if err != nil || !regexp.MustCompile(`website\s+1\.0\.0\s+A Website`).MatchString(out) {
+		t.Errorf("patterns = %v\n%s", err, out)
+	}
+	out, err = run(t, dir, "patterns", host+"/empty")
+	if err != nil || !strings.Contains(out, "No patterns in "+host+"/empty yet") {
+		t.Errorf("patterns of an empty namespace = %v\n%s", err, out)
+	}
+	out, err = run(t, dir, "inspect", ref.String())
+	if err != nil {
+		t.Fatalf("inspect: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Kind=Website", "spec.image (string", "groups=apps,resources=deployments", "Proof:       verified", "simulate    4/4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect printed no %q:\n%s", want, out)
+		}
+	}
+	pulled := filepath.Join(t.TempDir(), "w")
+	if out, err := run(t, dir, "pull", ref.String(), "-o", pulled); err != nil || !strings.Contains(out, "Wrote 6 files") {
+		t.Fatalf("pull: %v\n%s", err, out)
+	}
+	if _, err := run(t, dir, "pull", ref.String(), "-o", pulled); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("pull over a directory = %v, want a refusal", err)
+	}
+
+	// Someone who does not trust the publisher's key.
+	t.Setenv(envKeysDir, t.TempDir())
+	if _, err := run(t, dir, "keys", "create", "someone"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(t, dir, "inspect", ref.String())
+	if !errors.Is(err, errReported) || !strings.Contains(out, "NOT VERIFIED") || !strings.Contains(out, sign.Public().ID()) {
+		t.Errorf("inspect with an untrusted key = %v\n%s", err, out)
+	}
+	if _, err := run(t, dir, "pull", ref.String(), "-o", filepath.Join(t.TempDir(), "x")); err == nil || !strings.Contains(err.Error(), "--allow-unverified") {
+		t.Errorf("pull of an unverified pattern = %v", err)
+	}
+	out, err = run(t, dir, "pull", ref.String(), "-o", filepath.Join(t.TempDir(), "y"), "--allow-unverified")
+	if err != nil || !strings.Contains(out, "WARNING") {
+		t.Errorf("pull --allow-unverified = %v\n%s", err, out)
 	}
 }
