@@ -496,7 +496,7 @@ func TestBadInput(t *testing.T) {
 	l := httptest.NewServer(nil)
 	host := strings.TrimPrefix(l.URL, "http://")
 	l.Close()
-	err := registry.Reachable(context.Background(), registry.NewRemote(host), host)
+	err := registry.NewRemote(host).Reachable(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "registry "+host+" is unreachable") || !strings.Contains(err.Error(), "that the registry runs") {
 		t.Errorf("Reachable(closed port) = %v", err)
 	}

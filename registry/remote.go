@@ -129,29 +129,25 @@ func (r *Remote) Repository(_ context.Context, name string) (Target, error) {
 
 // Reachable checks that the registry answers, so that a wrong host or a
 // stopped registry is one clear error before any work is done.
-func Reachable(ctx context.Context, reg Registry, host string) error {
-	rem, ok := reg.(*Remote)
-	if !ok {
-		return nil
-	}
-	r, err := remote.NewRegistry(host)
+func (r *Remote) Reachable(ctx context.Context) error {
+	reg, err := remote.NewRegistry(r.Host)
 	if err != nil {
 		return err
 	}
-	r.PlainHTTP = rem.PlainHTTP
-	if rem.Client != nil {
-		r.Client = rem.Client
+	reg.PlainHTTP = r.PlainHTTP
+	if r.Client != nil {
+		reg.Client = r.Client
 	}
-	if err := r.Ping(ctx); err != nil {
+	if err := reg.Ping(ctx); err != nil {
 		hint := "check the host and port, and that the registry runs"
-		if !rem.PlainHTTP {
+		if !r.PlainHTTP {
 			hint += "; a registry without TLS needs --plain-http"
 		}
 		var ue interface{ Timeout() bool }
 		if errors.As(err, &ue) && ue.Timeout() {
 			hint = "the registry did not answer in time; " + hint
 		}
-		return fmt.Errorf("registry %s is unreachable: %w; %s", host, err, hint)
+		return fmt.Errorf("registry %s is unreachable: %w; %s", r.Host, err, hint)
 	}
 	return nil
 }

@@ -189,7 +189,7 @@ func (f *registryFlags) register(cmd *cobra.Command) {
 func (f *registryFlags) open(ctx context.Context, host string) (registry.Registry, error) {
 	reg := registry.NewRemote(host)
 	reg.PlainHTTP = reg.PlainHTTP || f.plainHTTP
-	return reg, registry.Reachable(ctx, reg, host)
+	return reg, reg.Reachable(ctx)
 }
 
 func newPushCommand() *cobra.Command {
