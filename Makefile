@@ -27,7 +27,7 @@ run: build assets ## Set up and run the canonical pack in ./demo on a local cont
 	cd $(DEMO) && ../$(INRUN) check && ../$(INRUN) simulate && ../$(INRUN) --dev
 
 .PHONY: assets
-assets: build ## Build (or verify) the local control plane binaries, cached per version
+assets: build ## Build (or verify) the local control plane binaries and the OCI registry, cached per version
 	$(INRUN) cluster assets
 
 .PHONY: test

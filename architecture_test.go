@@ -30,9 +30,9 @@ var stages = []struct {
 	{"front end: checking", []string{"compiler"}},
 	{"front end: importing other tools' definitions", []string{"importer/..."}},
 	{"back ends", []string{"runtime-lib/...", "codegen", "templates", "gateway", "migrate"}},
-	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs", "gateway/play"}},
+	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs", "gateway/play", "registry", "localregistry"}},
 	{"real-cluster tests", []string{"e2e"}},
-	{"programs and proofs", []string{"conformance/...", "bench/...", "faults", "cmd/...", "packs/remote/reconcilers/..."}},
+	{"programs and proofs", []string{"conformance/...", "bench/...", "faults", "cmd/...", "packs/remote/reconcilers/...", "registry/gate"}},
 }
 
 // neverReached lists, per tree, the packages its binaries must never link,

@@ -17,8 +17,8 @@ import (
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
 
-// notYet is what every migration command says is still to come.
-const notYet = `Not implemented yet: kind moves (migrate.to, migrate.selection), the
+// migrateNotYet is what every migration command says is still to come.
+const migrateNotYet = `Not implemented yet: kind moves (migrate.to, migrate.selection), the
 transitional CRD that Inrun writes for you, and inrun clean. Until then, keep
 both paths in the CRD yourself while values move (mark the old one
 deprecated in its description), and delete the snapshots with
@@ -93,7 +93,7 @@ migrate.inrun.dev/id=<ID>. Interrupted at any point (Ctrl-C, kill -9), it is
 run again and finishes: marked objects are skipped, none is moved twice.
 inrun rollback undoes it.
 
-` + notYet,
+` + migrateNotYet,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newMigratePlanCommand(), newMigrateApplyCommand())
@@ -159,7 +159,7 @@ Blueprint does not acknowledge. Progress (objects, rate) goes to stderr.
 Interrupted, run it again: marked objects are skipped, none moves twice.
 It exits 1 when an object could not be moved (each is listed).
 
-` + notYet,
+` + migrateNotYet,
 		Example: `  inrun migrate plan && inrun migrate apply
   inrun migrate apply --workers 8`,
 		Args: cobra.NoArgs,
@@ -223,7 +223,7 @@ touched. It exits 2 when drift was left in place, 1 on failure.
 
 Rollback can be run again: restored fields are left alone.
 
-` + notYet,
+` + migrateNotYet,
 		Example: `  inrun rollback
   inrun rollback --force apps/payments-api
   inrun rollback --id app-3f9a2c1b7d`,

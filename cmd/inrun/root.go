@@ -65,6 +65,11 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 		newImportCommand(),
 		newMigrateCommand(),
 		newRollbackCommand(),
+		newKeysCommand(),
+		newPushCommand(),
+		newPatternsCommand(),
+		newInspectCommand(),
+		newPullCommand(),
 	)
 	return root
 }
