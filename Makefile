@@ -6,6 +6,10 @@ INRUN    := $(BIN)/inrun
 DEMO     ?= demo
 N        ?= 1000
 FUZZTIME ?= 30s
+GATEWAY_N ?= 2000
+GATEWAY_WORKERS ?= 4
+GATEWAY_COUNT ?= 1
+REQUESTS ?= 1000
 
 .DEFAULT_GOAL := help
 
@@ -23,7 +27,7 @@ run: build assets ## Set up and run the canonical pack in ./demo on a local cont
 	cd $(DEMO) && ../$(INRUN) check && ../$(INRUN) simulate && ../$(INRUN) --dev
 
 .PHONY: assets
-assets: build ## Build (or verify) the local control plane binaries, cached per version
+assets: build ## Build (or verify) the local control plane binaries and the OCI registry, cached per version
 	$(INRUN) cluster assets
 
 .PHONY: test
@@ -61,8 +65,25 @@ faults: build assets ## The fault matrix on a local control plane (FAULTSFLAGS="
 
 .PHONY: microbench
 microbench: ## Micro-benchmarks of the hot paths
-	$(GO) test ./compiler ./expr ./runtime-lib/... ./bench/... -run '^$$' -bench . -benchmem
+	$(GO) test ./compiler ./expr ./runtime-lib/... ./gateway -run '^$$' -bench . -benchmem
+	$(GO) test ./bench -run '^$$' -bench '^Benchmark(RenderChildren|Sync)' -benchmem
 
 .PHONY: bench
 bench: assets ## Convergence benchmark on a local control plane (N=1000; BENCHFLAGS="-json out.json"); see docs/performance.md
 	$(GO) run ./bench -n $(N) $(BENCHFLAGS)
+
+.PHONY: bench-gateway
+bench-gateway: assets ## The gateway benchmark on a local control plane: create and get-view beside a direct apply and get, GATEWAY_N requests each (default 2000), GATEWAY_WORKERS at once (default 4), GATEWAY_COUNT rounds (default 1); see docs/performance.md
+	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkGateway$$' -benchtime $(GATEWAY_N)x -count $(GATEWAY_COUNT) -timeout 30m -gateway-workers $(GATEWAY_WORKERS)
+
+.PHONY: gateway-idempotency
+gateway-idempotency: assets ## REQUESTS (default 1000) concurrent requests to the gateway with retries and dropped connections under idempotency keys: no duplicate custom resource; see docs/gateway.md
+	INRUN_GATEWAY_REQUESTS=$(REQUESTS) INRUN_REQUIRE_ASSETS=1 $(GO) test ./gateway -run '^TestConcurrentRetries$$' -count 1 -v -timeout 30m
+
+.PHONY: migrate-scale
+migrate-scale: assets ## inrun migrate on N custom resources (default 1000): apply interrupted three times and resumed, 1% edited, rollback with drift; see docs/migration.md
+	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterApplyResumeRollback$$' -count=1 -v -timeout 60m
+
+.PHONY: migrate-bench
+migrate-bench: assets ## Objects inrun migrate apply moves per second beside plain updates of as many, same run (N objects, default 1000)
+	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^$$' -bench '^BenchmarkClusterMigrate$$' -benchtime 1x -count=1 -timeout 60m

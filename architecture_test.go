@@ -29,10 +29,10 @@ var stages = []struct {
 	{"front end: the short schema", []string{"simpleschema"}},
 	{"front end: checking", []string{"compiler"}},
 	{"front end: importing other tools' definitions", []string{"importer/..."}},
-	{"back ends", []string{"runtime-lib/...", "codegen", "templates", "gateway"}},
-	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs", "gateway/play", "builder"}},
+	{"back ends", []string{"runtime-lib/...", "codegen", "templates", "gateway", "migrate"}},
+	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs", "gateway/play", "registry", "localregistry", "builder"}},
 	{"real-cluster tests", []string{"e2e"}},
-	{"programs and proofs", []string{"conformance/...", "bench/...", "faults", "cmd/...", "packs/remote/reconcilers/..."}},
+	{"programs and proofs", []string{"conformance/...", "bench/...", "faults", "cmd/...", "packs/remote/reconcilers/...", "registry/gate"}},
 }
 
 // neverReached lists, per tree, the packages its binaries must never link,
@@ -51,6 +51,8 @@ var neverReached = []struct {
 	{"codegen", []string{"compiler", "load", "runtime-lib/..."}},
 	// The gateway serves compiled Blueprints; it never reads one.
 	{"gateway", []string{"compiler", "load", "internal/yamlpos", "codegen", "e2e", "simulate", "localcluster/...", "conformance/..."}},
+	// Migrations move what the IR says; they read no Blueprint either.
+	{"migrate", []string{"compiler", "load", "internal/yamlpos", "codegen", "runtime-lib/...", "e2e", "simulate", "localcluster/...", "conformance/..."}},
 }
 
 func match(pattern, pkg string) bool {

@@ -10,7 +10,7 @@ import (
 // implemented (and typed in the IR), using it is an error: a Blueprint
 // that sets it would otherwise run without what it asks for.
 var reservedSections = []struct{ key, what string }{
-	{"migrate", "schema migration (inrun migrate)"},
+	{"migrate", "moving custom resources to another kind (migrate.to, migrate.selection); a field move is migrate.from on a served field (serve.fields.<name>.migrate)"},
 	{"lifecycle", "pattern lifecycle and deprecation (the pattern registry)"},
 }
 

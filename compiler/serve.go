@@ -31,7 +31,7 @@ import (
 var serveFields = []string{"target", "description", "fields", "name", "namespace", "view", "tokens"}
 
 // serveFieldFields are the fields of one intent field.
-var serveFieldFields = []string{"path", "type", "required", "default", "enum", "pattern", "description"}
+var serveFieldFields = []string{"path", "type", "required", "default", "enum", "pattern", "description", "migrate"}
 
 // reservedIntentFields are keys an intent body uses for itself.
 var reservedIntentFields = map[string]string{
@@ -181,6 +181,9 @@ func (d *decoder) serveFields(o *yamlpos.Map, s *ir.Serve) {
 				d.add(d.Pos(dn), diag.InvalidValue, "remove default, or required: a required field is always sent", "%s is required and has a default", path)
 			}
 		}
+		if mn := m.Get("migrate"); mn != nil {
+			d.serveMigrate(mn, path, f, crdType)
+		}
 		if f.Description == "" && f.Path != "" && d.self != nil {
 			if ps := schemaAt(d.self, f.Path); ps != nil {
 				f.Description = ps.Description
@@ -189,6 +192,7 @@ func (d *decoder) serveFields(o *yamlpos.Map, s *ir.Serve) {
 		s.Fields = append(s.Fields, f)
 	}
 	d.requiredPaths(fm, s)
+	d.migrateConflicts(s)
 }
 
 // fieldLiteral checks a default or enum value of f: a literal of its type,

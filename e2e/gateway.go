@@ -70,7 +70,7 @@ func startGateway(ctx context.Context, cfg *rest.Config, bp *ir.Blueprint, g *Ga
 		}
 	}
 	for _, ns := range namespaces {
-		err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{LabelCase: "true"}}})
+		err := createNamespace(ctx, c, ns)
 		switch {
 		case err == nil:
 			gr.created = append(gr.created, ns)
@@ -216,3 +216,33 @@ func checkResponse(what string, status int, body []byte, want *Response) *Failur
 // errNoGateway is the error of a request in a run with no gateway: Load
 // and Parse refuse such a file, so it is a bug.
 var errNoGateway = errors.New("the step sends a request, and the run has no gateway")
+
+// createNamespace creates namespace ns. One still being deleted (by the
+// previous run's cleanup, say) is waited for first: nothing can be made
+// in it, and it is gone within seconds.
+func createNamespace(ctx context.Context, c client.Client, name string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelCase: "true"}}})
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		ns := &corev1.Namespace{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, ns); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if ns.DeletionTimestamp == nil {
+			return err // it exists, and stays
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("namespace %s is still being deleted after a minute", name)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

@@ -80,8 +80,13 @@ func (m *matrix) configMapRow(ctx context.Context, r *Row) error {
 	r.saw("an edit of the Widget reconciled by the last good Blueprint")
 
 	// Fixed, with a change: the controllers restart in-process, and
-	// rewrite nothing that has converged.
-	st0, err := p.stats(ctx)
+	// rewrite nothing that has converged. The count starts once the
+	// edit's own writes are done: the share's status write lands just
+	// after the share.
+	if err := m.waitConverged(ctx, ns, name, time.Minute); err != nil {
+		return err
+	}
+	st0, err := settle(ctx, p, 3*time.Second, time.Minute)
 	if err != nil {
 		return err
 	}

@@ -194,9 +194,27 @@ func (s *Server) routes() {
 	m.HandleFunc("PUT /v1/targets/{target}/intents/{name}", s.api(s.create))
 	m.HandleFunc("DELETE /v1/targets/{target}/intents/{name}", s.api(s.remove))
 	m.HandleFunc("GET /v1/targets/{target}/intents/{name}/watch", s.api(s.watch))
-	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+	m.HandleFunc("/v1/", s.noRoute)
+}
+
+// noRoute answers a request no route of the API takes: 405, with Allow,
+// when the path has routes for other methods; else 404. (The catch-all
+// /v1/ would otherwise hide the mux's own 405.)
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = method
+		if _, pattern := s.mux.Handler(probe); pattern != "/v1/" && pattern != "" {
+			allowed = append(allowed, method)
+		}
+	}
+	if len(allowed) == 0 {
 		problem(http.StatusNotFound, CodeNotFound, "see /v1/openapi.json for the API", "no API at %s %s", r.Method, r.URL.Path).write(w)
-	})
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	problem(http.StatusMethodNotAllowed, CodeMethod, "send "+strings.Join(allowed, " or ")+"; see /v1/openapi.json for the API", "%s %s: the API has no %s here", r.Method, r.URL.Path, r.Method).write(w)
 }
 
 func (s *Server) index(w http.ResponseWriter, _ *http.Request) {

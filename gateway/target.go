@@ -464,15 +464,26 @@ func (t *Target) Map(in Intent, name, caller string) *unstructured.Unstructured 
 }
 
 // IntentOf reads back the intent a custom resource holds: each field at its
-// path, the namespace field from the namespace, and a field the name is
-// made from, without a path, as the name.
+// path (or, for a custom resource inrun migrate has not moved yet, at the
+// first of the field's migrate.from paths that holds a value), the
+// namespace field from the namespace, and a field the name is made from,
+// without a path, as the name. Map writes only the path: a caller's next
+// write moves the value, and server-side apply drops the old path the
+// gateway wrote.
 func (t *Target) IntentOf(obj *unstructured.Unstructured) Intent {
 	in := Intent{}
 	for _, f := range t.Serve.Fields {
 		switch {
 		case f.Path != "":
-			if v, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, strings.Split(f.Path, ".")...); ok && v != nil {
-				in[f.Name] = v
+			paths := []string{f.Path}
+			if f.Migrate != nil {
+				paths = append(paths, f.Migrate.From...)
+			}
+			for _, p := range paths {
+				if v, ok, _ := unstructured.NestedFieldNoCopy(obj.Object, strings.Split(p, ".")...); ok && v != nil {
+					in[f.Name] = v
+					break
+				}
 			}
 		case f.Name == t.Serve.Namespace.From:
 			if env, ok := t.EnvironmentOf(obj.GetNamespace()); ok {

@@ -117,6 +117,41 @@ type ServeField struct {
 	// Description is shown to callers; from the CRD when the Blueprint
 	// gives none.
 	Description string `json:",omitempty"`
+	// Migrate moves values stored at the field's old paths to Path (inrun
+	// migrate); nil when the field has always been at Path.
+	Migrate *FieldMigration `json:",omitempty"`
+}
+
+// FieldMigration is a served field's migrate section: the paths its value
+// was stored at before. One declaration serves both writers: the gateway
+// writes Path for callers who still send the field, and inrun migrate
+// moves the values custom resources hold at From to Path.
+type FieldMigration struct {
+	Pos Pos
+	// From are the old paths, dotted from the root like Path, in the order
+	// the Blueprint lists them: when a custom resource holds a value at
+	// more than one, the first wins.
+	From []string
+	// AcceptLoss acknowledges that a move may drop a value: a custom
+	// resource that holds different values at two old paths, or already
+	// holds another value at Path. Without it inrun migrate apply refuses
+	// to start while its plan finds such a resource.
+	AcceptLoss bool `json:",omitempty"`
+}
+
+// Migrations returns the fields that have a migrate section, in Blueprint
+// order; nil when none has.
+func (s *Serve) Migrations() []*ServeField {
+	if s == nil {
+		return nil
+	}
+	var out []*ServeField
+	for _, f := range s.Fields {
+		if f.Migrate != nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ServeName says how the custom resource's name is made: from a field

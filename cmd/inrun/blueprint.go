@@ -29,19 +29,19 @@ func loadBlueprint(path string) (*ir.Blueprint, error) {
 	return compiler.CompileFile(path, compileOptions())
 }
 
-// registry is the Go compiled into this inrun (components.Default); tests
+// compiledIn is the Go compiled into this inrun (components.Default); tests
 // give one of their own.
-var registry = components.Default
+var compiledIn = components.Default
 
 // compileOptions are the compiler's options in this inrun: an inrun with
 // Go compiled in checks the names Blueprints give against it (E0023); a
 // plain one checks their form only, and refuses to run them (goNote,
 // refuseMissingGo).
 func compileOptions() compiler.Options {
-	if registry.Empty() {
+	if compiledIn.Empty() {
 		return compiler.Options{}
 	}
-	return compiler.Options{Components: registry}
+	return compiler.Options{Components: compiledIn}
 }
 
 // refuseMissingGo returns an error naming, for every Blueprint of bps, the
@@ -49,7 +49,7 @@ func compileOptions() compiler.Options {
 func refuseMissingGo(bps []*ir.Blueprint) error {
 	var errs []error
 	for _, bp := range bps {
-		errs = append(errs, registry.Check(bp))
+		errs = append(errs, compiledIn.Check(bp))
 	}
 	return errors.Join(errs...)
 }
@@ -65,7 +65,7 @@ func goNote(bp *ir.Blueprint) string {
 	for _, n := range needs {
 		names = append(names, fmt.Sprintf("%s %s", n.What, n.Name))
 	}
-	if len(registry.Missing(bp)) > 0 {
+	if len(compiledIn.Missing(bp)) > 0 {
 		return fmt.Sprintf("; names Go %s, not compiled into this inrun: it cannot run here (docs/typed.md)", strings.Join(names, ", "))
 	}
 	return fmt.Sprintf("; names Go %s, compiled in", strings.Join(names, ", "))

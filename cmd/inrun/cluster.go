@@ -39,7 +39,9 @@ func newClusterAssetsCommand() *cobra.Command {
 		Short: "Build or verify the control plane binaries and print where they are",
 		Long: `Builds kube-apiserver, kube-controller-manager, kube-scheduler and kubectl
 ` + assets.KubernetesVersion + `, etcd ` + assets.EtcdVersion + ` and kwok ` + assets.KwokVersion + ` from source with the go command, and
-copies kwok's stage files next to them. The first build takes about 10
+copies kwok's stage files next to them; beside the control plane it builds
+the CNCF Distribution registry ` + assets.RegistryVersion + ` (cmd/registry), the OCI registry the
+pattern registry's tests push to. The first build takes about 10
 minutes on two cores; it prints what it is doing as it goes. Later runs check
 what was built (checksums and versions) and rebuild only what is wrong.
 

@@ -10,7 +10,7 @@ import (
 func main() {
 	// Go compiled in that registered badly (a name twice, a bad name) is
 	// reported before anything runs, all of it.
-	if err := registry.Err(); err != nil {
+	if err := compiledIn.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, "Error: the Go code compiled into this inrun registers badly:", err)
 		os.Exit(1)
 	}

@@ -85,7 +85,7 @@ for the API) to start here for the render, called at --reconciler-url
 			}
 			sim, err := simulate.New(bp)
 			if err == nil {
-				sim = sim.WithComponents(registry)
+				sim = sim.WithComponents(compiledIn)
 			}
 			if err != nil {
 				return err

@@ -64,6 +64,13 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 		newCRDCommand(),
 		newImportCommand(),
 		newVersionCommand(),
+		newMigrateCommand(),
+		newRollbackCommand(),
+		newKeysCommand(),
+		newPushCommand(),
+		newPatternsCommand(),
+		newInspectCommand(),
+		newPullCommand(),
 	)
 	return root
 }

@@ -69,7 +69,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
 	fl.BoolVar(&f.leaderElect, "leader-elect", inCluster, "elect one active runtime through a Lease (default on inside a cluster)")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the runtime's namespace in a cluster, else default)")
-	fl.StringVar(&f.serve, "serve", "", "also run the intent gateway (inrun serve) in this process, on this address (--serve alone: "+gateway.DefaultAddress+")")
+	fl.StringVar(&f.serve, "serve", "", "also run the intent gateway (inrun serve) in this process, on this address, written --serve=ADDR (--serve alone: "+gateway.DefaultAddress+")")
 	fl.Lookup("serve").NoOptDefVal = gateway.DefaultAddress
 	f.gateway.register(cmd)
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -106,8 +106,10 @@ prints the KUBECONFIG line for a second terminal.
 
 With --serve, the intent gateway (inrun serve) runs in the same process,
 for the Blueprints that have a serve section: callers send intents, the
-runtime reconciles what they become. The gateway's flags are those of inrun
-serve; the console is not built yet.
+runtime reconciles what they become. It listens on :8070, or on the address
+given as --serve=ADDR (with "=": "--serve ADDR" would read ADDR as a
+Blueprint). The gateway's flags are those of inrun serve; the console is not
+built yet.
 
 A Blueprint that names Go code (reconcile.go, a child's go.transform) runs
 only on an inrun with that code compiled in; any other refuses it before
@@ -125,7 +127,8 @@ func newRunCommand() *cobra.Command {
 		Example: `  inrun run --dev
   inrun run blueprint.yaml other/blueprint.yaml --leader-elect
   inrun run --from-configmaps --configmap-namespace inrun-system
-  inrun run --dev --serve`,
+  inrun run --dev --serve
+  inrun run --serve=127.0.0.1:9000`,
 		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args) },
 	}
 	f.register(cmd)
@@ -283,7 +286,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		LeaderElection:          f.leaderElect,
 		LeaderElectionNamespace: f.leaderNS,
 		Log:                     log,
-		Components:              registry,
+		Components:              compiledIn,
 	})
 	stopGateway()
 	if gatewayErr != nil {

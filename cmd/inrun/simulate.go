@@ -57,7 +57,7 @@ Exit status: 0 when every case passes, 1 otherwise.`,
 			}
 			sim, err := simulate.New(bp)
 			if err == nil {
-				sim = sim.WithComponents(registry)
+				sim = sim.WithComponents(compiledIn)
 			}
 			if err != nil {
 				return err

@@ -74,9 +74,9 @@ func write(t *testing.T, path, data string) {
 
 // withRegistry makes the CLI's registry reg for the test.
 func withRegistry(t *testing.T, reg *components.Registry) {
-	old := registry
-	registry = reg
-	t.Cleanup(func() { registry = old })
+	old := compiledIn
+	compiledIn = reg
+	t.Cleanup(func() { compiledIn = old })
 }
 
 // TestTypedBlueprintPlainInrun: a plain inrun checks a typed Blueprint's

@@ -36,7 +36,7 @@ pack's make registry) is not implemented yet: see docs/typed.md.`,
 			if !list {
 				return nil
 			}
-			mods := registry.Modules(info)
+			mods := compiledIn.Modules(info)
 			if len(mods) == 0 {
 				fmt.Fprintln(out, "No Go code is compiled in.")
 				return nil

@@ -15,6 +15,9 @@ const (
 	KubernetesVersion = "v1.37.2"
 	EtcdVersion       = "v3.6.16"
 	KwokVersion       = "v0.8.0"
+	// RegistryVersion is the CNCF Distribution registry's, the OCI
+	// registry tests and --dev push patterns to.
+	RegistryVersion = "v3.1.2"
 )
 
 // The file names of the binaries inside an assets directory. Etcd,
@@ -26,6 +29,9 @@ const (
 	KubeScheduler         = "kube-scheduler"
 	Kubectl               = "kubectl"
 	Kwok                  = "kwok"
+	// Registry is the CNCF Distribution registry (cmd/registry); it is
+	// not part of the control plane, so Binaries leaves it out.
+	Registry = "registry"
 )
 
 // StagesDir is the subdirectory of an assets directory that holds the kwok
@@ -42,6 +48,10 @@ const BuildCommand = "inrun cluster assets"
 
 // Binaries lists every binary an assets directory holds, in build order.
 var Binaries = []string{Etcd, KubeAPIServer, KubeControllerManager, KubeScheduler, Kubectl, Kwok}
+
+// Tools lists the binaries an assets directory holds beside the control
+// plane: the OCI registry the pattern registry's tests run against.
+var Tools = []string{Registry}
 
 // Options configures Ensure.
 type Options struct {

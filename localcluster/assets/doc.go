@@ -4,7 +4,10 @@
 // The control plane is made of kube-apiserver, kube-controller-manager,
 // kube-scheduler and kubectl from k8s.io/kubernetes, etcd from
 // go.etcd.io/etcd/server/v3, and kwok from sigs.k8s.io/kwok, plus the kwok
-// stage files that make fake Nodes and Pods become Ready. There are no
+// stage files that make fake Nodes and Pods become Ready. Beside them it
+// builds the CNCF Distribution registry (github.com/distribution/distribution/v3,
+// cmd/registry), the real OCI registry patterns are pushed to in tests and
+// with --dev (package localregistry runs it). There are no
 // downloads of prebuilt binaries: Ensure compiles every binary from source
 // through the Go module proxy, in throwaway modules, into one directory per
 // set of versions (see DefaultDir). The first build takes about ten minutes

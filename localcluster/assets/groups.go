@@ -76,7 +76,24 @@ func groups() []group {
 			estimate: "about 2 minutes",
 			build:    buildKwok,
 		},
+		{
+			name:     "registry",
+			module:   "github.com/distribution/distribution/v3",
+			version:  RegistryVersion,
+			binaries: []string{Registry},
+			estimate: "about 2 minutes",
+			build:    buildRegistry,
+		},
 	}
+}
+
+func buildRegistry(ctx context.Context, b *builder, out string) error {
+	mod, err := b.newModule(ctx, "github.com/distribution/distribution/v3", RegistryVersion, nil)
+	if err != nil {
+		return err
+	}
+	defer mod.remove()
+	return b.goBuild(ctx, mod, "registry", filepath.Join(out, Registry), "", "github.com/distribution/distribution/v3/cmd/registry")
 }
 
 func buildEtcd(ctx context.Context, b *builder, out string) error {

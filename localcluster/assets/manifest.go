@@ -156,6 +156,7 @@ var versionProbes = map[string]struct {
 	KubeScheduler:         {[]string{"--version"}, "Kubernetes " + KubernetesVersion},
 	Kubectl:               {[]string{"version", "--client"}, "Client Version: " + KubernetesVersion},
 	Kwok:                  {[]string{"--version"}, KwokVersion},
+	Registry:              {[]string{"--version"}, "distribution/v3 " + RegistryVersion},
 }
 
 func probeVersion(ctx context.Context, path string) error {

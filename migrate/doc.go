@@ -1,0 +1,35 @@
+// Package migrate moves the values stored in custom resources when their
+// CRD changes under live data: inrun migrate plan and apply, and inrun
+// rollback.
+//
+// A Migration comes from a compiled Blueprint (FromBlueprint): each served
+// field with a migrate section is a Move of the values at its old paths to
+// its path. The package reads nothing else of the Blueprint, and reaches the
+// cluster only through a controller-runtime client.Client.
+//
+// It promises:
+//
+//   - Plan writes nothing. It counts what Apply would do, shows sample
+//     diffs, and flags every lossy move (a value that would be dropped).
+//     Apply refuses to start while the plan has a lossy move its field does
+//     not acknowledge (migrate.acceptLoss), and then writes nothing.
+//   - Before an object changes, its full prior state is saved in the
+//     cluster (Secrets, chunked under the object size limit), and the
+//     snapshot's SHA-256 is written to the migration's ledger (ConfigMaps).
+//     The object is then updated at the resourceVersion the snapshot was
+//     taken from, with a marker annotation (AnnotationID) naming the
+//     migration, so the snapshot is exactly the state the move replaced.
+//   - Apply resumes: killed at any point and run again, it skips marked
+//     objects and redoes the others from a fresh read. No object is moved
+//     twice.
+//   - Rollback first verifies every snapshot against the ledger, and
+//     refuses, naming each object and snapshot, when one is missing or
+//     tampered with; it then writes nothing. It restores a field only where
+//     the live value is still the one the migration wrote. A field edited
+//     since is never overwritten: it is reported as Drift (the value before
+//     the migration, the value it wrote, the live value) and skipped,
+//     unless the object is named in RollbackOptions.Force.
+//
+// Not yet here: kind moves (migrate.to, migrate.selection), the
+// transitional CRD and inrun clean.
+package migrate
