@@ -107,7 +107,7 @@ prints the KUBECONFIG line for a second terminal.
 With --serve, the intent gateway (inrun serve) runs in the same process,
 for the Blueprints that have a serve section: callers send intents, the
 runtime reconciles what they become. The gateway's flags are those of inrun
-serve; the console is not built yet.
+serve, its web console included (--console).
 
 A bare "inrun" is "inrun run".`
 
