@@ -431,5 +431,6 @@ document.addEventListener('DOMContentLoaded', () => {
   $('intent-form').addEventListener('submit', submit);
   $('play-button').addEventListener('click', play);
   $('new-intent').addEventListener('click', newIntent);
+  $('refresh').addEventListener('click', loadIntents);
   if (token()) useToken(token());
 });
