@@ -234,7 +234,6 @@ function showProblem(p) {
   box.hidden = false;
   box.append(el('p', { text: p.detail || 'The gateway refused the intent.' }), p.fix ? el('p', { class: 'hint', text: 'Fix: ' + p.fix }) : null);
   box.dataset.code = p.code || '';
-  let first = null;
   for (const fp of p.fields || []) {
     const msg = $('problem-' + fp.field);
     const input = $('field-' + fp.field);
@@ -245,8 +244,9 @@ function showProblem(p) {
     msg.hidden = false;
     msg.textContent = msg.textContent ? msg.textContent + ' ' + fp.message : fp.message;
     input.setAttribute('aria-invalid', 'true');
-    first = first || input;
   }
+  // The first field at fault, in the form's order, gets the focus.
+  const first = $('fields').querySelector('[aria-invalid=true]');
   if (first) first.focus();
 }
 
@@ -373,7 +373,18 @@ async function watch(v, restart) {
   let last = v;
   try {
     const res = await fetch(v.links.watch, { headers: { Authorization: 'Bearer ' + token() }, signal: ctl.signal, cache: 'no-store' });
-    if (!res.ok) return;
+    if (res.status === 404) {
+      // Gone before the watch began: a delete that finished quickly.
+      last = Object.assign({}, v, { state: 'deleted' });
+      showIntent(last);
+      return;
+    }
+    if (!res.ok) {
+      let p = null;
+      try { p = await res.json(); } catch (_) { /* not a problem body */ }
+      setStatus('Cannot follow ' + v.name + ' (' + res.status + '): ' + describe(p));
+      return;
+    }
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = '';
     for (;;) {
