@@ -97,7 +97,7 @@ func NewHandler(opts HandlerOptions) http.Handler {
 		defer cancel()
 		stages, refused, err := Stages(ctx, Options{Blueprint: bp, Intent: body, Scopes: caller.Scopes, Name: r.URL.Query().Get("name")})
 		if err != nil {
-			refuse(w, http.StatusBadGateway, gateway.CodeUnavailable, "check that the target's reconciler runs, then play again", "the play could not finish: "+err.Error())
+			refuse(w, http.StatusBadGateway, gateway.CodeUnavailable, "play again; inrun serve play with the Blueprint shows the same stages locally", "the play could not finish: "+err.Error())
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
