@@ -473,6 +473,28 @@ func TestConsole(t *testing.T) {
 	}
 	b.shot("4-ready", b.shows(key+` .state[data-state="ready"]`, false, green, 0.4))
 
+	// Change it: the form holds the intent; Update sends it, and the view
+	// follows the runtime to two ready replicas.
+	b.do("changing the intent", chromedp.Click(chromedp.CSS(key+` button.edit`)), chromedp.WaitVisible(chromedp.CSS("#editing")))
+	if got := eval[[]string](b, `["field-repository", "field-environment", "field-version", "field-replicas"].map(id => document.getElementById(id).value)`); strings.Join(got, " ") != `console/web "staging" latest 1` {
+		t.Errorf("the form holds %q", got)
+	}
+	if s := b.text("#submit"); s != "Update" {
+		t.Errorf("the submit button says %q", s)
+	}
+	b.set("field-replicas", "2")
+	b.do("updating the intent", chromedp.Click(chromedp.CSS("#submit")), chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => {
+		const li = document.querySelector(%q);
+		const n = li && li.querySelector('.view dd[data-key="replicas"]');
+		return li && li.dataset.state === "ready" && n && n.textContent === "2";
+	})()`, key), chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(0)))
+	if s := b.text("#status"); !strings.Contains(s, "Updated intent console-web of app") {
+		t.Errorf("the status line after the update: %q", s)
+	}
+	if apps := e.apps(t, "apps-staging"); strings.Join(apps, ",") != "console-web" {
+		t.Errorf("the Apps after the update: %v", apps)
+	}
+
 	// Delete: it leaves the list once gone, and the App is gone.
 	b.do("deleting", chromedp.Click(chromedp.CSS(key+` button.delete`)), chromedp.WaitNotPresent(chromedp.CSS(key)))
 	if s := b.text("#status"); !strings.Contains(s, "console-web of app is deleted") {
