@@ -42,6 +42,8 @@
 //
 // Server serves the JSON API under /v1 (see docs/gateway.md) and an
 // OpenAPI 3 document of it at /v1/openapi.json. Its mux is open to more
-// handlers (Server.Handle): the web console is not built yet and will be
-// mounted there, reading the same JSON API.
+// handlers (Server.Handle), which Server.Authenticate lets share the API's
+// authenticate and limit stages: inrun serve mounts the web console
+// (package console) at ConsolePath and the play endpoint (package play)
+// there; GET / sends a browser to the console when one is mounted.
 package gateway

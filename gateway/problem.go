@@ -69,11 +69,14 @@ func problem(status int, code, fix, format string, args ...any) *Problem {
 	return &Problem{Status: status, Title: http.StatusText(status), Code: code, Detail: fmt.Sprintf(format, args...), Fix: fix}
 }
 
-// write sends p.
-func (p *Problem) write(w http.ResponseWriter) {
+// Write sends p as the answer.
+func (p *Problem) Write(w http.ResponseWriter) {
 	if p.RetryAfter > 0 {
 		secs := int((p.RetryAfter + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	if p.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="inrun"`)
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

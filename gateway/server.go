@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -174,9 +175,32 @@ func (s *Server) Targets() []*Target {
 // Handler is the gateway's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.mux }
 
-// Handle adds a handler to the gateway's mux, beside the API: where the
-// web console (not built yet) will be mounted.
+// Handle adds a handler to the gateway's mux, beside the API: inrun serve
+// mounts the web console (package console) at ConsolePath, and the play
+// endpoint (package play), this way.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// ConsolePath is where inrun serve mounts the web console; the index links
+// it, and sends browsers there, when something is mounted.
+const ConsolePath = "/console/"
+
+// Authenticate runs a request through the first stages every API request
+// goes through, authenticate and the rate limit, for a handler mounted
+// with Handle: the Caller, or the Problem to answer with.
+func (s *Server) Authenticate(r *http.Request) (*Caller, *Problem) {
+	bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && r.Header.Get("Authorization") != "" {
+		return nil, problem(http.StatusUnauthorized, CodeUnauthenticated, "send Authorization: Bearer <token>", "the Authorization header is not a bearer token")
+	}
+	caller, p := s.opts.Authenticator.Authenticate(r.Context(), strings.TrimSpace(bearer))
+	if p != nil {
+		return nil, p
+	}
+	if p := s.limiter.allow(caller.TokenID, s.opts.Now()); p != nil {
+		return nil, p
+	}
+	return caller, nil
+}
 
 func (s *Server) routes() {
 	m := s.mux
@@ -210,20 +234,27 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(allowed) == 0 {
-		problem(http.StatusNotFound, CodeNotFound, "see /v1/openapi.json for the API", "no API at %s %s", r.Method, r.URL.Path).write(w)
+		problem(http.StatusNotFound, CodeNotFound, "see /v1/openapi.json for the API", "no API at %s %s", r.Method, r.URL.Path).Write(w)
 		return
 	}
 	w.Header().Set("Allow", strings.Join(allowed, ", "))
-	problem(http.StatusMethodNotAllowed, CodeMethod, "send "+strings.Join(allowed, " or ")+"; see /v1/openapi.json for the API", "%s %s: the API has no %s here", r.Method, r.URL.Path, r.Method).write(w)
+	problem(http.StatusMethodNotAllowed, CodeMethod, "send "+strings.Join(allowed, " or ")+"; see /v1/openapi.json for the API", "%s %s: the API has no %s here", r.Method, r.URL.Path, r.Method).Write(w)
 }
 
-func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"api":     "/v1",
-		"openapi": "/v1/openapi.json",
-		"targets": "/v1/targets",
-		"console": "not built yet: use the JSON API",
-	})
+// index answers GET /: a browser is sent to the console when one is
+// mounted; anything else reads where the API is.
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	_, pattern := s.mux.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: ConsolePath}})
+	console := pattern != "" && !strings.HasPrefix(pattern, "/v1/")
+	if console && strings.Contains(r.Header.Get("Accept"), "text/html") {
+		http.Redirect(w, r, ConsolePath, http.StatusSeeOther)
+		return
+	}
+	idx := map[string]any{"api": "/v1", "openapi": "/v1/openapi.json", "targets": "/v1/targets", "console": ConsolePath}
+	if !console {
+		idx["console"] = "off: use the JSON API"
+	}
+	writeJSON(w, http.StatusOK, idx)
 }
 
 // request is one API request in progress: who sent it, and what is known
@@ -253,7 +284,7 @@ func (s *Server) api(h handler) http.HandlerFunc {
 		req.change = r.Method != http.MethodGet
 		status, p := s.serve(w, r, req, h)
 		if p != nil {
-			p.write(w)
+			p.Write(w)
 			status, req.code = p.Status, p.Code
 		}
 		req.status = status
@@ -264,21 +295,11 @@ func (s *Server) api(h handler) http.HandlerFunc {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *request, h handler) (int, *Problem) {
-	bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok && r.Header.Get("Authorization") != "" {
-		return 0, problem(http.StatusUnauthorized, CodeUnauthenticated, "send Authorization: Bearer <token>", "the Authorization header is not a bearer token")
-	}
-	caller, p := s.opts.Authenticator.Authenticate(r.Context(), strings.TrimSpace(bearer))
+	caller, p := s.Authenticate(r)
 	if p != nil {
-		if p.Status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="inrun"`)
-		}
 		return 0, p
 	}
 	req.caller = caller
-	if p := s.limiter.allow(caller.TokenID, s.opts.Now()); p != nil {
-		return 0, p
-	}
 	return h(w, r, req)
 }
 

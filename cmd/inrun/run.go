@@ -108,8 +108,8 @@ With --serve, the intent gateway (inrun serve) runs in the same process,
 for the Blueprints that have a serve section: callers send intents, the
 runtime reconciles what they become. It listens on :8070, or on the address
 given as --serve=ADDR (with "=": "--serve ADDR" would read ADDR as a
-Blueprint). The gateway's flags are those of inrun serve; the console is not
-built yet.
+Blueprint). The gateway's flags are those of inrun serve, its web console
+included (--console).
 
 A Blueprint that names Go code (reconcile.go, a child's go.transform) runs
 only on an inrun with that code compiled in; any other refuses it before

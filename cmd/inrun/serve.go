@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/inrun/inrun/gateway"
+	"github.com/inrun/inrun/gateway/console"
 	"github.com/inrun/inrun/gateway/play"
 	"github.com/inrun/inrun/internal/inputfile"
 	"github.com/inrun/inrun/ir"
@@ -37,6 +38,7 @@ type serveFlags struct {
 	rateBurst int
 	maxBody   int64
 	maxWait   time.Duration
+	console   bool
 }
 
 func (f *serveFlags) register(cmd *cobra.Command) {
@@ -46,6 +48,7 @@ func (f *serveFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.rateBurst, "rate-burst", gateway.DefaultRateBurst, "requests per token at once before the rate limit applies")
 	fl.Int64Var(&f.maxBody, "max-body", gateway.DefaultMaxBodyBytes, "largest request body, in bytes (413 beyond)")
 	fl.DurationVar(&f.maxWait, "max-wait", gateway.DefaultMaxWait, "longest ?wait= and watch without follow")
+	fl.BoolVar(&f.console, "console", true, "serve the web console at "+gateway.ConsolePath+" and the play endpoint it uses; --console=false serves the JSON API alone")
 }
 
 func (f *serveFlags) options(bps []*ir.Blueprint, c client.WithWatch) gateway.Options {
@@ -78,13 +81,27 @@ func startGateway(ctx context.Context, cfg *rest.Config, bps []*ir.Blueprint, f 
 	if err != nil {
 		return nil, err
 	}
+	if f.console {
+		mountConsole(s, bps)
+	}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, addr) }()
 	for _, t := range s.Targets() {
 		fmt.Fprintf(out, "Serving target %s (%s) at http://%s/v1/targets/%s/intents.\n", t.Name(), t.BP.Resource.Kind, displayAddr(addr), t.Name())
 	}
-	fmt.Fprintf(out, "The API's OpenAPI document is at http://%s/v1/openapi.json; the console is not built yet.\n", displayAddr(addr))
+	fmt.Fprintf(out, "The API's OpenAPI document is at http://%s/v1/openapi.json.\n", displayAddr(addr))
+	if f.console {
+		fmt.Fprintf(out, "The console is at http://%s%s: open it in a browser, with a token.\n", displayAddr(addr), gateway.ConsolePath)
+	}
 	return done, nil
+}
+
+// mountConsole adds the web console and the play endpoint it uses to the
+// gateway. Play lives in package play, which the gateway may not import
+// (it links the simulator); it has no cluster client and writes nothing.
+func mountConsole(s *gateway.Server, bps []*ir.Blueprint) {
+	s.Handle(gateway.ConsolePath, console.Handler(gateway.ConsolePath))
+	s.Handle(play.HandlerPattern, play.NewHandler(play.HandlerOptions{Blueprints: bps, Authenticate: s.Authenticate}))
 }
 
 func displayAddr(addr string) string {
@@ -108,12 +125,21 @@ environments. An Idempotency-Key header makes a POST, PUT or DELETE happen
 once. GET /v1/openapi.json is the API's OpenAPI 3 document. docs/gateway.md
 has all of it.
 
+The web console is served at /console/ (a browser opening / is sent there):
+one embedded page over the same API. Enter a token to see the targets it may
+use with their fields, your intents with their live views, state and
+problems, a form generated from a target's fields that creates or changes an
+intent and shows each field's problem next to it, delete, and Play, which
+runs the draft intent through every stage as inrun serve play does, with the
+token's scopes and a reconcile simulated in memory (POST
+/v1/targets/<target>/play; nothing is written to the cluster, and a remote
+reconciler is called where the Blueprint says). --console=false serves the
+JSON API alone. docs/console.md has the details.
+
 The gateway writes custom resources with server-side apply under its own
 field manager (inrun-gateway), never changes one it did not make, and needs
 only what "inrun rbac --gateway" prints. It reconciles nothing: run the
-runtime too (inrun run), or run both in one process with inrun run --serve.
-
-The web console is not built yet; the JSON API is what it will use.`
+runtime too (inrun run), or run both in one process with inrun run --serve.`
 
 func newServeCommand() *cobra.Command {
 	var (
@@ -123,11 +149,11 @@ func newServeCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [BLUEPRINT...]",
-		Short: "Run the intent gateway: intents in, views out (the console is not built yet)",
+		Short: "Run the intent gateway: intents in, views out, and its web console",
 		Long:  serveLong,
 		Example: `  inrun serve                                  # blueprint.yaml, on :8070
   inrun serve --address 127.0.0.1:9000 a/blueprint.yaml b/blueprint.yaml
-  inrun serve token create --name ci --scope deploy
+  inrun serve token create --name ci --scope deploy   # then open localhost:8070 in a browser
   curl -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '{"target": "app", "repository": "myorg/payments-api"}' localhost:8070/v1/intents`,
 		RunE: func(cmd *cobra.Command, args []string) error {

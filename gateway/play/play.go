@@ -64,11 +64,37 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Blueprint == nil || opts.Out == nil {
 		return errors.New("play: Options.Blueprint and Options.Out are required")
 	}
+	return run(ctx, opts, &printer{w: opts.Out}, nil)
+}
+
+// Stage is one stage of a play: its heading and what it printed.
+type Stage struct {
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// Stages plays the intent as Run does (opts.Out is not used) and returns
+// the stages one by one, and the Problem of the stage that refused the
+// intent, if one did: what the console shows.
+func Stages(ctx context.Context, opts Options) ([]Stage, *gateway.Problem, error) {
+	if opts.Blueprint == nil {
+		return nil, nil, errors.New("play: Options.Blueprint is required")
+	}
+	p := &printer{w: io.Discard, stages: []Stage{}}
+	var refused *gateway.Problem
+	err := run(ctx, opts, p, func(prob *gateway.Problem) { refused = prob })
+	if errors.Is(err, ErrRefused) {
+		err = nil
+	}
+	return p.stages, refused, err
+}
+
+func run(ctx context.Context, opts Options, p *printer, onRefuse func(*gateway.Problem)) error {
 	t, err := gateway.NewTarget(opts.Blueprint)
 	if err != nil {
 		return err
 	}
-	p := &printer{w: opts.Out}
+	p.onRefuse = onRefuse
 	scopes := opts.Scopes
 	if len(scopes) == 0 {
 		for _, g := range t.Serve.Tokens {
@@ -199,10 +225,12 @@ func join(ns, name string) string {
 	return ns + "/" + name
 }
 
-// printer writes the stages.
+// printer writes the stages, and keeps them apart when stages is not nil.
 type printer struct {
-	w io.Writer
-	n int
+	w        io.Writer
+	n        int
+	stages   []Stage
+	onRefuse func(*gateway.Problem)
 }
 
 func (p *printer) stage(format string, args ...any) {
@@ -210,16 +238,28 @@ func (p *printer) stage(format string, args ...any) {
 		fmt.Fprintln(p.w)
 	}
 	p.n++
-	fmt.Fprintf(p.w, "== "+format+"\n", args...)
+	title := fmt.Sprintf(format, args...)
+	fmt.Fprintf(p.w, "== %s\n", title)
+	if p.stages != nil {
+		p.stages = append(p.stages, Stage{Title: title})
+	}
+}
+
+// text writes a line of the current stage.
+func (p *printer) text(s string) {
+	fmt.Fprintln(p.w, s)
+	if n := len(p.stages); n > 0 {
+		p.stages[n-1].Text += s + "\n"
+	}
 }
 
 func (p *printer) line(format string, args ...any) {
-	fmt.Fprintf(p.w, "   "+format+"\n", args...)
+	p.text("   " + fmt.Sprintf(format, args...))
 }
 
 func (p *printer) block(s string) {
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		fmt.Fprintf(p.w, "     %s\n", l)
+		p.text("     " + l)
 	}
 }
 
@@ -242,6 +282,9 @@ func (p *printer) yaml(v any) {
 
 // refuse prints a Problem as the gateway would answer it.
 func (p *printer) refuse(prob *gateway.Problem) error {
+	if p.onRefuse != nil {
+		p.onRefuse(prob)
+	}
 	p.line("refused: %d %s", prob.Status, prob.Title)
 	p.json(prob)
 	return fmt.Errorf("%w: %s", ErrRefused, prob.Detail)
