@@ -32,7 +32,7 @@ var stages = []struct {
 	{"back ends", []string{"runtime-lib/...", "codegen", "templates", "gateway", "gateway/console", "migrate"}},
 	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs", "gateway/play", "registry", "localregistry", "builder"}},
 	{"real-cluster tests", []string{"e2e"}},
-	{"programs and proofs", []string{"conformance/...", "bench/...", "faults", "cmd/...", "packs/remote/reconcilers/...", "registry/gate"}},
+	{"programs and proofs", []string{"conformance/...", "bench/...", "faults", "cmd/...", "cli", "packs/remote/reconcilers/...", "registry/gate"}},
 }
 
 // neverReached lists, per tree, the packages its binaries must never link,

@@ -7,15 +7,23 @@
 // imports, and of the packages those import, into the operator's
 // third_party/inrun, with Inrun's go.mod and a replace directive pointing at
 // it (see package codegen and docs/build.md).
+//
+// An inrun with Go modules compiled in (package builder) links the whole
+// command line, package cli, so Source holds every package cli imports:
+// the builder writes all of it into its build directory's
+// third_party/inrun.
 package inrun
 
 import "embed"
 
 // Source is Inrun's go.mod and go.sum and the trees of the packages
-// generated operators and their tests may import. Codegen copies only the
-// packages an operator needs, without tests or testdata.
+// generated operators and their tests may import, and of those package cli
+// imports. Codegen copies only the packages an operator needs, without
+// tests or testdata.
 //
-//go:embed go.mod go.sum
+//go:embed go.mod go.sum embed.go
 //go:embed ir expr rbac runtime-lib localcluster internal simulate e2e sdk gateway components
 //go:embed conformance/operatortest
+//go:embed cli builder codegen compiler devcluster importer load migrate registry simpleschema
+//go:embed all:packs all:templates
 var Source embed.FS

@@ -1,17 +1,25 @@
-// Package builder is the typed-Go builder behind inrun build --with and the
-// typed pack's make registry: it will build an inrun with Go modules
-// compiled in (see package components and docs/typed.md).
+// Package builder is the typed-Go builder behind inrun build --with: it
+// builds an inrun with Go modules compiled in (see package components and
+// docs/typed.md), as xcaddy builds a Caddy.
 //
-// So far it holds the builder's first stage, the one that fails fast:
-// before anything is compiled, CheckVersions reads every module's go.mod
-// and refuses a module that requires controller-runtime or a k8s.io
-// module at another minor version than the inrun it is built into. Go
-// would resolve both to one version and the mismatch would surface as
-// compile errors deep in someone else's code; here it is one message per
-// module naming both versions and the fix, in the time it takes to read a
-// few go.mod files.
+// Build works in three stages:
 //
-// Generating the main package, resolving with go.work (never rewriting a
-// user's go.mod, keeping local replace directives) and building are not
-// implemented yet.
+//  1. Check, the one that fails fast: before anything is written, every
+//     module's go.mod is read (ReadGoMod) and a module that requires
+//     controller-runtime or a k8s.io module at another minor version than
+//     the inrun it is built into is refused (CheckVersions). Go would
+//     resolve both to one version and the mismatch would surface as
+//     compile errors deep in someone else's code; here it is one message
+//     per module naming both versions and the fix, in the time it takes
+//     to read a few go.mod files.
+//  2. A main module is generated: Inrun's embedded source (package inrun's
+//     Source) in third_party/inrun, a go.mod (GoModFile) requiring it and
+//     the modules, with a local module replaced by its directory and its
+//     own replace directives kept (its go.mod is read, never written), and
+//     a main.go (MainFile) importing every package of the modules for
+//     their init functions and calling cli.Main.
+//  3. go mod tidy, then go build -trimpath -buildvcs=false with
+//     CGO_ENABLED=0 and fixed flags, so that the same inputs give the same
+//     binary; the linker stamps the module list (BuiltWith) for inrun
+//     version --components.
 package builder

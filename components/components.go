@@ -293,7 +293,7 @@ func (r *Registry) Missing(bp *ir.Blueprint) []Needed {
 }
 
 // BuildHint says how to get an inrun with a module's Go code compiled in.
-const BuildHint = "build an inrun with the Go module that registers it compiled in (see docs/typed.md; inrun build --with is not implemented yet)"
+const BuildHint = "build an inrun with the Go module that registers it compiled in: inrun build --with MODULE=PATH (see docs/typed.md)"
 
 // Check returns an error naming everything bp needs that r lacks, what r
 // has instead, and how to build the right inrun; nil when r has it all.

@@ -1,0 +1,406 @@
+package builder
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/modfile"
+
+	inrun "github.com/inrun/inrun"
+)
+
+const (
+	inrunModule = "github.com/inrun/inrun"
+	// inrunVersion is the version the generated go.mod requires Inrun at;
+	// the replace directive makes it third_party/inrun.
+	inrunVersion = "v0.0.0-00010101000000-000000000000"
+	// MainModule is the generated main package's module path.
+	MainModule = "inrun.build/inrun"
+	// ThirdPartyDir is where Inrun's source is written in the build
+	// directory, as codegen writes it into a generated operator.
+	ThirdPartyDir = "third_party/inrun"
+	// BuiltWith is the variable of package cli that the linker sets to
+	// the modules compiled in (-X), for inrun version --components.
+	BuiltWith = inrunModule + "/cli.builtWith"
+)
+
+// Options are what Build builds and where.
+type Options struct {
+	// With are the modules to compile in.
+	With []With
+	// Dir is the build directory: the generated main module. An earlier
+	// build in it is replaced; any other non-empty directory is refused.
+	// Default build/inrun.
+	Dir string
+	// Binary is the inrun to write. Default bin/inrun.
+	Binary string
+	// Go is the go command. Default go.
+	Go string
+	// Progress receives a line per step; nil for none.
+	Progress io.Writer
+}
+
+// Build builds an inrun with opts.With compiled in:
+//
+//  1. every module's go.mod is read and checked against Inrun's pinned
+//     versions (CheckVersions), before anything is written or compiled;
+//  2. opts.Dir becomes a main module: Inrun's source under
+//     third_party/inrun, a go.mod requiring Inrun (replaced by that
+//     directory) and every module (a local one replaced by its directory,
+//     with the replace directives of its own go.mod, which is only read),
+//     and main.go importing every package of the modules, for their init
+//     functions, then calling cli.Main;
+//  3. go build -trimpath -buildvcs=false with CGO_ENABLED=0 and fixed
+//     flags, so that the same inputs give the same binary.
+//
+// It returns the modules as checked.
+func Build(ctx context.Context, opts Options) ([]*GoMod, error) {
+	if opts.Dir == "" {
+		opts.Dir = filepath.Join("build", "inrun")
+	}
+	if opts.Binary == "" {
+		opts.Binary = filepath.Join("bin", "inrun")
+	}
+	if opts.Go == "" {
+		opts.Go = "go"
+	}
+	if len(opts.With) == 0 {
+		return nil, errors.New("no module to compile in: name one with --with MODULE[@VERSION][=PATH]")
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	start := time.Now()
+	mods, err := Check(ctx, opts.With)
+	if err != nil {
+		return mods, err
+	}
+	fmt.Fprintf(progress, "Checked the versions of %d module(s) (%s)\n", len(mods), since(start))
+
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return mods, err
+	}
+	binary, err := filepath.Abs(opts.Binary)
+	if err != nil {
+		return mods, err
+	}
+	if info, err := os.Stat(filepath.Dir(binary)); err != nil || !info.IsDir() {
+		if opts.Binary != filepath.Join("bin", "inrun") {
+			return mods, fmt.Errorf("-o %s: the directory %s does not exist; create it first, or name a binary in an existing directory", opts.Binary, filepath.Dir(opts.Binary))
+		}
+		if err := os.MkdirAll(filepath.Dir(binary), 0o755); err != nil {
+			return mods, err
+		}
+	}
+	gomod, err := GoModFile(dir, mods)
+	if err != nil {
+		return mods, err
+	}
+	if err := prepare(dir); err != nil {
+		return mods, err
+	}
+	if err := writeSource(dir, gomod, mods); err != nil {
+		return mods, err
+	}
+
+	run := func(args ...string) ([]byte, error) {
+		step := time.Now()
+		cmd := exec.CommandContext(ctx, opts.Go, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("go %s in %s: %v\n%s", strings.Join(args, " "), opts.Dir, err, stderr.Bytes())
+		}
+		fmt.Fprintf(progress, "go %s (%s)\n", args[0], since(step))
+		return out, nil
+	}
+	// Every package of every module, but main and internal packages
+	// (which cannot be imported from here; a module's own packages import
+	// them when they register).
+	var pkgs []string
+	for _, m := range mods {
+		out, err := run("list", "-f", "{{.ImportPath}} {{.Name}}", m.With.Module+"/...")
+		if err != nil {
+			return mods, err
+		}
+		n := len(pkgs)
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			path, name, _ := strings.Cut(line, " ")
+			if name == "main" || path == "" || strings.Contains(path+"/", "/internal/") {
+				continue
+			}
+			pkgs = append(pkgs, path)
+		}
+		if len(pkgs) == n {
+			return mods, fmt.Errorf("%s has no package that inrun can import: a module compiled in registers from an init function of a package that is neither main nor internal", m.With)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), MainFile(pkgs), 0o644); err != nil {
+		return mods, err
+	}
+	if _, err := run("mod", "tidy"); err != nil {
+		return mods, err
+	}
+	if _, err := run("build", "-trimpath", "-buildvcs=false",
+		"-ldflags=-X "+BuiltWith+"="+stamp(mods), "-o", binary, "."); err != nil {
+		return mods, err
+	}
+	fmt.Fprintf(progress, "Built %s with %s compiled in (%s)\n", opts.Binary, stamp(mods), since(start))
+	return mods, nil
+}
+
+// Check reads every module's go.mod and checks it against Inrun's pinned
+// versions (Pinned of Inrun's own go.mod, embedded): every problem at once.
+func Check(ctx context.Context, with []With) ([]*GoMod, error) {
+	var (
+		mods []*GoMod
+		errs []error
+	)
+	for _, w := range with {
+		m, err := ReadGoMod(ctx, w)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		mods = append(mods, m)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return mods, err
+	}
+	own, err := inrun.Source.ReadFile("go.mod")
+	if err != nil {
+		return mods, err
+	}
+	pins, err := Pinned(own)
+	if err != nil {
+		return mods, err
+	}
+	return mods, CheckVersions(pins, mods)
+}
+
+// stamp is the modules as the binary records them: MODULE[@VERSION], a
+// local directory left out so that where it is does not change the
+// binary.
+func stamp(mods []*GoMod) string {
+	var s []string
+	for _, m := range mods {
+		w := m.With
+		w.Dir = ""
+		if m.With.Dir != "" {
+			w.Version = ""
+		}
+		s = append(s, w.String())
+	}
+	return strings.Join(s, ",")
+}
+
+// MainFile is the generated main package: a blank import of every package
+// of the modules, whose init functions register, then cli.Main.
+func MainFile(pkgs []string) []byte {
+	pkgs = append([]string(nil), pkgs...)
+	sort.Strings(pkgs)
+	var b bytes.Buffer
+	b.WriteString("// Code generated by inrun build --with. DO NOT EDIT.\n\n")
+	b.WriteString("// Command inrun is an inrun with Go modules compiled in: each package\n// imported here registers its reconcilers and hooks from an init function.\npackage main\n\nimport (\n")
+	b.WriteString("\t\"" + inrunModule + "/cli\"\n\n")
+	for _, p := range pkgs {
+		fmt.Fprintf(&b, "\t_ %q\n", p)
+	}
+	b.WriteString(")\n\nfunc main() { cli.Main() }\n")
+	return b.Bytes()
+}
+
+// GoModFile is the go.mod of the main module generated in dir (absolute):
+// Inrun's go version, Inrun required and replaced by third_party/inrun,
+// each module required (a local one at v0.0.0 and replaced by its
+// directory, relative to dir), and the replace directives of each local
+// module's go.mod, which Go would ignore in a module that is not the main
+// one. A replacement of Inrun itself is dropped: the one written here is
+// the inrun being built. Two modules replacing one path differently are
+// refused.
+func GoModFile(dir string, mods []*GoMod) ([]byte, error) {
+	own, err := inrun.Source.ReadFile("go.mod")
+	if err != nil {
+		return nil, err
+	}
+	ownFile, err := modfile.ParseLax("go.mod", own, nil)
+	if err != nil {
+		return nil, err
+	}
+	f := &modfile.File{}
+	f.AddModuleStmt(MainModule)
+	if ownFile.Go != nil {
+		_ = f.AddGoStmt(ownFile.Go.Version)
+	}
+	f.AddNewRequire(inrunModule, inrunVersion, false)
+	if err := f.AddReplace(inrunModule, "", "./"+ThirdPartyDir, ""); err != nil {
+		return nil, err
+	}
+	// The replacements so far, by old path, and who asked for each.
+	type repl struct{ to, by string }
+	replaced := map[string]repl{inrunModule: {"./" + ThirdPartyDir, "inrun"}}
+	var errs []error
+	replace := func(old, oldV, to, toV, by string) {
+		key := old
+		if oldV != "" {
+			key += "@" + oldV
+		}
+		show := to
+		if toV != "" {
+			show += " " + toV
+		}
+		if r, ok := replaced[key]; ok {
+			if r.to != show {
+				errs = append(errs, fmt.Errorf("%s and %s replace %s differently (%s and %s); make them agree", r.by, by, key, r.to, show))
+			}
+			return
+		}
+		replaced[key] = repl{show, by}
+		if err := f.AddReplace(old, oldV, to, toV); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	rel := func(p string) string {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		r, err := filepath.Rel(dir, abs)
+		if err != nil {
+			return filepath.ToSlash(abs)
+		}
+		r = filepath.ToSlash(r)
+		if !strings.HasPrefix(r, "../") && r != ".." {
+			r = "./" + r
+		}
+		return r
+	}
+	for _, m := range mods {
+		w := m.With
+		if w.Dir == "" {
+			f.AddNewRequire(w.Module, w.Version, false)
+			continue
+		}
+		f.AddNewRequire(w.Module, "v0.0.0-00010101000000-000000000000", false)
+		replace(w.Module, "", rel(w.Dir), "", w.String())
+		// Parse, not ParseLax, which drops replace directives.
+		theirs, err := modfile.Parse(m.File, m.Data, nil)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", w, err))
+			continue
+		}
+		for _, r := range theirs.Replace {
+			if r.Old.Path == inrunModule {
+				continue
+			}
+			to := r.New.Path
+			if r.New.Version == "" && modfile.IsDirectoryPath(to) {
+				// Relative to the module's directory there; to the
+				// build directory here.
+				if !filepath.IsAbs(to) {
+					to = filepath.Join(w.Dir, to)
+				}
+				to = rel(to)
+			}
+			replace(r.Old.Path, r.Old.Version, to, r.New.Version, fmt.Sprintf("%s (%s)", w.Module, m.File))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	f.Cleanup()
+	return f.Format()
+}
+
+// marker is how prepare recognises an earlier build directory.
+const marker = "main.go"
+
+// prepare empties dir of an earlier build, or makes it; it refuses a
+// directory that holds anything else, so that a mistyped directory is
+// never overwritten.
+func prepare(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return os.MkdirAll(dir, 0o755)
+	case err != nil:
+		return err
+	case len(entries) == 0:
+		return nil
+	}
+	head, err := os.ReadFile(filepath.Join(dir, marker))
+	if err != nil || !bytes.HasPrefix(head, []byte("// Code generated by inrun build --with.")) {
+		return fmt.Errorf("%s is not empty and holds no earlier inrun build --with; choose an empty directory", dir)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSource writes Inrun's embedded source into dir/third_party/inrun,
+// the go.mod, and a go.sum started from Inrun's and each local module's,
+// so that go mod tidy verifies what they already verified. main.go is
+// written last, once the modules' packages are known, and marks the
+// directory as a build.
+func writeSource(dir string, gomod []byte, mods []*GoMod) error {
+	// The marker first, so that a build stopped halfway can be replaced.
+	if err := os.WriteFile(filepath.Join(dir, marker), MainFile(nil), 0o644); err != nil {
+		return err
+	}
+	err := fs.WalkDir(inrun.Source, ".", func(name string, d fs.DirEntry, err error) error {
+		// Tests stay out: go mod tidy would resolve what they import.
+		if err != nil || d.IsDir() || strings.HasSuffix(name, "_test.go") {
+			return err
+		}
+		data, err := fs.ReadFile(inrun.Source, name)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(dir, ThirdPartyDir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(path, data, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	sum, err := inrun.Source.ReadFile("go.sum")
+	if err != nil {
+		return err
+	}
+	sums := []byte(nil)
+	sums = append(sums, sum...)
+	for _, m := range mods {
+		if m.With.Dir == "" {
+			continue
+		}
+		if theirs, err := os.ReadFile(filepath.Join(m.With.Dir, "go.sum")); err == nil {
+			sums = append(sums, theirs...)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sums, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "go.mod"), gomod, 0o644)
+}
+
+func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }

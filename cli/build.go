@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inrun/inrun/builder"
+	"github.com/inrun/inrun/codegen"
+)
+
+const buildLong = `Build compiles the Blueprint into a standalone operator: a Go module in
+kubebuilder's layout that links Inrun's runtime library, then builds it.
+
+First the Blueprint is compiled exactly as inrun check compiles it; a
+Blueprint with mistakes is reported the same way and nothing is written.
+Then the project is generated into --out:
+
+  api/<version>/         the custom resource's Go types, from the CRD's schema
+  internal/controller/   the reconciler, its +kubebuilder:rbac markers, and the
+                         Blueprint's expressions compiled to Go; only those Go
+                         cannot express stay CEL
+  internal/blueprint/    the compiled Blueprint (its IR), embedded: the operator
+                         links no compiler; and the Blueprint's test files
+  cmd/main.go            the manager: metrics, probes, leader election
+  config/                the CRD, RBAC (as inrun rbac prints it), the manager
+  third_party/inrun/     the source of the Inrun packages the operator links
+
+Then, in --out: go mod tidy (through the Go module proxy), go vet ./..., the
+generated tests unless --skip-tests (test/simulate.yaml in memory against
+the interpreter, test/e2e.yaml on a local control plane when its binaries
+are built), and go build into -o. Each step prints its duration.
+
+An earlier inrun build output in --out is replaced; any other non-empty
+directory is refused.
+
+With --with MODULE[@VERSION][=PATH] (repeatable), build builds something
+else: an inrun with those Go modules compiled in, whose reconcilers and
+hooks Blueprints name with reconcile.go and go.transform (docs/typed.md).
+No Blueprint is read. MODULE@VERSION comes through the Go module proxy (the
+default version is latest); MODULE=PATH is a local directory.
+
+  1. Every module's go.mod is read, and a module that requires
+     controller-runtime or a Kubernetes module at another minor than this
+     inrun is refused, naming both versions and the go get that fixes it,
+     before anything is written or compiled.
+  2. --out (default ./build/inrun) becomes a main module: main.go imports
+     every package of the modules (but main and internal ones) and calls
+     Inrun's command line; go.mod requires them, replaces a local module by
+     its directory and keeps the replace directives of its go.mod (which is
+     read, never written); third_party/inrun holds this inrun's source.
+  3. go mod tidy, then go build -trimpath -buildvcs=false with CGO_ENABLED=0
+     into -o (default ./bin/inrun): the same inputs give the same binary.
+
+inrun version --components of the result lists what was compiled in.`
+
+func newBuildCommand() *cobra.Command {
+	var (
+		path      string
+		opts      codegen.BuildOptions
+		skipTests bool
+		with      []string
+	)
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Generate a standalone operator from the Blueprint, test it and build it",
+		Long:  buildLong,
+		Example: `  inrun build
+  inrun build -o /usr/local/bin/website-operator
+  inrun build --out ../website-operator --skip-tests
+  inrun build --with example.com/webapp=../webapp
+  inrun build --with example.com/webapp@v1.2.0 -o /usr/local/bin/inrun`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if len(with) > 0 {
+				return buildWith(ctx, cmd.OutOrStdout(), with, opts.Out, opts.Binary)
+			}
+			opts.SkipTests = skipTests
+			opts.Progress = cmd.OutOrStdout()
+			// Compiled as inrun check compiles it, before anything is
+			// written; codegen copies the rest from its directory.
+			bp, err := loadBlueprint(path)
+			if err != nil {
+				return err
+			}
+			// A directory named for the binary must exist: a mistyped path
+			// is refused now, not created, and not after minutes of tests.
+			if opts.Binary != "" {
+				dir := filepath.Dir(opts.Binary)
+				if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+					return fmt.Errorf("-o %s: the directory %s does not exist; create it first, or name a binary in an existing directory", opts.Binary, dir)
+				}
+			}
+			_, err = codegen.Build(ctx, bp, os.DirFS(filepath.Dir(path)), opts)
+			return err
+		},
+	}
+	addBlueprintFlag(cmd, &path)
+	cmd.Flags().StringVarP(&opts.Binary, "output", "o", "", "the operator binary (default ./bin/<name>-operator; with --with, ./bin/inrun)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "the directory of the generated project (default ./build/<name>-operator; with --with, ./build/inrun)")
+	cmd.Flags().StringVar(&opts.Module, "module", "", "the generated project's Go module path (default <name>-operator)")
+	cmd.Flags().BoolVar(&skipTests, "skip-tests", false, "do not run the generated project's tests")
+	cmd.Flags().StringArrayVar(&with, "with", nil, "MODULE[@VERSION][=PATH]: build an inrun with this Go module compiled in (repeatable; docs/typed.md)")
+	return cmd
+}
+
+// buildWith builds an inrun with the modules --with names compiled in:
+// their versions checked first, then a main module generated in out and
+// built into binary (package builder).
+func buildWith(ctx context.Context, progress io.Writer, args []string, out, binary string) error {
+	opts := builder.Options{Dir: out, Binary: binary, Progress: progress}
+	var errs []error
+	for _, a := range args {
+		w, err := builder.ParseWith(a)
+		errs = append(errs, err)
+		opts.With = append(opts.With, w)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	_, err := builder.Build(ctx, opts)
+	return err
+}

@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/migrate"
+	"github.com/inrun/inrun/runtime-lib/runner"
+)
+
+// migrateNotYet is what every migration command says is still to come.
+const migrateNotYet = `Not implemented yet: kind moves (migrate.to, migrate.selection), the
+transitional CRD that Inrun writes for you, and inrun clean. Until then, keep
+both paths in the CRD yourself while values move (mark the old one
+deprecated in its description), and delete the snapshots with
+  kubectl delete secret,configmap -n inrun-system -l migrate.inrun.dev/id=<ID>
+once you no longer need to roll back.`
+
+// migrateFlags are the flags migrate plan, apply and rollback share.
+type migrateFlags struct {
+	blueprint string
+	kube      kubeFlags
+	namespace string
+	only      string
+	workers   int
+}
+
+func (f *migrateFlags) register(cmd *cobra.Command) {
+	addBlueprintFlag(cmd, &f.blueprint)
+	f.kube.register(cmd.Flags())
+	cmd.Flags().StringVar(&f.namespace, "snapshot-namespace", migrate.DefaultNamespace, "namespace of the snapshots (Secrets) and the ledger (ConfigMaps); apply creates it when missing")
+	cmd.Flags().StringVarP(&f.only, "namespace", "n", "", "only the custom resources in this namespace (default: every namespace)")
+	cmd.Flags().IntVar(&f.workers, "workers", 4, "objects changed at once")
+}
+
+func (f *migrateFlags) options() (migrate.Options, error) {
+	cfg, err := f.kube.config()
+	if err != nil {
+		return migrate.Options{}, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		return migrate.Options{}, err
+	}
+	return migrate.Options{Client: c, Namespace: f.namespace, Only: f.only, Workers: f.workers}, nil
+}
+
+func (f *migrateFlags) migration() (*migrate.Migration, error) {
+	bp, err := loadBlueprint(f.blueprint)
+	if err != nil {
+		return nil, err
+	}
+	return migrate.FromBlueprint(bp)
+}
+
+func newMigrateCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Move values stored in custom resources to the paths the Blueprint serves",
+		Long: `Migrate moves the values custom resources hold at old paths to the paths
+their served fields have now. A field says where its value was stored before:
+
+  serve:
+    fields:
+      repository:
+        path: spec.repository
+        migrate:
+          from: spec.repo            # or a list; the first that holds a value wins
+
+The same declaration tells the gateway (inrun serve) to write the new path
+for callers who still send the field, and to read a custom resource not yet
+moved at the old one. The CRD must serve both paths while values move.
+
+Run plan first: it writes nothing, counts what apply would do and shows
+sample diffs. A move that would drop a value (an object holding different
+values at two old paths, or already another value at the new path) is
+flagged; apply refuses while the plan has one, unless the field's migrate
+section says acceptLoss: true.
+
+Apply saves each object's full prior state in a Secret (chunked) and its
+SHA-256 in a ledger (ConfigMaps), both in --snapshot-namespace, before it
+changes the object, then updates the object with the annotation
+migrate.inrun.dev/id=<ID>. Interrupted at any point (Ctrl-C, kill -9), it is
+run again and finishes: marked objects are skipped, none is moved twice.
+inrun rollback undoes it.
+
+` + migrateNotYet,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newMigratePlanCommand(), newMigrateApplyCommand())
+	return cmd
+}
+
+func newMigratePlanCommand() *cobra.Command {
+	var (
+		f       migrateFlags
+		samples int
+	)
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Show what migrate apply would do, writing nothing",
+		Long: `Plan lists the custom resources of the Blueprint's kind and says, for the
+migration its served fields declare (migrate.from): how many objects would
+move, how many are already moved or have nothing to move, every value a move
+would drop (and whether the Blueprint acknowledges it), objects written in
+the old shape after they were moved, and sample diffs. It writes nothing.`,
+		Example: `  inrun migrate plan
+  inrun migrate plan -f blueprint.yaml --samples 10`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := f.migration()
+			if err != nil {
+				return err
+			}
+			opts, err := f.options()
+			if err != nil {
+				return err
+			}
+			opts.Samples = samples
+			if samples == 0 {
+				opts.Samples = -1
+			}
+			p, err := m.Plan(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			p.Report(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().IntVar(&samples, "samples", 3, "how many sample diffs to show")
+	return cmd
+}
+
+func newMigrateApplyCommand() *cobra.Command {
+	var f migrateFlags
+	cmd := &cobra.Command{
+		Use:   "apply",
+		Short: "Move the values, snapshotting each object first; resumable",
+		Long: `Apply moves the values the plan found. For each object, in this order: its
+full prior state is saved in Secrets in --snapshot-namespace (chunked), the
+snapshot's SHA-256 is written to the migration's ledger, and the object is
+updated at the resourceVersion the snapshot was taken from, with the
+annotation migrate.inrun.dev/id=<ID>. A writer changing the object in
+between makes it start again from a fresh read.
+
+It refuses to start, writing nothing, while the plan has a lossy move the
+Blueprint does not acknowledge. Progress (objects, rate) goes to stderr.
+Interrupted, run it again: marked objects are skipped, none moves twice.
+It exits 1 when an object could not be moved (each is listed).
+
+` + migrateNotYet,
+		Example: `  inrun migrate plan && inrun migrate apply
+  inrun migrate apply --workers 8`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := f.migration()
+			if err != nil {
+				return err
+			}
+			opts, err := f.options()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			out := cmd.OutOrStdout()
+			m.Describe(out)
+			opts.Progress = progress(cmd.ErrOrStderr(), "moved")
+			p, res, err := m.Apply(ctx, opts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "Moved %d objects (%d skipped, already moved); %d already moved before this run; %d had nothing to move.\n", res.Moved, res.Skipped, p.Migrated, p.Untouched)
+			fmt.Fprintf(out, "Snapshots and ledger: namespace %s, label %s=%s. Undo with: inrun rollback\n", opts.Namespace, migrate.LabelID, m.ID)
+			if len(res.Failed) > 0 {
+				for _, err := range res.Failed {
+					fmt.Fprintf(out, "failed: %v\n", err)
+				}
+				return fmt.Errorf("%d objects were not moved; fix what each says and run inrun migrate apply again", len(res.Failed))
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newRollbackCommand() *cobra.Command {
+	var (
+		f     migrateFlags
+		id    string
+		force []string
+	)
+	cmd := &cobra.Command{
+		Use:   "rollback",
+		Short: "Undo a migration from its snapshots, never overwriting later edits",
+		Long: `Rollback undoes a migration inrun migrate apply made: the Blueprint's (by
+default) or the one --id names, whose ledger is in --snapshot-namespace.
+
+It first verifies every snapshot against the ledger's SHA-256, and checks
+that every object carrying the migration's annotation has a ledger entry.
+If a snapshot is missing or was changed, it refuses, naming each object and
+snapshot, and writes nothing.
+
+Then, for each object and each path the migration wrote, it compares three
+values: before the migration, written by it, and live now. A live value
+still equal to the one the migration wrote is restored. Any other was edited
+after the migration: it is never overwritten, but reported as drift (the
+object, the field and the three values) and left as it is, unless you name
+the object with --force. Fields the migration did not write are never
+touched. It exits 2 when drift was left in place, 1 on failure.
+
+Rollback can be run again: restored fields are left alone.
+
+` + migrateNotYet,
+		Example: `  inrun rollback
+  inrun rollback --force apps/payments-api
+  inrun rollback --id app-3f9a2c1b7d`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if id == "" {
+				m, err := f.migration()
+				if err != nil {
+					return fmt.Errorf("%w\n(or name the migration with --id)", err)
+				}
+				id = m.ID
+			}
+			opts, err := f.options()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			opts.Progress = progress(cmd.ErrOrStderr(), "checked")
+			m, res, err := migrate.Rollback(ctx, id, migrate.RollbackOptions{Options: opts, Force: force})
+			if m != nil && (err == nil || !errors.Is(err, migrate.ErrTampered)) {
+				m.Describe(cmd.OutOrStdout())
+			}
+			if res != nil {
+				res.Report(cmd.OutOrStdout())
+			}
+			switch {
+			case err != nil:
+				return err
+			case len(res.Failed) > 0:
+				return fmt.Errorf("%d objects were not restored; run inrun rollback again", len(res.Failed))
+			}
+			for _, d := range res.Drift {
+				if !d.Forced {
+					return &exitError{code: 2, err: fmt.Errorf("drift left in place: %d fields were edited after the migration (listed above); pass --force <namespace/name> to restore an object's fields all the same", len(res.Drift))}
+				}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&id, "id", "", "the migration to undo (default: the one the Blueprint declares)")
+	cmd.Flags().StringArrayVar(&force, "force", nil, "restore this object's (namespace/name) fields even where they were edited after the migration; repeatable")
+	return cmd
+}
+
+// progress reports to w at most once a second, and at the end: objects
+// handled, of how many, and the rate.
+func progress(w io.Writer, verb string) func(migrate.Progress) {
+	var mu sync.Mutex
+	last := time.Time{}
+	return func(p migrate.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(last) < time.Second && p.Done < p.Total {
+			return
+		}
+		last = time.Now()
+		rate := 0.0
+		if s := p.Elapsed.Seconds(); s > 0 {
+			rate = float64(p.Done) / s
+		}
+		fmt.Fprintf(w, "%d/%d objects %s, %d written, %.1f/s\n", p.Done, p.Total, verb, p.Changed, rate)
+	}
+}

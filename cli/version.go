@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// builtWith is the modules inrun build --with compiled in, comma-separated,
+// as the builder sets it with the linker (builder.BuiltWith); empty in a
+// plain inrun.
+var builtWith string
+
+func newVersionCommand() *cobra.Command {
+	var list bool
+	cmd := &cobra.Command{
+		Use:   "version [--components]",
+		Short: "Print inrun's version, and the Go code compiled into it",
+		Long: `Version prints the version of this inrun and of the Go it was built with.
+
+With --components it lists the Go code compiled into it, by module:
+module@version, then each reconciler and hook a package of the module
+registered (the names reconcile.go and a child's go.transform refer to).
+A plain inrun has none.
+
+An inrun built with inrun build --with also names the modules it was built
+with (docs/typed.md).`,
+		Example: `  inrun version
+  inrun version --components`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			info, _ := debug.ReadBuildInfo()
+			version := "unknown"
+			goVersion := "unknown"
+			if info != nil {
+				version, goVersion = info.Main.Version, info.GoVersion
+			}
+			fmt.Fprintf(out, "inrun %s (%s)\n", version, goVersion)
+			if !list {
+				return nil
+			}
+			if builtWith != "" {
+				fmt.Fprintf(out, "Built with: %s\n", strings.Join(strings.Split(builtWith, ","), " "))
+			}
+			mods := compiledIn.Modules(info)
+			if len(mods) == 0 {
+				fmt.Fprintln(out, "No Go code is compiled in.")
+				return nil
+			}
+			for _, m := range mods {
+				line := m.Path + "@" + m.Version
+				if m.Replace != "" {
+					line += " => " + m.Replace
+				}
+				fmt.Fprintln(out, line)
+				for _, r := range m.Reconcilers {
+					fmt.Fprintf(out, "  reconciler %s (%s)\n", r.Name, r.Package)
+				}
+				for _, r := range m.Transforms {
+					fmt.Fprintf(out, "  transform %s (%s)\n", r.Name, r.Package)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&list, "components", false, "list the Go code compiled in, by module")
+	return cmd
+}
