@@ -156,6 +156,19 @@ func Build(ctx context.Context, opts Options) ([]*GoMod, error) {
 	if _, err := run("mod", "tidy"); err != nil {
 		return mods, err
 	}
+	// The modules' own dependencies may have raised a pinned module
+	// beyond what each go.mod said; still before compiling.
+	pins, err := ownPins()
+	if err != nil {
+		return mods, err
+	}
+	resolved, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return mods, err
+	}
+	if err := CheckResolved(pins, opts.Dir, resolved); err != nil {
+		return mods, err
+	}
 	if _, err := run("build", "-trimpath", "-buildvcs=false",
 		"-ldflags=-X "+BuiltWith+"="+stamp(mods), "-o", binary, "."); err != nil {
 		return mods, err
@@ -182,15 +195,50 @@ func Check(ctx context.Context, with []With) ([]*GoMod, error) {
 	if err := errors.Join(errs...); err != nil {
 		return mods, err
 	}
-	own, err := inrun.Source.ReadFile("go.mod")
-	if err != nil {
-		return mods, err
-	}
-	pins, err := Pinned(own)
+	pins, err := ownPins()
 	if err != nil {
 		return mods, err
 	}
 	return mods, CheckVersions(pins, mods)
+}
+
+// ownPins is Pinned of Inrun's own go.mod, embedded.
+func ownPins() (map[string]string, error) {
+	own, err := inrun.Source.ReadFile("go.mod")
+	if err != nil {
+		return nil, err
+	}
+	return Pinned(own)
+}
+
+// CheckResolved checks the versions Go resolved for the generated main
+// module (its go.mod after go mod tidy, in dir) against pins: a
+// dependency of a module may require a pinned module at a later minor
+// than the module's own go.mod says, and Go would then build that one for
+// Inrun too. Every such requirement is reported at once.
+func CheckResolved(pins map[string]string, dir string, gomod []byte) error {
+	f, err := modfile.ParseLax(filepath.Join(dir, "go.mod"), gomod, nil)
+	if err != nil {
+		return err
+	}
+	k8sMinor := majorMinor(pins["k8s.io/api"])
+	var errs []error
+	for _, r := range f.Require {
+		want, ok := pins[r.Mod.Path]
+		wantMinor := majorMinor(want)
+		if !ok {
+			if !staging(r.Mod.Path, r.Mod.Version) || k8sMinor == "" {
+				continue
+			}
+			want, wantMinor = k8sMinor+".x", k8sMinor
+		}
+		if majorMinor(r.Mod.Version) == wantMinor {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("the modules' dependencies require %s %s (inrun has %s): Go would build that version for inrun too, and it would not compile. Fix: find who requires it (go mod graph | grep %s@%s, in %s) and use a version of that dependency made for %s",
+			r.Mod.Path, r.Mod.Version, want, r.Mod.Path, r.Mod.Version, dir, want))
+	}
+	return errors.Join(errs...)
 }
 
 // stamp is the modules as the binary records them: MODULE[@VERSION], a

@@ -229,6 +229,36 @@ func TestGoModFile(t *testing.T) {
 	}
 }
 
+// TestCheckResolved: a pinned module that the modules' dependencies
+// raised to another minor (what go mod tidy wrote) is refused with both
+// versions and how to find who raised it; patch versions pass.
+func TestCheckResolved(t *testing.T) {
+	p := pins(t)
+	cr, api := p["sigs.k8s.io/controller-runtime"], p["k8s.io/api"]
+	gomod := func(reqs ...string) []byte {
+		return []byte("module " + builder.MainModule + "\n\ngo 1.26\n\nrequire (\n\t" + strings.Join(reqs, "\n\t") + "\n)\n")
+	}
+	if err := builder.CheckResolved(p, "build/inrun", gomod("sigs.k8s.io/controller-runtime "+cr, "k8s.io/api "+api, "k8s.io/utils v0.0.0-20990101000000-000000000000")); err != nil {
+		t.Errorf("CheckResolved at inrun's versions = %v", err)
+	}
+	err := builder.CheckResolved(p, "build/inrun", gomod("sigs.k8s.io/controller-runtime v0.99.0", "k8s.io/api "+api, "k8s.io/kubectl v0.98.1"))
+	for _, want := range []string{
+		"the modules' dependencies require sigs.k8s.io/controller-runtime v0.99.0 (inrun has " + cr + ")",
+		"go mod graph | grep sigs.k8s.io/controller-runtime@v0.99.0, in build/inrun",
+		"k8s.io/kubectl v0.98.1 (inrun has " + semverMinor(api) + ".x)",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckResolved with raised versions = %v, want %q", err, want)
+		}
+	}
+}
+
+// semverMinor is v's vMAJOR.MINOR.
+func semverMinor(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	return parts[0] + "." + parts[1]
+}
+
 func sum(t *testing.T, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)

@@ -18,7 +18,8 @@
 //     own replace directives kept (its go.mod is read, never written), and
 //     a main.go (MainFile) importing every package of the modules for
 //     their init functions and calling cli.Main.
-//  3. go mod tidy, then go build -trimpath -buildvcs=false with
+//  3. go mod tidy, the versions it resolved checked again (CheckResolved:
+//     a module's dependencies may raise them), then go build -trimpath -buildvcs=false with
 //     CGO_ENABLED=0 and fixed flags, so that the same inputs give the same
 //     binary; the linker stamps the module list (BuiltWith) for inrun
 //     version --components.

@@ -56,8 +56,10 @@ default version is latest); MODULE=PATH is a local directory.
      Inrun's command line; go.mod requires them, replaces a local module by
      its directory and keeps the replace directives of its go.mod (which is
      read, never written); third_party/inrun holds this inrun's source.
-  3. go mod tidy, then go build -trimpath -buildvcs=false with CGO_ENABLED=0
-     into -o (default ./bin/inrun): the same inputs give the same binary.
+  3. go mod tidy; the versions it resolved are checked again (a module's
+     dependencies may raise them); then go build -trimpath -buildvcs=false
+     with CGO_ENABLED=0 into -o (default ./bin/inrun): the same inputs give
+     the same binary.
 
 inrun version --components of the result lists what was compiled in.`
 

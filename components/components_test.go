@@ -105,7 +105,7 @@ func TestModules(t *testing.T) {
 		Main: debug.Module{Path: "example.com/inrun-custom", Version: "(devel)"},
 		Deps: []*debug.Module{
 			{Path: "github.com/inrun", Version: "v0.0.1"},
-			{Path: "github.com/inrun/inrun", Version: "v0.3.0", Replace: &debug.Module{Path: "../inrun"}},
+			{Path: "github.com/inrun/inrun", Version: "v0.3.0", Replace: &debug.Module{Path: "../inrun", Version: "(devel)"}},
 		},
 	}
 	mods := reg.Modules(info)

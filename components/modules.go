@@ -45,8 +45,9 @@ func (r *Registry) Modules(info *debug.BuildInfo) []Module {
 			key, version = owner.Path, owner.Version
 			if owner.Replace != nil {
 				replace = owner.Replace.Path
-				if owner.Replace.Version != "" {
-					replace += "@" + owner.Replace.Version
+				// A directory's "(devel)" says nothing the path does not.
+				if v := owner.Replace.Version; v != "" && v != "(devel)" {
+					replace += "@" + v
 				}
 			}
 		}
