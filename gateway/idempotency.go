@@ -264,6 +264,51 @@ func (rec *Record) Finish(ctx context.Context, status int, body []byte) {
 	}
 }
 
+// Sweep deletes the records whose answers have expired and that no
+// request holds: a key is reused after its TTL anyway, and without the
+// sweep a key never sent again would keep its Lease for ever. A record
+// changed meanwhile (taken over, answered) is left: the delete is
+// conditional on the version read.
+func (r *Records) Sweep(ctx context.Context) (int, error) {
+	var list coordinationv1.LeaseList
+	if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{LabelRecord: "true"}); err != nil {
+		return 0, err
+	}
+	now, deleted := r.now(), 0
+	for i := range list.Items {
+		l := &list.Items[i]
+		created, err := time.Parse(time.RFC3339, l.Annotations[annCreated])
+		if err == nil && now.Sub(created) <= r.ttl() || r.held(l, now) {
+			continue
+		}
+		err = r.Client.Delete(ctx, l, client.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion})
+		switch {
+		case err == nil:
+			deleted++
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		default:
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}
+
+// sweepEvery runs Sweep every interval until ctx ends.
+func (r *Records) sweepEvery(ctx context.Context, interval time.Duration, log func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := r.Sweep(ctx); err != nil && ctx.Err() == nil {
+			log(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 func inFlight() *Problem {
 	p := problem(http.StatusConflict, CodeInFlight, "retry after a moment with the same key: you will get the first request's answer",
 		"a request with this Idempotency-Key is still in flight")

@@ -494,6 +494,13 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // Serve serves on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	// Expired idempotency records go hourly (more often with a short
+	// TTL), whichever replica gets there first.
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go s.records.sweepEvery(sweepCtx, min(time.Hour, max(s.records.ttl()/4, time.Minute)), func(err error) {
+		s.opts.Log.Error(err, "sweeping expired idempotency records")
+	})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
