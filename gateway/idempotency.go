@@ -69,6 +69,8 @@ type Record struct {
 	// before it answered: what it did may be done already.
 	Takeover bool
 	lease    *coordinationv1.Lease
+	// stopRenew stops the renewing of the held Lease and waits for it.
+	stopRenew func()
 }
 
 // Replay is an earlier answer to the same key and payload.
@@ -147,6 +149,7 @@ func (r *Records) Begin(ctx context.Context, caller, key, fingerprint, name stri
 		if err == nil {
 			rec.lease = lease
 			release = false
+			rec.renew(ctx)
 			return rec, nil, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
@@ -189,6 +192,7 @@ func (r *Records) Begin(ctx context.Context, caller, key, fingerprint, name stri
 		rec.lease = &cur
 		rec.Takeover = !expired
 		release = false
+		rec.renew(ctx)
 		return rec, nil, nil
 	}
 	return nil, nil, inFlight()
@@ -237,6 +241,7 @@ func (r *Records) forget(name string) {
 // request again.
 func (rec *Record) Finish(ctx context.Context, status int, body []byte) {
 	defer rec.r.forget(rec.name)
+	rec.stopRenew()
 	// The answer is recorded even when the caller has gone: a retry of a
 	// dropped connection must find it.
 	ctx = context.WithoutCancel(ctx)
@@ -307,6 +312,38 @@ func (r *Records) sweepEvery(ctx context.Context, interval time.Duration, log fu
 		case <-t.C:
 		}
 	}
+}
+
+// renew keeps the held Lease's renew time fresh while the request runs,
+// every third of the lease: a request that waits longer than a lease
+// (?wait=) is not taken over by another replica. It stops at Finish, or
+// when the Lease is no longer this replica's.
+func (rec *Record) renew(ctx context.Context) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	rec.stopRenew = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		t := time.NewTicker(rec.r.lease() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			l := rec.lease.DeepCopy()
+			renewed := metav1.NewMicroTime(rec.r.now())
+			l.Spec.RenewTime = &renewed
+			err := rec.r.Client.Update(ctx, l)
+			switch {
+			case err == nil:
+				rec.lease = l
+			case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+				return // no longer ours as it was: the new holder answers
+			}
+		}
+	}()
 }
 
 func inFlight() *Problem {

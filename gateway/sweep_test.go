@@ -69,3 +69,28 @@ func TestSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldRecordIsRenewed: a request that runs longer than its lease
+// keeps its key (another replica's retry is told it is in flight, not
+// handed it), and once it finishes the retry gets its answer.
+func TestHeldRecordIsRenewed(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientBuilder().Build()
+	replica := func(holder string) *gateway.Records {
+		return &gateway.Records{Client: c, Namespace: "inrun-system", Holder: holder, Lease: 3 * time.Second}
+	}
+	a, b := replica("a"), replica("b")
+	rec, _, p := a.Begin(ctx, "caller", "key", "fp", "app")
+	if p != nil {
+		t.Fatal(p)
+	}
+	time.Sleep(4 * time.Second) // longer than the lease
+	if _, _, p := b.Begin(ctx, "caller", "key", "fp", "app"); p == nil || p.Status != http.StatusConflict {
+		t.Fatalf("a retry at another replica while the request runs past its lease: %v, want 409 in flight", p)
+	}
+	rec.Finish(ctx, http.StatusCreated, []byte(`{"name":"app"}`))
+	_, replay, p := b.Begin(ctx, "caller", "key", "fp", "app")
+	if p != nil || replay == nil || replay.Status != http.StatusCreated {
+		t.Fatalf("a retry after the answer: replay %v, problem %v; want the 201", replay, p)
+	}
+}
