@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -244,8 +243,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 // index answers GET /: a browser is sent to the console when one is
 // mounted; anything else reads where the API is.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	_, pattern := s.mux.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: ConsolePath}})
-	console := pattern != "" && !strings.HasPrefix(pattern, "/v1/")
+	console := s.mounted(http.MethodGet, ConsolePath)
 	if console && strings.Contains(r.Header.Get("Accept"), "text/html") {
 		http.Redirect(w, r, ConsolePath, http.StatusSeeOther)
 		return
