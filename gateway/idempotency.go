@@ -69,6 +69,8 @@ type Record struct {
 	// before it answered: what it did may be done already.
 	Takeover bool
 	lease    *coordinationv1.Lease
+	// stopRenew stops the renewing of the held Lease and waits for it.
+	stopRenew func()
 }
 
 // Replay is an earlier answer to the same key and payload.
@@ -147,6 +149,7 @@ func (r *Records) Begin(ctx context.Context, caller, key, fingerprint, name stri
 		if err == nil {
 			rec.lease = lease
 			release = false
+			rec.renew(ctx)
 			return rec, nil, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
@@ -189,6 +192,7 @@ func (r *Records) Begin(ctx context.Context, caller, key, fingerprint, name stri
 		rec.lease = &cur
 		rec.Takeover = !expired
 		release = false
+		rec.renew(ctx)
 		return rec, nil, nil
 	}
 	return nil, nil, inFlight()
@@ -237,6 +241,7 @@ func (r *Records) forget(name string) {
 // request again.
 func (rec *Record) Finish(ctx context.Context, status int, body []byte) {
 	defer rec.r.forget(rec.name)
+	rec.stopRenew()
 	// The answer is recorded even when the caller has gone: a retry of a
 	// dropped connection must find it.
 	ctx = context.WithoutCancel(ctx)
@@ -262,6 +267,83 @@ func (rec *Record) Finish(ctx context.Context, status int, body []byte) {
 		}
 		rec.lease = &cur
 	}
+}
+
+// Sweep deletes the records whose answers have expired and that no
+// request holds: a key is reused after its TTL anyway, and without the
+// sweep a key never sent again would keep its Lease for ever. A record
+// changed meanwhile (taken over, answered) is left: the delete is
+// conditional on the version read.
+func (r *Records) Sweep(ctx context.Context) (int, error) {
+	var list coordinationv1.LeaseList
+	if err := r.Client.List(ctx, &list, client.InNamespace(r.Namespace), client.MatchingLabels{LabelRecord: "true"}); err != nil {
+		return 0, err
+	}
+	now, deleted := r.now(), 0
+	for i := range list.Items {
+		l := &list.Items[i]
+		created, err := time.Parse(time.RFC3339, l.Annotations[annCreated])
+		if err == nil && now.Sub(created) <= r.ttl() || r.held(l, now) {
+			continue
+		}
+		err = r.Client.Delete(ctx, l, client.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion})
+		switch {
+		case err == nil:
+			deleted++
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		default:
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}
+
+// sweepEvery runs Sweep every interval until ctx ends.
+func (r *Records) sweepEvery(ctx context.Context, interval time.Duration, log func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := r.Sweep(ctx); err != nil && ctx.Err() == nil {
+			log(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// renew keeps the held Lease's renew time fresh while the request runs,
+// every third of the lease: a request that waits longer than a lease
+// (?wait=) is not taken over by another replica. It stops at Finish, or
+// when the Lease is no longer this replica's.
+func (rec *Record) renew(ctx context.Context) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	rec.stopRenew = func() { cancel(); <-done }
+	go func() {
+		defer close(done)
+		t := time.NewTicker(rec.r.lease() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			l := rec.lease.DeepCopy()
+			renewed := metav1.NewMicroTime(rec.r.now())
+			l.Spec.RenewTime = &renewed
+			err := rec.r.Client.Update(ctx, l)
+			switch {
+			case err == nil:
+				rec.lease = l
+			case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+				return // no longer ours as it was: the new holder answers
+			}
+		}
+	}()
 }
 
 func inFlight() *Problem {

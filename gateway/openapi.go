@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/inrun/inrun/ir"
@@ -82,7 +83,40 @@ func OpenAPI(targets []*Target) map[string]any {
 }
 
 func (s *Server) openapi(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, OpenAPI(s.Targets()))
+	doc := OpenAPI(s.Targets())
+	if s.mounted(http.MethodPost, "/v1/targets/"+s.order[0]+"/play") {
+		addPlay(doc, s.Targets())
+	}
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// mounted reports whether a handler mounted beside the API (Handle)
+// serves method and path.
+func (s *Server) mounted(method, path string) bool {
+	_, pattern := s.mux.Handler(&http.Request{Method: method, URL: &url.URL{Path: path}})
+	return pattern != "" && pattern != "/v1/"
+}
+
+// addPlay documents the play endpoint the console uses (package
+// gateway/play, mounted by inrun serve): the stages a draft intent goes
+// through, played in memory.
+func addPlay(doc map[string]any, targets []*Target) {
+	paths := doc["paths"].(map[string]any)
+	answer := obj(map[string]any{
+		"accepted": typ("boolean", "Whether the gateway would accept the intent."),
+		"stages": map[string]any{"type": "array", "description": "The stages played, in order, each with what it printed.",
+			"items": obj(map[string]any{"title": typ("string", ""), "text": typ("string", "")}, "title", "text")},
+		"problem": ref("Problem"),
+	}, "accepted", "stages")
+	for _, t := range targets {
+		n := schemaName(t.Name())
+		body := map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(n + "Intent")}}}
+		paths["/v1/targets/"+t.Name()+"/play"] = map[string]any{
+			"post": op("Play a draft intent through every stage, in memory: nothing is written", "play"+n,
+				[]any{map[string]any{"name": "name", "in": "query", "required": false, "description": "Name the intent as a PUT would.", "schema": map[string]any{"type": "string"}}},
+				withErrors(map[string]any{"200": jsonResponse("The stages; accepted or not, the answer is 200.", answer)}), body),
+		}
+	}
 }
 
 // intentSchema is the schema of t's intent: as sent (required fields

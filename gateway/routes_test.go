@@ -1,11 +1,13 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/inrun/inrun/compiler"
@@ -41,6 +43,37 @@ func TestNoRoute(t *testing.T) {
 		_ = json.Unmarshal(w.Body.Bytes(), &p)
 		if w.Code != tc.status || w.Header().Get("Allow") != tc.allow || p.Code != tc.code {
 			t.Errorf("%s %s: %d, Allow %q, code %q; want %d, Allow %q, code %q", tc.method, tc.path, w.Code, w.Header().Get("Allow"), p.Code, tc.status, tc.allow, tc.code)
+		}
+	}
+}
+
+// TestOpenAPIDocumentsPlay: the document served lists the play endpoint
+// when one is mounted beside the API, and is still valid OpenAPI 3; it
+// does not when none is.
+func TestOpenAPIDocumentsPlay(t *testing.T) {
+	bp, err := compiler.CompileFile("../packs/intent/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mount := range []bool{false, true} {
+		s, err := New(Options{Blueprints: []*ir.Blueprint{bp}, Client: fake.NewClientBuilder().Build()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mount {
+			s.Handle("POST /v1/targets/{target}/play", http.NotFoundHandler())
+		}
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/openapi.json", nil))
+		loaded, err := openapi3.NewLoader().LoadFromData(w.Body.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := loaded.Validate(context.Background()); err != nil {
+			t.Fatalf("mounted %v: the document is not valid OpenAPI 3: %v", mount, err)
+		}
+		if play := loaded.Paths.Find("/v1/targets/app/play"); (play != nil && play.Post != nil) != mount {
+			t.Errorf("play mounted %v, documented %v", mount, play != nil)
 		}
 	}
 }

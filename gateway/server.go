@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -244,8 +243,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 // index answers GET /: a browser is sent to the console when one is
 // mounted; anything else reads where the API is.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	_, pattern := s.mux.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: ConsolePath}})
-	console := pattern != "" && !strings.HasPrefix(pattern, "/v1/")
+	console := s.mounted(http.MethodGet, ConsolePath)
 	if console && strings.Contains(r.Header.Get("Accept"), "text/html") {
 		http.Redirect(w, r, ConsolePath, http.StatusSeeOther)
 		return
@@ -494,6 +492,13 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // Serve serves on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	// Expired idempotency records go hourly (more often with a short
+	// TTL), whichever replica gets there first.
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go s.records.sweepEvery(sweepCtx, min(time.Hour, max(s.records.ttl()/4, time.Minute)), func(err error) {
+		s.opts.Log.Error(err, "sweeping expired idempotency records")
+	})
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

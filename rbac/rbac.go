@@ -161,7 +161,7 @@ var (
 	// GatewayTokenVerbs read the tokens' Secrets.
 	GatewayTokenVerbs = []string{"get"}
 	// GatewayRecordVerbs keep the idempotency records' Leases.
-	GatewayRecordVerbs = []string{"create", "delete", "get", "update"}
+	GatewayRecordVerbs = []string{"create", "delete", "get", "list", "update"}
 )
 
 // GatewayName is the name of the gateway's roles.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +86,16 @@ func playPack(t *testing.T, intentFile string, scopes []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The file's port may be taken by another package's test of the same
+	// pack running at the same time: the reconciler gets a free one.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	f.Reconciler.URL = fmt.Sprintf("http://127.0.0.1:%d/reconcile", port)
+	f.Reconciler.Env["PORT"] = fmt.Sprint(port)
 	var buf bytes.Buffer
 	err = play.Run(context.Background(), play.Options{Blueprint: bp, Intent: intent, Scopes: scopes, Reconciler: f.Reconciler, BaseDir: filepath.Dir(simFile), Out: &buf})
 	if err != nil {
