@@ -256,10 +256,19 @@ in docs/registry.md; plain oras and crane can read and copy patterns.
 				return err
 			}
 			p := &registry.Pattern{Name: ref.Name(), Version: ref.Reference, Description: description, InrunVersion: registry.InrunVersion(), Files: files}
+			// Collect compiled it already; this reads its lifecycle.
+			bp, err := compiler.Compile(p.Source(ref.String()), compiler.Options{})
+			if err != nil {
+				return err
+			}
+			p.Deprecation = registry.DeprecationOf(bp)
 			if err := p.Validate(); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "Pattern %s: %s\n", ref, strings.Join(slices.Sorted(maps.Keys(files)), ", "))
+			if d := p.Deprecation; d != nil {
+				fmt.Fprintf(out, "Deprecated %s: %s\n", deprecationScope(d), d)
+			}
 
 			log := logr.Discard()
 			if verbose {
@@ -330,14 +339,26 @@ what they read.
 			}
 			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tVERSIONS\tDESCRIPTION")
+			var notes []string
 			for _, p := range idx.Patterns {
 				var versions []string
 				for _, v := range p.Versions {
-					versions = append(versions, v.Version)
+					s := v.Version
+					if d := p.Deprecation(v.Version); d != nil {
+						s += " [deprecated]"
+						notes = append(notes, fmt.Sprintf("%s %s is deprecated: %s", p.Name, v.Version, d))
+					}
+					versions = append(versions, s)
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, strings.Join(versions, ", "), p.Description)
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if len(notes) > 0 {
+				fmt.Fprintf(out, "\n%s\n", strings.Join(notes, "\n"))
+			}
+			return nil
 		},
 	}
 	reg.register(cmd)
@@ -400,6 +421,9 @@ exits 1.
 				fmt.Fprintf(out, "Description: %s\n", p.Description)
 			}
 			fmt.Fprintf(out, "Pushed by:   Inrun %s\nFiles:       %s\n", p.InrunVersion, strings.Join(slices.Sorted(maps.Keys(p.Files)), ", "))
+			if d := p.Deprecation; d != nil {
+				fmt.Fprintf(out, "Deprecated:  %s (%s)\n", d, deprecationScope(d))
+			}
 			bp, err := compiler.Compile(p.Source(fetched.Reference.String()), compiler.Options{})
 			if err != nil {
 				fmt.Fprintf(out, "Blueprint:   does not compile with this Inrun:\n%v\n", err)
@@ -436,6 +460,17 @@ exits 1.
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// deprecationScope says which versions a deprecation covers.
+func deprecationScope(d *registry.Deprecation) string {
+	switch d.Versions {
+	case "":
+		return "this version"
+	case "*":
+		return "every version of the pattern"
+	}
+	return "versions " + d.Versions
 }
 
 // printFields lists the spec fields of a custom resource's schema: what a

@@ -286,6 +286,25 @@ func TestInspectPullPatterns(t *testing.T) {
 		t.Errorf("pull over a directory = %v, want a refusal", err)
 	}
 
+	// A deprecation over every version: a badge on each in patterns, and
+	// inspect says it.
+	p2 := &registry.Pattern{Name: "website", Version: "1.1.0", Files: files,
+		Deprecation: &registry.Deprecation{Message: "use webapp", Replacement: host + "/team/webapp:1.0.0", Versions: "*"}}
+	ref2 := ref
+	ref2.Reference = "1.1.0"
+	if _, err := registry.Push(context.Background(), registry.NewRemote(host), ref2, p2, registry.PushOptions{Signer: sign, Results: results}); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(t, dir, "patterns", host+"/team")
+	if err != nil || !regexp.MustCompile(`website\s+1\.1\.0 \[deprecated\], 1\.0\.0 \[deprecated\]`).MatchString(out) ||
+		!strings.Contains(out, "website 1.0.0 is deprecated: use webapp; replaced by "+host+"/team/webapp:1.0.0") {
+		t.Errorf("patterns with a deprecation = %v\n%s", err, out)
+	}
+	out, err = run(t, dir, "inspect", ref2.String())
+	if err != nil || !strings.Contains(out, "Deprecated:  use webapp; replaced by "+host+"/team/webapp:1.0.0 (every version of the pattern)") {
+		t.Errorf("inspect of a deprecated version = %v\n%s", err, out)
+	}
+
 	// Someone who does not trust the publisher's key.
 	t.Setenv(envKeysDir, t.TempDir())
 	if _, err := run(t, dir, "keys", "create", "someone"); err != nil {
