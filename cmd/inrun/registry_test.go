@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/localcluster/assets"
 	"github.com/inrun/inrun/localcluster/clustertest"
@@ -303,6 +304,32 @@ func TestInspectPullPatterns(t *testing.T) {
 	out, err = run(t, dir, "inspect", ref2.String())
 	if err != nil || !strings.Contains(out, "Deprecated:  use webapp; replaced by "+host+"/team/webapp:1.0.0 (every version of the pattern)") {
 		t.Errorf("inspect of a deprecated version = %v\n%s", err, out)
+	}
+
+	// A Stack: refused while the deprecation is not accepted, resolved
+	// to the newest version once it is.
+	stackFile := filepath.Join(t.TempDir(), "stack.yaml")
+	writeStack := func(accept string) {
+		t.Helper()
+		data := "apiVersion: inrun.dev/v1alpha1\nkind: Stack\nregistry: " + host + "/team\npatterns:\n  - name: website\n    version: ^1.0.0\n" + accept
+		if err := os.WriteFile(stackFile, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeStack("")
+	_, err = run(t, dir, "patterns", "--stack", stackFile)
+	if err == nil || !strings.Contains(err.Error(), stackFile+":5:5: "+diag.DeprecatedPattern.String()+" website 1.1.0 is deprecated: use webapp; move to "+host+"/team/webapp:1.0.0, or accept it in the Stack") {
+		t.Errorf("patterns --stack without an acceptance = %v", err)
+	}
+	writeStack("    accept: {version: 1.1.0, until: 2999-12-31}\n")
+	out, err = run(t, dir, "patterns", "--stack", stackFile)
+	if err != nil || !regexp.MustCompile(`website\s+\^1\.0\.0\s+1\.1\.0 \[deprecated\]\s+sha256:\w+\s+verified`).MatchString(out) ||
+		!strings.Contains(out, "the Stack accepts it until 2999-12-31") {
+		t.Errorf("patterns --stack with an acceptance = %v\n%s", err, out)
+	}
+	writeStack("    accept: {version: 1.1.0, until: 2020-01-01}\n")
+	if _, err = run(t, dir, "patterns", "--stack", stackFile); err == nil || !strings.Contains(err.Error(), "acceptance of website 1.1.0 lapsed after 2020-01-01") {
+		t.Errorf("patterns --stack with a lapsed acceptance = %v", err)
 	}
 
 	// Someone who does not trust the publisher's key.
