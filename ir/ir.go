@@ -63,6 +63,24 @@ type Blueprint struct {
 	// Lifecycle is the pattern's lifecycle: whether it is deprecated and
 	// for what. Nil when the Blueprint has no lifecycle section.
 	Lifecycle *Lifecycle `json:",omitempty"`
+
+	// Deprecated is set by whoever runs the Blueprint as a pattern version
+	// that a deprecation covers and a Stack accepts (inrun run), on its own
+	// copy: the runtime then keeps a Deprecated condition on every custom
+	// resource and records an Event. The compiler never sets it.
+	Deprecated *Deprecated `json:",omitempty"`
+}
+
+// Deprecated says that the pattern version a Blueprint was run as is
+// deprecated, and until when it is accepted.
+type Deprecated struct {
+	// Pattern names the version, such as registry.example/team/website:1.2.0.
+	Pattern string
+	// Message and Replacement are the deprecation's.
+	Message     string
+	Replacement string `json:",omitempty"`
+	// Until is the last day the acceptance holds.
+	Until time.Time
 }
 
 // Lifecycle is the lifecycle section of a Blueprint shared as a pattern.
