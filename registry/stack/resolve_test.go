@@ -6,6 +6,7 @@ import (
 	"log"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -222,4 +223,87 @@ func TestIndexNotTrusted(t *testing.T) {
 	}
 	_, err = stack.Resolve(context.Background(), readStack(t, host, "  - {name: website, version: ^1}\n"), pub.options())
 	wantDiag(t, err, diag.UnresolvedPattern, 5, "the index says "+d+" is website 1.9.0, but it holds website 1.0.0")
+}
+
+// TestOfflineFromCache: what resolves online is saved to an OCI layout
+// (the cache); with the registry gone, the same Stack resolves from the
+// layout alone, to the same digest, verified again; a flipped byte in the
+// layout is caught. It runs against the real Distribution registry, or
+// the in-memory one without the binary.
+func TestOfflineFromCache(t *testing.T) {
+	ctx := context.Background()
+	var (
+		host string
+		stop func()
+	)
+	reg, err := localregistry.Start(ctx, localregistry.Options{StorageDir: t.TempDir()})
+	switch {
+	case assets.IsMissing(err) && os.Getenv("INRUN_REQUIRE_ASSETS") != "1":
+		t.Logf("the in-memory registry: %v", err)
+		mem := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)), ggcr.WithReferrersSupport(true)))
+		host, stop = strings.TrimPrefix(mem.URL, "http://"), mem.Close
+	case err != nil:
+		t.Fatal(err)
+	default:
+		host, stop = reg.Host, func() { reg.Stop() }
+	}
+	pub := newPublisher(t, host)
+	pub.push("website", "1.0.0", nil)
+	d := pub.push("website", "1.1.0", &registry.Deprecation{Message: "use webapp", Replacement: "webapp"})
+	s := readStack(t, host, "  - name: website\n    version: ^1\n    accept: {version: 1.1.0, until: 2027-12-31}\n")
+
+	dir := t.TempDir()
+	cache, err := registry.OpenLayout(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := stack.Resolve(ctx, s, pub.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.Save(ctx, registry.NewRemote(host), rs[0].Fetched); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+
+	offline := pub.options()
+	offline.Open = func(_ context.Context, h string) (registry.Registry, error) {
+		cache, err := registry.OpenLayout(dir)
+		if err != nil {
+			return nil, err
+		}
+		return cache.Registry(h), nil
+	}
+	rs, err = stack.Resolve(ctx, s, offline)
+	if err != nil {
+		t.Fatalf("offline: %v", err)
+	}
+	if r := rs[0]; r.Version != "1.1.0" || r.Fetched.Descriptor.Digest.String() != d || r.Fetched.Proof == nil || r.Deprecation == nil {
+		t.Errorf("offline: %s %s proof %v deprecation %v", r.Version, r.Fetched.Descriptor.Digest, r.Fetched.Proof, r.Deprecation)
+	}
+	if _, err := stack.Resolve(ctx, s, pub.options()); err == nil {
+		t.Error("the registry is stopped, yet resolving online worked: the offline resolution proves nothing")
+	}
+
+	// A byte flipped in the cached Blueprints.
+	blobs, _ := os.ReadDir(filepath.Join(dir, "blobs", "sha256"))
+	flipped := 0
+	for _, b := range blobs {
+		p := filepath.Join(dir, "blobs", "sha256", b.Name())
+		data, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(data), "kind: Blueprint") {
+			continue
+		}
+		data[0] ^= 1
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		flipped++
+	}
+	if flipped == 0 {
+		t.Fatal("no cached Blueprint to flip")
+	}
+	if _, err := stack.Resolve(ctx, s, offline); err == nil || !strings.Contains(err.Error(), "digest") {
+		t.Errorf("a tampered cache resolved: %v", err)
+	}
 }
