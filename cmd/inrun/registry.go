@@ -35,12 +35,10 @@ import (
 const envKeysDir = "INRUN_KEYS_DIR"
 
 // registryNotYet is said wherever the pattern registry stops, for now.
-const registryNotYet = `Not yet: inrun run NAME[@VERSION] and inrun run --stack FILE (resolving,
-caching and running patterns; today inrun patterns --stack resolves and
-verifies a Stack, and inrun pull writes a pattern to run from its
-directory), reading patterns offline from a cache or an OCI layout
-directory, the Deprecated condition on running custom resources, and the
-registry pack. See docs/registry.md.`
+const registryNotYet = `Patterns run by name with inrun run REGISTRY/[NAMESPACE/]NAME[@VERSION] or
+inrun run --stack FILE. Not yet: the registry pack (inrun init --pack
+registry), and watching registries while running (a deprecation is judged
+when inrun run starts). See docs/registry.md.`
 
 func keysDir() (string, error) {
 	if d := os.Getenv(envKeysDir); d != "" {
