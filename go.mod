@@ -3,6 +3,7 @@ module github.com/inrun/inrun
 go 1.26.0
 
 require (
+	github.com/Masterminds/semver/v3 v3.4.0
 	github.com/chromedp/chromedp v0.23.1
 	github.com/dave/jennifer v1.7.1
 	github.com/getkin/kin-openapi v0.153.0

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -26,6 +27,7 @@ import (
 	"github.com/inrun/inrun/rbac"
 	"github.com/inrun/inrun/registry"
 	"github.com/inrun/inrun/registry/gate"
+	"github.com/inrun/inrun/registry/stack"
 )
 
 // envKeysDir names the keys directory instead of the one in the user's
@@ -33,9 +35,10 @@ import (
 const envKeysDir = "INRUN_KEYS_DIR"
 
 // registryNotYet is said wherever the pattern registry stops, for now.
-const registryNotYet = `Not yet: lifecycle.deprecation and its badges, Stacks, inrun run NAME
-(resolving, caching and running a pattern by name), and reading patterns
-from an OCI layout directory offline. See docs/registry.md.`
+const registryNotYet = `Patterns run by name with inrun run REGISTRY/[NAMESPACE/]NAME[@VERSION] or
+inrun run --stack FILE. Not yet: the registry pack (inrun init --pack
+registry), and watching registries while running (a deprecation is judged
+when inrun run starts). See docs/registry.md.`
 
 func keysDir() (string, error) {
 	if d := os.Getenv(envKeysDir); d != "" {
@@ -256,10 +259,19 @@ in docs/registry.md; plain oras and crane can read and copy patterns.
 				return err
 			}
 			p := &registry.Pattern{Name: ref.Name(), Version: ref.Reference, Description: description, InrunVersion: registry.InrunVersion(), Files: files}
+			// Collect compiled it already; this reads its lifecycle.
+			bp, err := compiler.Compile(p.Source(ref.String()), compiler.Options{})
+			if err != nil {
+				return err
+			}
+			p.Deprecation = registry.DeprecationOf(bp)
 			if err := p.Validate(); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "Pattern %s: %s\n", ref, strings.Join(slices.Sorted(maps.Keys(files)), ", "))
+			if d := p.Deprecation; d != nil {
+				fmt.Fprintf(out, "Deprecated %s: %s\n", deprecationScope(d), d)
+			}
 
 			log := logr.Discard()
 			if verbose {
@@ -301,21 +313,42 @@ in docs/registry.md; plain oras and crane can read and copy patterns.
 }
 
 func newPatternsCommand() *cobra.Command {
-	var reg registryFlags
+	var (
+		f         fetchFlags
+		stackFile string
+	)
 	cmd := &cobra.Command{
-		Use:   "patterns REGISTRY[/NAMESPACE]",
-		Short: "List the patterns of a registry namespace and their versions",
+		Use:   "patterns REGISTRY[/NAMESPACE] | --stack FILE",
+		Short: "List the patterns of a registry namespace, or resolve a Stack's",
 		Long: `Patterns lists what inrun push pushed to a registry namespace, newest version
 first, from the index push keeps there (NAMESPACE/` + registry.IndexRepository + `:` + registry.IndexTag + `): registries
-often turn their _catalog off. The index only lists; inspect and pull verify
-what they read.
+often turn their _catalog off. A version that lifecycle.deprecation covers
+is marked [deprecated], and the deprecation is printed below the list. The
+index only lists; inspect and pull verify what they read.
+
+With --stack, patterns resolves a Stack instead: for each of its patterns,
+the newest version in its registry namespace that meets its constraint,
+read by digest and verified (its proof, signed by a trusted key), and
+judged against its deprecation. A deprecated version that the Stack does
+not accept, whose acceptance has lapsed, or whose publisher's after date
+has passed is refused, naming the replacement. Every problem is listed at
+once, and patterns exits 1. The Stack format is in docs/registry.md.
 
 ` + registryNotYet,
-		Example: `  inrun patterns localhost:5000/patterns`,
-		Args:    cobra.ExactArgs(1),
+		Example: `  inrun patterns localhost:5000/patterns
+  inrun patterns --stack stack.yaml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if stackFile != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if stackFile != "" {
+				return resolveStack(cmd, stackFile, &f)
+			}
 			host, namespace, _ := strings.Cut(strings.TrimSuffix(args[0], "/"), "/")
-			r, err := reg.open(cmd.Context(), host)
+			r, err := f.open(cmd.Context(), host)
 			if err != nil {
 				return err
 			}
@@ -330,18 +363,87 @@ what they read.
 			}
 			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tVERSIONS\tDESCRIPTION")
+			var notes []string
 			for _, p := range idx.Patterns {
 				var versions []string
 				for _, v := range p.Versions {
-					versions = append(versions, v.Version)
+					s := v.Version
+					if d := p.Deprecation(v.Version); d != nil {
+						s += " [deprecated]"
+						notes = append(notes, fmt.Sprintf("%s %s is deprecated: %s", p.Name, v.Version, d))
+					}
+					versions = append(versions, s)
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, strings.Join(versions, ", "), p.Description)
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if len(notes) > 0 {
+				fmt.Fprintf(out, "\n%s\n", strings.Join(notes, "\n"))
+			}
+			return nil
 		},
 	}
-	reg.register(cmd)
+	f.register(cmd)
+	cmd.Flags().StringVar(&stackFile, "stack", "", "resolve the patterns of this Stack file instead: each to a verified version")
+	cmd.Flags().BoolVar(&f.allowUnverified, "allow-unverified", false, "with --stack, resolve a pattern whose proof does not verify, with a warning")
 	return cmd
+}
+
+// resolveStack prints what each pattern of the Stack at file resolves to.
+func resolveStack(cmd *cobra.Command, file string, f *fetchFlags) error {
+	s, err := stack.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	trusted, err := trustedKeys(f.keys)
+	if err != nil {
+		return err
+	}
+	resolved, err := stack.Resolve(cmd.Context(), s, stack.Options{
+		Open:            f.open,
+		Trusted:         trusted,
+		AllowUnverified: f.allowUnverified,
+	})
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tCONSTRAINT\tVERSION\tDIGEST\tPROOF")
+	var notes []string
+	for _, r := range resolved {
+		proof := "verified, key " + shortID(r.Fetched)
+		if r.Fetched.Unverified != nil {
+			proof = "NOT VERIFIED"
+			notes = append(notes, fmt.Sprintf("WARNING: %s %s: %v", r.Entry.Name, r.Version, r.Fetched.Unverified))
+		}
+		version := r.Version
+		if d := r.Deprecation; d != nil {
+			version += " [deprecated]"
+			notes = append(notes, fmt.Sprintf("%s %s is deprecated: %s; the Stack accepts it until %s", r.Entry.Name, r.Version, d, r.Until.Format(time.DateOnly)))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Entry.Name, r.Entry.Version, version, r.Fetched.Descriptor.Digest, proof)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(out, "\n%s\n", strings.Join(notes, "\n"))
+	}
+	return nil
+}
+
+func shortID(f *registry.Fetched) string {
+	if f.Proof == nil {
+		return ""
+	}
+	id := f.Proof.Key.ID()
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return id
 }
 
 // fetchFlags read and verify a pattern.
@@ -400,6 +502,9 @@ exits 1.
 				fmt.Fprintf(out, "Description: %s\n", p.Description)
 			}
 			fmt.Fprintf(out, "Pushed by:   Inrun %s\nFiles:       %s\n", p.InrunVersion, strings.Join(slices.Sorted(maps.Keys(p.Files)), ", "))
+			if d := p.Deprecation; d != nil {
+				fmt.Fprintf(out, "Deprecated:  %s (%s)\n", d, deprecationScope(d))
+			}
 			bp, err := compiler.Compile(p.Source(fetched.Reference.String()), compiler.Options{})
 			if err != nil {
 				fmt.Fprintf(out, "Blueprint:   does not compile with this Inrun:\n%v\n", err)
@@ -436,6 +541,17 @@ exits 1.
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// deprecationScope says which versions a deprecation covers.
+func deprecationScope(d *registry.Deprecation) string {
+	switch d.Versions {
+	case "":
+		return "this version"
+	case "*":
+		return "every version of the pattern"
+	}
+	return "versions " + d.Versions
 }
 
 // printFields lists the spec fields of a custom resource's schema: what a

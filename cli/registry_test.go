@@ -20,6 +20,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/localcluster/assets"
 	"github.com/inrun/inrun/localcluster/clustertest"
@@ -284,6 +285,51 @@ func TestInspectPullPatterns(t *testing.T) {
 	}
 	if _, err := run(t, dir, "pull", ref.String(), "-o", pulled); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("pull over a directory = %v, want a refusal", err)
+	}
+
+	// A deprecation over every version: a badge on each in patterns, and
+	// inspect says it.
+	p2 := &registry.Pattern{Name: "website", Version: "1.1.0", Files: files,
+		Deprecation: &registry.Deprecation{Message: "use webapp", Replacement: host + "/team/webapp:1.0.0", Versions: "*"}}
+	ref2 := ref
+	ref2.Reference = "1.1.0"
+	if _, err := registry.Push(context.Background(), registry.NewRemote(host), ref2, p2, registry.PushOptions{Signer: sign, Results: results}); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(t, dir, "patterns", host+"/team")
+	if err != nil || !regexp.MustCompile(`website\s+1\.1\.0 \[deprecated\], 1\.0\.0 \[deprecated\]`).MatchString(out) ||
+		!strings.Contains(out, "website 1.0.0 is deprecated: use webapp; replaced by "+host+"/team/webapp:1.0.0") {
+		t.Errorf("patterns with a deprecation = %v\n%s", err, out)
+	}
+	out, err = run(t, dir, "inspect", ref2.String())
+	if err != nil || !strings.Contains(out, "Deprecated:  use webapp; replaced by "+host+"/team/webapp:1.0.0 (every version of the pattern)") {
+		t.Errorf("inspect of a deprecated version = %v\n%s", err, out)
+	}
+
+	// A Stack: refused while the deprecation is not accepted, resolved
+	// to the newest version once it is.
+	stackFile := filepath.Join(t.TempDir(), "stack.yaml")
+	writeStack := func(accept string) {
+		t.Helper()
+		data := "apiVersion: inrun.dev/v1alpha1\nkind: Stack\nregistry: " + host + "/team\npatterns:\n  - name: website\n    version: ^1.0.0\n" + accept
+		if err := os.WriteFile(stackFile, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeStack("")
+	_, err = run(t, dir, "patterns", "--stack", stackFile)
+	if err == nil || !strings.Contains(err.Error(), stackFile+":5:5: "+diag.DeprecatedPattern.String()+" website 1.1.0 is deprecated: use webapp; move to "+host+"/team/webapp:1.0.0, or accept it in the Stack") {
+		t.Errorf("patterns --stack without an acceptance = %v", err)
+	}
+	writeStack("    accept: {version: 1.1.0, until: 2999-12-31}\n")
+	out, err = run(t, dir, "patterns", "--stack", stackFile)
+	if err != nil || !regexp.MustCompile(`website\s+\^1\.0\.0\s+1\.1\.0 \[deprecated\]\s+sha256:\w+\s+verified`).MatchString(out) ||
+		!strings.Contains(out, "the Stack accepts it until 2999-12-31") {
+		t.Errorf("patterns --stack with an acceptance = %v\n%s", err, out)
+	}
+	writeStack("    accept: {version: 1.1.0, until: 2020-01-01}\n")
+	if _, err = run(t, dir, "patterns", "--stack", stackFile); err == nil || !strings.Contains(err.Error(), "acceptance of website 1.1.0 lapsed after 2020-01-01") {
+		t.Errorf("patterns --stack with a lapsed acceptance = %v", err)
 	}
 
 	// Someone who does not trust the publisher's key.

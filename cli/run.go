@@ -52,6 +52,8 @@ type runFlags struct {
 	// runtime; empty when it does not.
 	serve   string
 	gateway serveFlags
+	// patterns are the flags of patterns run by reference or Stack.
+	patterns patternFlags
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -72,6 +74,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.serve, "serve", "", "also run the intent gateway (inrun serve) in this process, on this address, written --serve=ADDR (--serve alone: "+gateway.DefaultAddress+")")
 	fl.Lookup("serve").NoOptDefVal = gateway.DefaultAddress
 	f.gateway.register(cmd)
+	f.patterns.register(cmd)
 	gofs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.Development = true
 	// Errors are reported with their cause; stack traces only for panics.
@@ -116,18 +119,38 @@ only on an inrun with that code compiled in; any other refuses it before
 starting, naming what it lacks (docs/typed.md; inrun version --components
 lists what this one has).
 
+Patterns run by name too. An argument that is not a file and reads as
+REGISTRY/[NAMESPACE/]NAME[@VERSION] is a pattern (docs/registry.md): the
+version, or without one the newest, is resolved through the namespace's
+index to a digest, read, and its proof verified with the trusted keys
+(inrun keys; --key). A pattern that does not verify is refused unless
+--allow-unverified. --stack FILE runs every pattern of a Stack, each the
+newest version that meets its constraint. A deprecated version
+(lifecycle.deprecation) runs only when the Stack accepts it, until the
+acceptance's until or the publisher's after date, whichever comes first;
+its custom resources then carry a Deprecated condition and a Warning Event.
+A pattern named on the command line is never accepted: put it in a Stack.
+What runs is cached by digest, with its proof, in an OCI layout
+(--pattern-cache; default inrun/patterns in the user's cache directory);
+when a registry does not answer, its patterns are resolved from the cache
+and verified again. Not yet: watching the registry while running (a
+version deprecated after inrun run starts is noticed on the next start),
+and the registry pack.
+
 A bare "inrun" is "inrun run".`
 
 func newRunCommand() *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run [BLUEPRINT...]",
+		Use:   "run [BLUEPRINT | PATTERN[@VERSION]]... [--stack FILE]",
 		Short: "Run the interpreted runtime against the current cluster",
 		Long:  runLong,
 		Example: `  inrun run --dev
   inrun run blueprint.yaml other/blueprint.yaml --leader-elect
   inrun run --from-configmaps --configmap-namespace inrun-system
   inrun run --dev --serve
+  inrun run localhost:5000/patterns/website@1.2.0 --dev
+  inrun run --stack stack.yaml
   inrun run --serve=127.0.0.1:9000`,
 		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args) },
 	}
@@ -148,9 +171,17 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	if f.fromConfigMaps && f.serve != "" {
 		return errors.New("--serve serves Blueprint files: run inrun serve beside a runtime that reads ConfigMaps")
 	}
+	if f.fromConfigMaps && f.patterns.stack != "" {
+		return errors.New("give a Stack or --from-configmaps, not both")
+	}
 	var bps []*ir.Blueprint
 	if !f.fromConfigMaps {
-		if len(args) == 0 {
+		// Patterns, by reference or --stack: resolved, verified, cached.
+		var err error
+		if bps, args, err = f.patterns.resolve(ctx, out, args); err != nil {
+			return err
+		}
+		if len(args) == 0 && len(bps) == 0 {
 			args = []string{defaultBlueprint}
 		}
 		var errs []error

@@ -822,3 +822,32 @@ emit:
 		t.Errorf("after Marshal and Unmarshal: Conditions %+v, ReadyWhen %+v", back.Conditions, back.ReadyWhen)
 	}
 }
+
+// TestLifecycle: lifecycle.deprecation comes into the IR typed, its date
+// as midnight UTC, with its position; without the section there is none.
+func TestLifecycle(t *testing.T) {
+	bp := compile(t, website+`lifecycle:
+  deprecation:
+    message: website is replaced by webapp
+    replacement: registry.example/team/webapp:2.0.0
+    after: 2027-06-30
+    versions: "<2.0.0"
+`)
+	want := &ir.Lifecycle{Deprecation: &ir.Deprecation{
+		Message:     "website is replaced by webapp",
+		Replacement: "registry.example/team/webapp:2.0.0",
+		After:       time.Date(2027, 6, 30, 0, 0, 0, 0, time.UTC),
+		Versions:    "<2.0.0",
+		Pos:         ir.Pos{File: bpFile, Line: 8, Col: 3},
+	}}
+	if diff := cmp.Diff(want, bp.Lifecycle); diff != "" {
+		t.Errorf("Lifecycle (-want +got):\n%s", diff)
+	}
+	bp = compile(t, website+"lifecycle:\n  deprecation:\n    message: use webapp\n    after: \"2027-01-31\"\n")
+	if d := bp.Lifecycle.Deprecation; d.Message != "use webapp" || d.Replacement != "" || d.Versions != "" || !d.After.Equal(time.Date(2027, 1, 31, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("a quoted date, no replacement: %+v", d)
+	}
+	if bp := compile(t, website); bp.Lifecycle != nil {
+		t.Errorf("no lifecycle section: %+v", bp.Lifecycle)
+	}
+}

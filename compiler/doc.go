@@ -4,8 +4,8 @@
 // It is the front end of the pipeline, modelled on go/parser and go/types,
 // in two halves. The decoder reads the YAML with positions
 // (internal/yamlpos) into an ir.Blueprint, one file per section:
-// metadata.go, crd.go, uses.go, children.go, status.go, reconcile.go, and
-// reserved.go for the sections later versions will implement (an error
+// metadata.go, crd.go, uses.go, children.go, status.go, reconcile.go,
+// lifecycle.go, and reserved.go for the sections later versions will implement (an error
 // until then). uses.go compiles the Blueprints a Blueprint builds on in
 // the same session, each once, and reports a cycle of them. The checker then checks templates against the types of the
 // objects they write (check.go), type-checks every ${...} expression

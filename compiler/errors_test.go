@@ -294,9 +294,9 @@ func TestErrorsElsewhere(t *testing.T) {
 
 // otherFormats are the codes no Blueprint file reports inline: the test
 // files' formats (e2e, simulate) test them, TestCompileFileMissing the
-// Blueprint that cannot be read, and importer/kro what an import cannot
-// convert.
-var otherFormats = map[diag.Code]bool{diag.UnreadableFile: true, diag.DuplicateName: true, diag.NotConvertible: true}
+// Blueprint that cannot be read, importer/kro what an import cannot
+// convert, and registry/stack what a Stack resolves to.
+var otherFormats = map[diag.Code]bool{diag.UnreadableFile: true, diag.DuplicateName: true, diag.NotConvertible: true, diag.UnresolvedPattern: true, diag.DeprecatedPattern: true}
 
 // TestEveryCodeTested makes sure each Code in diag's codes.go that a
 // Blueprint can get is expected by at least one testdata/errors file or
@@ -320,8 +320,8 @@ func TestEveryCodeTested(t *testing.T) {
 		}
 	}
 	names := codeNames(t)
-	if got := diag.Code(len(names)); got != diag.UnknownComponent {
-		t.Fatalf("codes.go declares %d codes, but UnknownComponent, the last, is %d: update this test's reading of codes.go", len(names), diag.UnknownComponent)
+	if got := diag.Code(len(names)); got != diag.DeprecatedPattern {
+		t.Fatalf("codes.go declares %d codes, but DeprecatedPattern, the last, is %d: update this test's reading of codes.go", len(names), diag.DeprecatedPattern)
 	}
 	for i, name := range names {
 		code := diag.Code(i + 1)

@@ -11,7 +11,6 @@ import (
 // that sets it would otherwise run without what it asks for.
 var reservedSections = []struct{ key, what string }{
 	{"migrate", "moving custom resources to another kind (migrate.to, migrate.selection); a field move is migrate.from on a served field (serve.fields.<name>.migrate)"},
-	{"lifecycle", "pattern lifecycle and deprecation (the pattern registry)"},
 }
 
 // reserved reports every reserved section that is set.

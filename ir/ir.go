@@ -59,6 +59,56 @@ type Blueprint struct {
 	// Serve is what callers of the intent gateway send for this kind and
 	// read back; nil when the Blueprint serves no intents.
 	Serve *Serve `json:",omitempty"`
+
+	// Lifecycle is the pattern's lifecycle: whether it is deprecated and
+	// for what. Nil when the Blueprint has no lifecycle section.
+	Lifecycle *Lifecycle `json:",omitempty"`
+
+	// Deprecated is set by whoever runs the Blueprint as a pattern version
+	// that a deprecation covers and a Stack accepts (inrun run), on its own
+	// copy: the runtime then keeps a Deprecated condition on every custom
+	// resource and records an Event. The compiler never sets it.
+	Deprecated *Deprecated `json:",omitempty"`
+}
+
+// Deprecated says that the pattern version a Blueprint was run as is
+// deprecated, and until when it is accepted.
+type Deprecated struct {
+	// Pattern names the version, such as registry.example/team/website:1.2.0.
+	Pattern string
+	// Message and Replacement are the deprecation's.
+	Message     string
+	Replacement string `json:",omitempty"`
+	// Until is the last day the acceptance holds.
+	Until time.Time
+}
+
+// Lifecycle is the lifecycle section of a Blueprint shared as a pattern.
+type Lifecycle struct {
+	// Deprecation marks the pattern deprecated; nil when it is not.
+	Deprecation *Deprecation `json:",omitempty"`
+}
+
+// Deprecation is lifecycle.deprecation: the pattern, or some of its
+// versions, should no longer be run. The pattern registry carries it on
+// the pushed artifact; inrun run refuses a deprecated version that no
+// Stack accepts, and the runtime puts a Deprecated condition on the
+// custom resources of one that runs.
+type Deprecation struct {
+	// Message says why, for those who run it.
+	Message string
+	// Replacement names what to move to (a pattern reference, such as
+	// registry.example/team/webapp:2.0.0); empty when there is none.
+	Replacement string `json:",omitempty"`
+	// After is the last day (UTC) a Stack may accept the deprecation; zero
+	// when acceptances never lapse on the publisher's side.
+	After time.Time `json:",omitzero"`
+	// Versions is the scope: a semver constraint naming the versions of
+	// the pattern it deprecates ("*" for the whole pattern, "<2.0.0" for
+	// the 1.x line). Empty: the version that carries it.
+	Versions string `json:",omitempty"`
+	// Pos is where the section is.
+	Pos Pos
 }
 
 // Child returns the child with the given id, or nil.

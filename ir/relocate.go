@@ -109,6 +109,11 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 		}
 		out.Serve = &sv
 	}
+	if b.Lifecycle != nil && b.Lifecycle.Deprecation != nil {
+		dep := *b.Lifecycle.Deprecation
+		dep.Pos = r.pos(dep.Pos)
+		out.Lifecycle = &Lifecycle{Deprecation: &dep}
+	}
 	return &out
 }
 

@@ -34,6 +34,12 @@
 // result. An index artifact beside the patterns lists them and their
 // versions, for registries whose _catalog is off.
 //
+// A Blueprint's lifecycle.deprecation travels on the pattern manifest
+// (AnnotationDeprecation) and in the index (deprecation.go). An OCI image
+// layout can stand in for a registry (Layout): inrun run caches what it
+// resolves there, by digest, and reads it back when a registry does not
+// answer, verifying it again.
+//
 // The package takes a pattern as files and results as data; it does not
 // run tests itself (package registry/gate does), and it never compiles a
 // Blueprint.

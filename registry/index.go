@@ -49,12 +49,16 @@ type IndexVersion struct {
 	Digest       string    `json:"digest"`
 	InrunVersion string    `json:"inrunVersion,omitempty"`
 	Pushed       time.Time `json:"pushed"`
+	// Deprecation is the version's lifecycle.deprecation, as its manifest
+	// carries it.
+	Deprecation *Deprecation `json:"deprecation,omitempty"`
 }
 
 // IndexEntry is what Push adds to the index.
 type IndexEntry struct {
 	Name, Repository, Description, Version, Digest, InrunVersion string
 	Pushed                                                       time.Time
+	Deprecation                                                  *Deprecation
 }
 
 // indexRepository is the index's repository in namespace.
@@ -137,6 +141,18 @@ func UpdateIndex(ctx context.Context, reg Registry, namespace string, e IndexEnt
 	return repo.Tag(ctx, desc, IndexTag)
 }
 
+// Deprecation returns the deprecation that applies to version, if any:
+// its own, or one another version of the pattern scopes over it (newest
+// push first).
+func (p *IndexPattern) Deprecation(version string) *Deprecation {
+	for _, v := range p.Versions {
+		if d := v.Deprecation; d != nil && d.Covers(v.Version, version) {
+			return d
+		}
+	}
+	return nil
+}
+
 func (idx *Index) add(e IndexEntry) {
 	i := slices.IndexFunc(idx.Patterns, func(p IndexPattern) bool { return p.Repository == e.Repository })
 	if i < 0 {
@@ -148,6 +164,6 @@ func (idx *Index) add(e IndexEntry) {
 		p.Description = e.Description
 	}
 	p.Versions = slices.DeleteFunc(p.Versions, func(v IndexVersion) bool { return v.Version == e.Version })
-	p.Versions = slices.Insert(p.Versions, 0, IndexVersion{Version: e.Version, Digest: e.Digest, InrunVersion: e.InrunVersion, Pushed: e.Pushed})
+	p.Versions = slices.Insert(p.Versions, 0, IndexVersion{Version: e.Version, Digest: e.Digest, InrunVersion: e.InrunVersion, Pushed: e.Pushed, Deprecation: e.Deprecation})
 	slices.SortFunc(idx.Patterns, func(a, b IndexPattern) int { return strings.Compare(a.Name, b.Name) })
 }

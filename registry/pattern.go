@@ -59,6 +59,9 @@ type Pattern struct {
 	Description string
 	// InrunVersion is the version of the Inrun that pushed it.
 	InrunVersion string
+	// Deprecation is the Blueprint's lifecycle.deprecation; nil when it
+	// has none.
+	Deprecation *Deprecation
 	// Files maps a slash-separated path, relative to the Blueprint's
 	// directory, to its content. BlueprintFile is required.
 	Files map[string][]byte
@@ -80,6 +83,11 @@ func (p *Pattern) Validate() error {
 	}
 	if !versionRx.MatchString(p.Version) {
 		probs = append(probs, fmt.Sprintf("version %q is not a tag: use letters, digits, '.', '_' and '-' (such as 1.0.0)", p.Version))
+	}
+	if p.Deprecation != nil {
+		if err := p.Deprecation.Validate(); err != nil {
+			probs = append(probs, err.Error())
+		}
 	}
 	if _, ok := p.Files[BlueprintFile]; !ok {
 		probs = append(probs, "it has no "+BlueprintFile)
@@ -147,6 +155,9 @@ func Pack(ctx context.Context, dst content.Pusher, p *Pattern) (ocispec.Descript
 	if p.InrunVersion != "" {
 		annotations[AnnotationInrunVersion] = p.InrunVersion
 	}
+	if p.Deprecation != nil {
+		annotations[AnnotationDeprecation] = encodeDeprecation(p.Deprecation)
+	}
 	return oras.PackManifest(ctx, dst, oras.PackManifestVersion1_1, MediaTypePattern, oras.PackManifestOptions{
 		Layers:              layers,
 		ManifestAnnotations: annotations,
@@ -171,6 +182,11 @@ func ReadPattern(ctx context.Context, src content.Fetcher, desc ocispec.Descript
 		Description:  m.Annotations[AnnotationDescription],
 		InrunVersion: m.Annotations[AnnotationInrunVersion],
 		Files:        map[string][]byte{},
+	}
+	if s, ok := m.Annotations[AnnotationDeprecation]; ok {
+		if p.Deprecation, err = decodeDeprecation(s); err != nil {
+			return nil, fmt.Errorf("pattern %s: %w", desc.Digest, err)
+		}
 	}
 	for _, l := range m.Layers {
 		name := l.Annotations[ocispec.AnnotationTitle]

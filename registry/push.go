@@ -96,6 +96,7 @@ func Push(ctx context.Context, reg Registry, ref Reference, p *Pattern, opts Pus
 			Version:      p.Version,
 			Digest:       pattern.Digest.String(),
 			InrunVersion: p.InrunVersion,
+			Deprecation:  p.Deprecation,
 			Pushed:       opts.Now().UTC().Truncate(time.Second),
 		})
 	}

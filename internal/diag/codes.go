@@ -74,6 +74,14 @@ const (
 	// UnknownComponent: a Blueprint names Go code (reconcile.go) that the
 	// inrun checking it does not have compiled in.
 	UnknownComponent
+
+	// UnresolvedPattern: a pattern a Stack (or inrun run) names cannot be
+	// resolved to a verified version: no such pattern, no version that
+	// meets the constraint, or no proof that verifies.
+	UnresolvedPattern
+	// DeprecatedPattern: the version a Stack resolves to is deprecated, and
+	// the Stack does not accept it, or its acceptance has lapsed.
+	DeprecatedPattern
 )
 
 // String renders the code as it appears in messages: E followed by four

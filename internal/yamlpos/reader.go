@@ -299,6 +299,23 @@ func (r *Reader) Duration(n *yaml.Node, path string) time.Duration {
 	return d
 }
 
+// Date reads n as a calendar day, 2006-01-02, which YAML may have as a
+// timestamp or a string; it returns midnight UTC of that day.
+func (r *Reader) Date(n *yaml.Node, path string) (time.Time, bool) {
+	const hint = "write a date as YYYY-MM-DD, such as 2027-06-30"
+	n = Resolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!str" && n.ShortTag() != "!!timestamp") {
+		r.Errorf(n, diag.WrongType, hint, "%s must be a date, not %s", DisplayPath(path), Describe(n))
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.DateOnly, n.Value)
+	if err != nil {
+		r.Errorf(n, diag.InvalidValue, hint, "%s %q is not a date", DisplayPath(path), n.Value)
+		return time.Time{}, false
+	}
+	return t, true
+}
+
 // List returns the items of a sequence; nil and null are an empty list,
 // anything else is reported as WrongType.
 func (r *Reader) List(n *yaml.Node, path string) []*yaml.Node {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -461,5 +462,43 @@ func TestLaggingCacheWritesNoChildAgain(t *testing.T) {
 		t.Fatal("the Deployment is gone")
 	} else if r, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); r != 5 {
 		t.Errorf("replicas = %d after an edit, want 5", r)
+	}
+}
+
+// TestDeprecatedCondition: a Blueprint run as a deprecated pattern version
+// keeps a Deprecated condition on its custom resources, with one Warning
+// Event when it is set; run as a version that is not, the condition goes.
+func TestDeprecatedCondition(t *testing.T) {
+	f := newFixture(t, spec())
+	rec := &eventRecorder{}
+	bp := *f.bp
+	bp.Deprecated = &ir.Deprecated{Pattern: "registry.example/team/website:1.0.0", Message: "use webapp", Replacement: "registry.example/team/webapp:2.0.0", Until: time.Date(2027, 6, 30, 0, 0, 0, 0, time.UTC)}
+	var err error
+	if f.rec, err = reconciler.New(&bp, reconciler.Options{Client: f.store, Recorder: rec}); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	f.sync()
+	cond := condition(f.get(), reconciler.ConditionDeprecated)
+	want := "registry.example/team/website:1.0.0 is deprecated: use webapp; move to registry.example/team/webapp:2.0.0; accepted until 2027-06-30"
+	if cond["status"] != "True" || cond["reason"] != reconciler.ReasonPatternDeprecated || cond["message"] != want {
+		t.Errorf("Deprecated = %v", cond)
+	}
+	var warnings []recordedEvent
+	for _, e := range rec.events {
+		if e.reason == reconciler.ReasonPatternDeprecated {
+			warnings = append(warnings, e)
+		}
+	}
+	if len(warnings) != 1 || warnings[0].eventType != "Warning" || warnings[0].note != want {
+		t.Errorf("Deprecated Events over two passes = %+v, want one Warning", warnings)
+	}
+
+	if f.rec, err = reconciler.New(f.bp, reconciler.Options{Client: f.store}); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if cond := condition(f.get(), reconciler.ConditionDeprecated); cond != nil {
+		t.Errorf("run as a version that is not deprecated, Deprecated = %v", cond)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,12 @@ const (
 	ConditionReady       = "Ready"
 	ConditionProgressing = "Progressing"
 	ConditionDegraded    = "Degraded"
+	// ConditionDeprecated is True on the custom resources of a Blueprint
+	// run as a deprecated pattern version (ir.Blueprint.Deprecated).
+	ConditionDeprecated = "Deprecated"
+	// ReasonPatternDeprecated is its reason, and the reason of the Event
+	// recorded when it is set.
+	ReasonPatternDeprecated = "PatternDeprecated"
 )
 
 // maxMessage bounds condition messages, which the API server stores whole.
@@ -245,6 +252,7 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 	for _, c := range p.custom {
 		set(c.Type, c.Status, c.Reason, c.Message)
 	}
+	p.deprecated(&conds, set)
 
 	sort.SliceStable(conds, func(i, j int) bool { return conds[i].Type < conds[j].Type })
 	out := make([]any, 0, len(conds))
@@ -255,6 +263,29 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		}
 	}
 	return out
+}
+
+// deprecated keeps the Deprecated condition of a Blueprint run as a
+// deprecated pattern version, with a Warning Event when it is first set,
+// and removes the runtime's own once the Blueprint no longer is one.
+func (p *pass) deprecated(conds *[]metav1.Condition, set func(t string, s metav1.ConditionStatus, reason, msg string)) {
+	d := p.bp.Deprecated
+	existing := meta.FindStatusCondition(*conds, ConditionDeprecated)
+	if d == nil {
+		if existing != nil && existing.Reason == ReasonPatternDeprecated {
+			meta.RemoveStatusCondition(conds, ConditionDeprecated)
+		}
+		return
+	}
+	msg := fmt.Sprintf("%s is deprecated: %s", d.Pattern, d.Message)
+	if d.Replacement != "" {
+		msg += "; move to " + d.Replacement
+	}
+	msg += "; accepted until " + d.Until.UTC().Format("2006-01-02")
+	if existing == nil || existing.Status != metav1.ConditionTrue {
+		p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeWarning, ReasonPatternDeprecated, "Reconcile", "%s", msg)
+	}
+	set(ConditionDeprecated, metav1.ConditionTrue, ReasonPatternDeprecated, msg)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

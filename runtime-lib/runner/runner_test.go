@@ -591,3 +591,23 @@ func TestPortInUse(t *testing.T) {
 		})
 	}
 }
+
+// TestDeprecatedPattern: a Blueprint run as a deprecated pattern version
+// (inrun run --stack, through a Stack that accepts it) keeps a Deprecated
+// condition on its custom resources and records a Warning Event, on a
+// real API server.
+func TestDeprecatedPattern(t *testing.T) {
+	f := newFixture(t)
+	bp := *f.bp
+	bp.Deprecated = &ir.Deprecated{Pattern: "registry.example/team/site:1.0.0", Message: "site 1 has no TLS", Replacement: "registry.example/team/site:2.0.0", Until: time.Date(2999, 1, 31, 0, 0, 0, 0, time.UTC)}
+	f.bp = &bp
+	f.start(f.cfg, []string{f.ns}, nil)
+	f.createSite("old", map[string]any{"replicas": int64(1), "copyTo": f.ns})
+	f.eventually(30*time.Second, "Deprecated condition", f.condition("old", "Deprecated", "True"))
+	site, _ := f.get(siteGVK, f.ns, "old")
+	want := "registry.example/team/site:1.0.0 is deprecated: site 1 has no TLS; move to registry.example/team/site:2.0.0; accepted until 2999-01-31"
+	if msg := conditionMessage(site, "Deprecated"); msg != want {
+		t.Errorf("Deprecated message = %q, want %q", msg, want)
+	}
+	f.eventually(10*time.Second, "a PatternDeprecated Event", f.event("old", "PatternDeprecated"))
+}

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/registry"
+	"github.com/inrun/inrun/registry/stack"
+)
+
+// patternFlags are inrun run's flags for patterns run by reference or by
+// Stack.
+type patternFlags struct {
+	stack           string
+	cacheDir        string
+	keys            []string
+	allowUnverified bool
+	plainHTTP       bool
+}
+
+func (f *patternFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.stack, "stack", "", "run every pattern of this Stack file, each resolved to a verified version (docs/registry.md#stacks)")
+	fl.StringVar(&f.cacheDir, "pattern-cache", "", "the OCI layout patterns are cached in and read from offline (default: inrun/patterns in the user's cache directory)")
+	fl.StringSliceVar(&f.keys, "key", nil, "verify patterns' proofs with this public key file (repeatable; default: every .pub in the keys directory)")
+	fl.BoolVar(&f.allowUnverified, "allow-unverified", false, "run a pattern whose proof does not verify, with a warning")
+	fl.BoolVar(&f.plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to pattern registries (the default for localhost and loopback addresses)")
+}
+
+// patternRef reads an argument of inrun run as a pattern reference,
+// REGISTRY/[NAMESPACE/]NAME[@VERSION|:VERSION]: one that is not a file and
+// whose first element is a registry host. ok is false for a Blueprint
+// file.
+func patternRef(arg string) (e *stack.Entry, ok bool, err error) {
+	if _, statErr := os.Stat(arg); statErr == nil || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+		return nil, false, nil
+	}
+	host, rest, found := strings.Cut(arg, "/")
+	if !found || !(strings.ContainsAny(host, ".:") || host == "localhost") {
+		return nil, false, nil
+	}
+	repo, version := rest, ""
+	if i := strings.LastIndexAny(rest, "@:"); i > 0 {
+		repo, version = rest[:i], rest[i+1:]
+	}
+	if strings.HasPrefix(version, "sha256") || strings.Contains(repo, "@") {
+		return nil, true, fmt.Errorf("%s: inrun run takes a pattern by version, not digest; write %s/%s@VERSION (inrun pull takes a digest)", arg, host, strings.Split(repo, "@")[0])
+	}
+	e = &stack.Entry{Name: repo[strings.LastIndex(repo, "/")+1:], Registry: host, Version: version}
+	if i := strings.LastIndex(repo, "/"); i > 0 {
+		e.Registry = host + "/" + repo[:i]
+	}
+	if e.Version == "" {
+		e.Version = "*" // the newest
+	}
+	s, err := stack.Read(arg, []byte(fmt.Sprintf("apiVersion: inrun.dev/v1alpha1\nkind: Stack\npatterns:\n  - {name: %q, registry: %q, version: %q}\n", e.Name, e.Registry, e.Version)))
+	if err != nil {
+		return nil, true, fmt.Errorf("%s is not a pattern reference: write REGISTRY/[NAMESPACE/]NAME[@VERSION] with a semver VERSION, such as localhost:5000/team/website@1.2.0", arg)
+	}
+	e = s.Patterns[0]
+	e.Pos = ir.Pos{File: arg}
+	return e, true, nil
+}
+
+// resolve takes the patterns out of args (and the --stack's), resolves
+// each to a verified version, caches it, and compiles its Blueprint. It
+// returns those Blueprints and the args that are Blueprint files. A
+// registry that does not answer is read from the cache instead.
+func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string) ([]*ir.Blueprint, []string, error) {
+	s := &stack.Stack{}
+	var files []string
+	for _, a := range args {
+		e, ok, err := patternRef(a)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			files = append(files, a)
+			continue
+		}
+		s.Patterns = append(s.Patterns, e)
+	}
+	if f.stack != "" {
+		st, err := stack.ReadFile(f.stack)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.Patterns = append(s.Patterns, st.Patterns...)
+	}
+	if len(s.Patterns) == 0 {
+		return nil, files, nil
+	}
+	trusted, err := trustedKeys(f.keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := f.cacheDir
+	if dir == "" {
+		if dir, err = registry.DefaultCacheDir(); err != nil {
+			return nil, nil, err
+		}
+	}
+	cache, err := registry.OpenLayout(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	online := map[string]registry.Registry{}
+	open := func(ctx context.Context, host string) (registry.Registry, error) {
+		if r, ok := online[host]; ok {
+			return r, nil
+		}
+		r := registry.NewRemote(host)
+		r.PlainHTTP = r.PlainHTTP || f.plainHTTP
+		if err := r.Reachable(ctx); err != nil {
+			if !cache.Has(ctx, host) {
+				return nil, fmt.Errorf("%w\n(nothing of %s is in the pattern cache %s to run offline)", err, host, dir)
+			}
+			fmt.Fprintf(out, "Registry %s does not answer; resolving its patterns from the cache %s.\n", host, dir)
+			return cache.Registry(host), nil
+		}
+		online[host] = r
+		return r, nil
+	}
+	resolved, err := stack.Resolve(ctx, s, stack.Options{Open: open, Trusted: trusted, AllowUnverified: f.allowUnverified})
+	if err != nil {
+		return nil, nil, err
+	}
+	var bps []*ir.Blueprint
+	for _, r := range resolved {
+		fetched := r.Fetched
+		ref := fetched.Reference
+		ref.Reference = r.Version
+		if reg, ok := online[ref.Registry]; ok {
+			if err := cache.Save(ctx, reg, fetched); err != nil {
+				fmt.Fprintf(out, "WARNING: %v (the pattern runs, but is not cached for offline use)\n", err)
+			}
+		}
+		bp, err := compiler.Compile(fetched.Pattern.Source(ref.String()), compileOptions())
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s (%s) does not compile with this Inrun:\n%w", ref, fetched.Descriptor.Digest, err)
+		}
+		how := "verified, signed by " + shortID(fetched)
+		if fetched.Unverified != nil {
+			how = fmt.Sprintf("NOT VERIFIED: %v", fetched.Unverified)
+		}
+		fmt.Fprintf(out, "Pattern %s: %s (%s).\n", ref, fetched.Descriptor.Digest, how)
+		if d := r.Deprecation; d != nil {
+			// The IR is not changed after compiling: the running copy
+			// carries the deprecation.
+			run := *bp
+			run.Deprecated = &ir.Deprecated{Pattern: ref.String(), Message: d.Message, Replacement: d.Replacement, Until: r.Until}
+			bp = &run
+			fmt.Fprintf(out, "WARNING: %s is deprecated: %s; the Stack accepts it until %s.\n", ref, d, r.Until.Format("2006-01-02"))
+		}
+		bps = append(bps, bp)
+	}
+	return bps, files, nil
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	ggcr "github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/inrun/inrun/localcluster/assets"
+	"github.com/inrun/inrun/registry"
+	"github.com/inrun/inrun/registry/gate"
+)
+
+func TestPatternRef(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "blueprint")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		arg, registry, name, version, err string
+	}{
+		{arg: "blueprint.yaml"},
+		{arg: "other/blueprint.yaml"},
+		{arg: file},
+		{arg: "localhost:5000/team/website@1.2.0", registry: "localhost:5000/team", name: "website", version: "1.2.0"},
+		{arg: "registry.example/a/b/website:1.2.0", registry: "registry.example/a/b", name: "website", version: "1.2.0"},
+		{arg: "registry.example/website", registry: "registry.example", name: "website", version: "*"},
+		{arg: "localhost:5000/team/website@sha256:abc", err: "by version, not digest"},
+		{arg: "localhost:5000/team/website@nightly", err: "with a semver VERSION"},
+	} {
+		e, ok, err := patternRef(c.arg)
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want %q", c.arg, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.arg, err)
+		case c.name == "" && ok:
+			t.Errorf("%s is a file, read as a pattern %+v", c.arg, e)
+		case c.name != "" && (!ok || e.Registry != c.registry || e.Name != c.name || e.Version != c.version):
+			t.Errorf("%s: %+v, want %s in %s at %s", c.arg, e, c.name, c.registry, c.version)
+		}
+	}
+}
+
+// TestRunPatterns resolves what inrun run would run: a pattern by
+// reference and a Stack's, verified and cached; a deprecated version only
+// through a Stack that accepts it, and then marked for the runtime;
+// offline from the cache once the registry is gone.
+func TestRunPatterns(t *testing.T) {
+	srv := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)), ggcr.WithReferrersSupport(true)))
+	host := strings.TrimPrefix(srv.URL, "http://")
+	dir := initPattern(t)
+	files, err := gate.Collect(filepath.Join(dir, "blueprint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign, err := signer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := registry.Results{InrunVersion: "test", KubernetesVersion: assets.KubernetesVersion,
+		Simulate: registry.Suite{File: "test/simulate.yaml", Cases: 4, Passed: 4, Duration: "1s"},
+		E2E:      registry.Suite{File: "test/e2e.yaml", Cases: 1, Passed: 1, Duration: "1m"}}
+	for _, v := range []struct {
+		version string
+		dep     *registry.Deprecation
+	}{{"1.0.0", nil}, {"1.1.0", &registry.Deprecation{Message: "use webapp", Replacement: "webapp"}}} {
+		ref, _ := registry.ParseReference(host + "/team/website:" + v.version)
+		p := &registry.Pattern{Name: "website", Version: v.version, Files: files, Deprecation: v.dep}
+		if _, err := registry.Push(context.Background(), registry.NewRemote(host), ref, p, registry.PushOptions{Signer: sign, Results: results}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cacheDir := t.TempDir()
+	flags := &patternFlags{cacheDir: cacheDir}
+	var out bytes.Buffer
+
+	bps, rest, err := flags.resolve(context.Background(), &out, []string{host + "/team/website@1.0.0", "blueprint.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bps) != 1 || bps[0].Resource.Kind != "Website" || bps[0].Deprecated != nil || len(rest) != 1 || rest[0] != "blueprint.yaml" {
+		t.Fatalf("by reference: %d Blueprints, rest %v\n%s", len(bps), rest, out.String())
+	}
+	if !strings.Contains(out.String(), "Pattern "+host+"/team/website:1.0.0: sha256:") || !strings.Contains(out.String(), "verified, signed by") {
+		t.Errorf("output:\n%s", out.String())
+	}
+
+	// The newest is deprecated: refused by reference, run by a Stack
+	// that accepts it.
+	if _, _, err := flags.resolve(context.Background(), &out, []string{host + "/team/website"}); err == nil || !strings.Contains(err.Error(), "website 1.1.0 is deprecated: use webapp; move to webapp, or accept it in the Stack") {
+		t.Errorf("a deprecated version by reference: %v", err)
+	}
+	stackFile := filepath.Join(t.TempDir(), "stack.yaml")
+	if err := os.WriteFile(stackFile, []byte("apiVersion: inrun.dev/v1alpha1\nkind: Stack\nregistry: "+host+"/team\npatterns:\n  - name: website\n    version: ^1\n    accept: {version: 1.1.0, until: 2999-01-31}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags.stack = stackFile
+	out.Reset()
+	bps, _, err = flags.resolve(context.Background(), &out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := bps[0].Deprecated
+	if d == nil || d.Pattern != host+"/team/website:1.1.0" || d.Message != "use webapp" || d.Replacement != "webapp" || !d.Until.Equal(time.Date(2999, 1, 31, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("Deprecated = %+v\n%s", d, out.String())
+	}
+	if !strings.Contains(out.String(), "WARNING: "+host+"/team/website:1.1.0 is deprecated") {
+		t.Errorf("output:\n%s", out.String())
+	}
+
+	// Offline: the registry is gone, the cache resolves the Stack.
+	srv.Close()
+	out.Reset()
+	bps, _, err = flags.resolve(context.Background(), &out, nil)
+	if err != nil {
+		t.Fatalf("offline: %v\n%s", err, out.String())
+	}
+	if len(bps) != 1 || bps[0].Deprecated == nil || !strings.Contains(out.String(), "does not answer; resolving its patterns from the cache") || !strings.Contains(out.String(), "verified, signed by") {
+		t.Errorf("offline:\n%s", out.String())
+	}
+	// With an empty cache, offline is one clear error.
+	flags.cacheDir = t.TempDir()
+	if _, _, err := flags.resolve(context.Background(), &out, nil); err == nil || !strings.Contains(err.Error(), "is in the pattern cache") {
+		t.Errorf("offline with an empty cache: %v", err)
+	}
+}

@@ -1,0 +1,124 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content/oci"
+)
+
+// Layout is an OCI image layout directory that holds patterns, their
+// proofs and namespaces' indexes, from any number of registries: the
+// cache inrun run keeps, and a directory to carry patterns where no
+// registry is reachable. Content is kept by digest; a tag is written as
+// the ref name host/repository:tag, so that one layout holds many
+// repositories. What is read from it is verified as from a registry.
+type Layout struct {
+	// Dir is the layout's directory.
+	Dir   string
+	store *oci.Store
+}
+
+// OpenLayout opens the OCI layout at dir, making it when it is missing.
+func OpenLayout(dir string) (*Layout, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("the pattern cache: %w", err)
+	}
+	s, err := oci.New(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the pattern cache %s: %w", dir, err)
+	}
+	return &Layout{Dir: dir, store: s}, nil
+}
+
+// DefaultCacheDir is the pattern cache: inrun/patterns in the user's
+// cache directory.
+func DefaultCacheDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for patterns: %w", err)
+	}
+	return filepath.Join(dir, "inrun", "patterns"), nil
+}
+
+// Registry returns the layout seen as the registry host: its repositories
+// are the ref names that start with host/.
+func (l *Layout) Registry(host string) Registry { return layoutRegistry{l: l, host: host} }
+
+// Has reports whether the layout holds anything of host.
+func (l *Layout) Has(ctx context.Context, host string) bool {
+	found := false
+	_ = l.store.Tags(ctx, "", func(tags []string) error {
+		for _, t := range tags {
+			if strings.HasPrefix(t, host+"/") {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// Save copies what f read, the pattern with its referrers (its proofs),
+// from reg into the layout and tags it with its version; and the index of
+// its namespace, so that the layout alone resolves it again.
+func (l *Layout) Save(ctx context.Context, reg Registry, f *Fetched) error {
+	src, err := reg.Repository(ctx, f.Reference.Repository)
+	if err != nil {
+		return err
+	}
+	dst := l.Registry(f.Reference.Registry)
+	repo, _ := dst.Repository(ctx, f.Reference.Repository)
+	if err := oras.ExtendedCopyGraph(ctx, src, repo, f.Descriptor, oras.DefaultExtendedCopyGraphOptions); err != nil {
+		return fmt.Errorf("caching %s: %w", f.Reference, err)
+	}
+	if err := repo.Tag(ctx, f.Descriptor, f.Pattern.Version); err != nil {
+		return fmt.Errorf("caching %s: %w", f.Reference, err)
+	}
+	ns := f.Reference.Namespace()
+	isrc, err := reg.Repository(ctx, indexRepository(ns))
+	if err != nil {
+		return err
+	}
+	idesc, err := isrc.Resolve(ctx, IndexTag)
+	if err != nil {
+		return fmt.Errorf("caching the index of %s: %w", ns, err)
+	}
+	idst, _ := dst.Repository(ctx, indexRepository(ns))
+	if err := oras.CopyGraph(ctx, isrc, idst, idesc, oras.DefaultCopyGraphOptions); err != nil {
+		return fmt.Errorf("caching the index of %s: %w", ns, err)
+	}
+	return idst.Tag(ctx, idesc, IndexTag)
+}
+
+type layoutRegistry struct {
+	l    *Layout
+	host string
+}
+
+func (r layoutRegistry) Repository(_ context.Context, name string) (Target, error) {
+	return &layoutRepository{Store: r.l.store, prefix: r.host + "/" + name + ":"}, nil
+}
+
+// layoutRepository is one repository of a layout: tags are prefixed with
+// its host and name, digests are the layout's.
+type layoutRepository struct {
+	*oci.Store
+	prefix string
+}
+
+func (r *layoutRepository) Resolve(ctx context.Context, ref string) (ocispec.Descriptor, error) {
+	if strings.Contains(ref, ":") {
+		return r.Store.Resolve(ctx, ref)
+	}
+	return r.Store.Resolve(ctx, r.prefix+ref)
+}
+
+func (r *layoutRepository) Tag(ctx context.Context, desc ocispec.Descriptor, ref string) error {
+	return r.Store.Tag(ctx, desc, r.prefix+ref)
+}

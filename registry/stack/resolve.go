@@ -1,0 +1,195 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/registry"
+)
+
+// Options configures Resolve.
+type Options struct {
+	// Open returns the registry at host. Required.
+	Open func(ctx context.Context, host string) (registry.Registry, error)
+	// Trusted are the keys a proof may be signed with.
+	Trusted []registry.PublicKey
+	// AllowUnverified resolves a pattern whose proof does not verify
+	// instead of refusing it; Resolved.Fetched.Unverified says why.
+	AllowUnverified bool
+	// Now is the time acceptances and deprecations are judged at.
+	// Default: time.Now.
+	Now func() time.Time
+}
+
+// Resolved is an entry resolved to one verified pattern version.
+type Resolved struct {
+	Entry *Entry
+	// Version is the version chosen: the newest that meets the entry's
+	// constraint.
+	Version string
+	// Fetched is the pattern read by digest, with its proof.
+	Fetched *registry.Fetched
+	// Deprecation is the deprecation covering the version, nil when none
+	// does; Accepted is then the acceptance that lets it run, and Until
+	// the last day it may (the earlier of its until and the deprecation's
+	// after).
+	Deprecation *registry.Deprecation
+	Accepted    *Acceptance
+	Until       time.Time
+}
+
+// Resolve resolves every entry of s and returns them in order, or every
+// entry's problem at once, each at the entry's position.
+func Resolve(ctx context.Context, s *Stack, opts Options) ([]*Resolved, error) {
+	var (
+		out  []*Resolved
+		errs diag.List
+	)
+	for _, e := range s.Patterns {
+		r, err := ResolveEntry(ctx, e, opts)
+		if err != nil {
+			errs.Append(e.Pos, diag.UnresolvedPattern, err)
+			continue
+		}
+		out = append(out, r)
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ResolveEntry resolves one entry: the newest version in the index of its
+// registry namespace that meets its constraint, fetched by digest and
+// verified, and judged against its deprecation.
+func ResolveEntry(ctx context.Context, e *Entry, opts Options) (*Resolved, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if e.Constraint == nil {
+		return nil, fmt.Errorf("pattern %s has no version constraint", e.Name)
+	}
+	reg, err := opts.Open(ctx, e.Host())
+	if err != nil {
+		return nil, err
+	}
+	idx, err := registry.ReadIndex(ctx, reg, e.Namespace())
+	if err != nil {
+		return nil, fmt.Errorf("pattern %s: %w", e.Name, err)
+	}
+	i := slices.IndexFunc(idx.Patterns, func(p registry.IndexPattern) bool { return p.Name == e.Name })
+	if i < 0 {
+		return nil, unresolved(e, "pattern %s is not in %s", "list what it holds with inrun patterns "+e.Registry, e.Name, e.Registry)
+	}
+	ip := &idx.Patterns[i]
+	chosen, sv := newest(ip, e.Constraint)
+	if chosen == nil {
+		var all []string
+		for _, v := range ip.Versions {
+			all = append(all, v.Version)
+		}
+		return nil, unresolved(e, "no version of %s in %s meets %q (it has %s)", "change the constraint, or push a version that meets it", e.Name, e.Registry, e.Version, strings.Join(all, ", "))
+	}
+	ref := registry.Reference{Registry: e.Host(), Repository: ip.Repository, Reference: chosen.Digest}
+	f, err := registry.Fetch(ctx, reg, ref, registry.FetchOptions{Trusted: opts.Trusted})
+	if err != nil {
+		return nil, err
+	}
+	// The index is only a list: the version it names must be the one the
+	// digest holds.
+	if f.Pattern.Name != e.Name || f.Pattern.Version != chosen.Version {
+		return nil, unresolved(e, "the index says %s is %s %s, but it holds %s %s", "ask the publisher to push the version again, which repairs the index", chosen.Digest, e.Name, chosen.Version, f.Pattern.Name, f.Pattern.Version)
+	}
+	if f.Unverified != nil && !opts.AllowUnverified {
+		return nil, unresolved(e, "%s %s does not verify: %v", "trust the publisher's key (inrun keys), or ask them to push it again", e.Name, chosen.Version, f.Unverified)
+	}
+	r := &Resolved{Entry: e, Version: chosen.Version, Fetched: f}
+	r.Deprecation = deprecation(ip, f.Pattern, sv.Original())
+	if r.Deprecation == nil {
+		return r, nil
+	}
+	return r, judge(e, r, opts.Now())
+}
+
+// newest returns the newest version of p that meets c. Versions that are
+// not semver are never chosen.
+func newest(p *registry.IndexPattern, c *semver.Constraints) (*registry.IndexVersion, *semver.Version) {
+	var (
+		best   *registry.IndexVersion
+		bestSV *semver.Version
+	)
+	for i := range p.Versions {
+		v := &p.Versions[i]
+		sv, err := semver.NewVersion(v.Version)
+		if err != nil || !c.Check(sv) {
+			continue
+		}
+		if bestSV == nil || sv.GreaterThan(bestSV) {
+			best, bestSV = v, sv
+		}
+	}
+	return best, bestSV
+}
+
+// deprecation is the deprecation covering version: its own, from its
+// verified manifest, else one another version scopes over it, from the
+// index.
+func deprecation(ip *registry.IndexPattern, p *registry.Pattern, version string) *registry.Deprecation {
+	if d := p.Deprecation; d != nil && d.Covers(version, version) {
+		return d
+	}
+	for _, v := range ip.Versions {
+		if d := v.Deprecation; v.Version != version && d != nil && d.Validate() == nil && d.Versions != "" && d.Covers(v.Version, version) {
+			return d
+		}
+	}
+	return nil
+}
+
+// judge lets a deprecated version run only while the Stack accepts it and
+// the publisher's after date has not passed.
+func judge(e *Entry, r *Resolved, now time.Time) error {
+	d := r.Deprecation
+	move := "move to " + d.Replacement
+	if d.Replacement == "" {
+		move = "move off it"
+	}
+	if d.Ended(now) {
+		return deprecated(e.Pos, move, "%s %s is deprecated (%s) and no longer accepted since %s", e.Name, r.Version, d.Message, d.After)
+	}
+	sv, _ := semver.NewVersion(r.Version)
+	i := slices.IndexFunc(e.Accept, func(a *Acceptance) bool { return a.Constraint != nil && a.Constraint.Check(sv) })
+	if i < 0 {
+		return deprecated(e.Pos, move+fmt.Sprintf(", or accept it in the Stack: accept: {version: %q, until: YYYY-MM-DD}", r.Version), "%s %s is deprecated: %s", e.Name, r.Version, d.Message)
+	}
+	a := e.Accept[i]
+	day := a.Until.Format(time.DateOnly)
+	if registry.DayPassed(day, now) {
+		return deprecated(a.Pos, move+", or extend until if the team truly needs more time", "the Stack's acceptance of %s %s lapsed after %s: %s", e.Name, r.Version, day, d.Message)
+	}
+	r.Accepted, r.Until = a, a.Until
+	if d.After != "" {
+		if after, err := time.Parse(time.DateOnly, d.After); err == nil && after.Before(r.Until) {
+			r.Until = after
+		}
+	}
+	return nil
+}
+
+func deprecated(pos diag.Pos, hint, format string, args ...any) error {
+	var l diag.List
+	l.Add(pos, diag.DeprecatedPattern, hint, format, args...)
+	return l.Err()
+}
+
+func unresolved(e *Entry, format, hint string, args ...any) error {
+	var l diag.List
+	l.Add(e.Pos, diag.UnresolvedPattern, hint, format, args...)
+	return l.Err()
+}
