@@ -1,0 +1,214 @@
+package install_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
+	"sigs.k8s.io/yaml"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/install"
+	"github.com/inrun/inrun/ir"
+)
+
+func website(t *testing.T) *ir.Blueprint {
+	t.Helper()
+	bp, err := compiler.CompileFile("../packs/website/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp
+}
+
+// helmTemplate is helm template: it loads the chart in dir and renders it
+// as a release named inrun in namespace, with values over the defaults.
+func helmTemplate(t *testing.T, dir, namespace string, values map[string]any) map[string]map[string]any {
+	t.Helper()
+	ch, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := util.ToRenderValues(ch, values, common.ReleaseOptions{Name: "inrun", Namespace: namespace, IsInstall: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.Render(ch, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := map[string]map[string]any{}
+	for name, text := range out {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(text), &m); err != nil {
+			t.Fatalf("%s does not render to YAML: %v\n%s", name, err, text)
+		}
+		objs[filepath.Base(name)] = m
+	}
+	return objs
+}
+
+// base reads a kustomize base: the objects of the files its
+// kustomization.yaml lists. The base has no patches nor transformers, so
+// this is what kustomize build gives.
+func base(t *testing.T, files install.Files) map[string]map[string]any {
+	t.Helper()
+	var k struct{ Resources []string }
+	if err := yaml.Unmarshal(files["kustomization.yaml"], &k); err != nil {
+		t.Fatal(err)
+	}
+	if len(k.Resources) != len(files)-1 {
+		t.Errorf("kustomization.yaml lists %d resources, the base has %d files besides", len(k.Resources), len(files)-1)
+	}
+	objs := map[string]map[string]any{}
+	for _, name := range k.Resources {
+		var m map[string]any
+		if err := yaml.Unmarshal(files[name], &m); err != nil {
+			t.Fatal(err)
+		}
+		objs[name] = m
+	}
+	return objs
+}
+
+// TestChartLintsAndRendersTheBase lints the chart with Helm's linter, and
+// renders it with Helm's engine, with its default values and with others:
+// each time it gives the objects of the kustomize base made with the same
+// values.
+func TestChartLintsAndRendersTheBase(t *testing.T) {
+	bp := website(t)
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := chart.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	res := lint.RunAll(dir, nil, install.DefaultNamespace)
+	for _, m := range res.Messages {
+		if m.Severity >= support.WarningSev {
+			t.Errorf("helm lint: %v", m)
+		}
+	}
+
+	for _, tc := range []struct {
+		name   string
+		opts   install.Options
+		values map[string]any
+	}{
+		{"defaults", install.Options{}, nil},
+		{"values", install.Options{Namespace: "platform", ImageRepository: "example/inrun", ImageTag: "v1.2.3", PullPolicy: "Always", Replicas: 3},
+			map[string]any{"image": map[string]any{"repository": "example/inrun", "tag": "v1.2.3", "pullPolicy": "Always"}, "replicaCount": 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Blueprints = []*ir.Blueprint{bp}
+			ns := tc.opts.Namespace
+			if ns == "" {
+				ns = install.DefaultNamespace
+			}
+			rendered := helmTemplate(t, dir, ns, tc.values)
+			files, err := install.Kustomize(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := base(t, files)
+			if len(rendered) != len(want) {
+				t.Errorf("the chart renders %d objects, the base has %d", len(rendered), len(want))
+			}
+			for name, w := range want {
+				if got := rendered[name]; !reflect.DeepEqual(got, w) {
+					a, _ := yaml.Marshal(got)
+					b, _ := yaml.Marshal(w)
+					t.Errorf("%s: the chart renders\n%s\nthe base has\n%s", name, a, b)
+				}
+			}
+		})
+	}
+}
+
+// TestChartPrintsBraces: a Blueprint holding "{{" is stored as it is, not
+// run as a template by Helm.
+func TestChartPrintsBraces(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../packs/website/blueprint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = append(src, "# {{ .Values.image }} stays as written\n"...)
+	if err := os.MkdirAll(filepath.Join(dir, "manifests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	crd, err := os.ReadFile("../packs/website/manifests/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "blueprint.yaml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifests", "crd.yaml"), crd, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chartDir := t.TempDir()
+	if err := chart.Write(chartDir); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, obj := range helmTemplate(t, chartDir, install.DefaultNamespace, nil) {
+		if obj["kind"] != "ConfigMap" {
+			continue
+		}
+		data, _ := obj["data"].(map[string]any)
+		found = data["blueprint.yaml"] == string(src)
+	}
+	if !found {
+		t.Error("the rendered Blueprint ConfigMap does not hold the Blueprint as written")
+	}
+}
+
+// TestObjects checks what a platform team relies on: exactly the RBAC inrun
+// rbac derives, CRDs kept on uninstall, the restricted security context.
+func TestObjects(t *testing.T) {
+	objs, err := install.Objects(install.Options{Blueprints: []*ir.Blueprint{website(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, u := range objs {
+		kinds[u.GetKind()]++
+		switch u.GetKind() {
+		case "CustomResourceDefinition":
+			if u.GetAnnotations()[install.KeepPolicy] != "keep" {
+				t.Errorf("CRD %s is not kept on uninstall", u.GetName())
+			}
+		case "Deployment":
+			text, _ := yaml.Marshal(u.Object)
+			for _, want := range []string{"--from-configmaps", "--leader-elect=true", "readOnlyRootFilesystem: true", "allowPrivilegeEscalation: false", "runAsNonRoot: true", "path: /healthz", "path: /readyz"} {
+				if !strings.Contains(string(text), want) {
+					t.Errorf("the Deployment lacks %q", want)
+				}
+			}
+		}
+	}
+	for _, k := range []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "Deployment", "PodDisruptionBudget", "Service"} {
+		if kinds[k] != 1 {
+			t.Errorf("%d %s objects, want 1", kinds[k], k)
+		}
+	}
+}
