@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inrun/inrun/install"
+)
+
+const installLong = `Install writes the manifests a platform team applies to run Inrun in a
+cluster: the interpreted runtime, as inrun run --from-configmaps, for the
+Blueprints given (default blueprint.yaml). Each is compiled first, as inrun
+check compiles it; nothing is written if one has mistakes.
+
+inrun install chart writes a Helm chart, inrun install kustomize a kustomize
+base; both hold the same objects (a test renders the chart with Helm and
+compares):
+
+  the Blueprints' CRDs      annotated helm.sh/resource-policy: keep: an
+                            upgrade updates them, an uninstall keeps them
+                            and the custom resources
+  ServiceAccount inrun      bound to exactly the ClusterRoles inrun rbac
+                            prints, one per Blueprint, and to a Role
+                            reading the Blueprint ConfigMaps
+  ConfigMaps blueprint-NAME each Blueprint and its crd.file, labelled
+                            inrun.dev/role=blueprint
+  Deployment inrun          inrun run --from-configmaps with leader election,
+                            non-root, read-only root filesystem, no privilege
+                            escalation, no capabilities (Pod Security
+                            "restricted"); probes on /healthz and /readyz
+  PodDisruptionBudget inrun one replica down at a time
+  Service inrun-metrics     the Prometheus metrics, port 8080
+
+The chart installs into the release's namespace; its values are the image
+(image.repository, image.tag, image.pullPolicy) and replicaCount. The
+kustomize base takes them from the flags, and its namespace from
+--namespace.
+
+Not done yet: an image of inrun (build one with the inrun binary as its
+entry point and give it with --image), the chart of an operator inrun build
+generates, and Blueprints that use others (uses: blueprint:).`
+
+func newInstallCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Write a Helm chart or kustomize base that runs Inrun in a cluster",
+		Long:  installLong,
+		Example: `  inrun install chart -o charts/inrun && helm install inrun charts/inrun -n inrun-system --create-namespace
+  inrun install kustomize -o deploy/base --namespace platform && kubectl apply -k deploy/base
+  inrun install chart website/blueprint.yaml shop/blueprint.yaml -o charts/inrun --image example/inrun:v0.1.0`,
+	}
+	cmd.AddCommand(newInstallWriter("chart", "Write a Helm chart", install.Chart), newInstallWriter("kustomize", "Write a kustomize base", install.Kustomize))
+	return cmd
+}
+
+func newInstallWriter(use, short string, write func(install.Options) (install.Files, error)) *cobra.Command {
+	var (
+		out, image, pull string
+		opts             install.Options
+		replicas         int32
+	)
+	cmd := &cobra.Command{
+		Use:   use + " [BLUEPRINT...] -o DIR",
+		Short: short + " that runs the Blueprints with inrun run --from-configmaps",
+		Long:  installLong,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return errors.New("give the directory to write with -o")
+			}
+			bps, err := loadBlueprints(args)
+			if err != nil {
+				return err
+			}
+			opts.Blueprints = bps
+			opts.Replicas = replicas
+			opts.PullPolicy = corev1.PullPolicy(pull)
+			if image != "" {
+				i := strings.LastIndex(image, ":")
+				if i < 0 || strings.Contains(image[i:], "/") {
+					return fmt.Errorf("--image %q: give REPOSITORY:TAG", image)
+				}
+				opts.ImageRepository, opts.ImageTag = image[:i], image[i+1:]
+			}
+			if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+				return fmt.Errorf("%s is not empty: give a new directory", out)
+			}
+			files, err := write(opts)
+			if err != nil {
+				return err
+			}
+			if err := files.Write(out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Wrote %d files to %s.\n", len(files), out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&out, "out", "o", "", "directory to write; it must be new or empty")
+	fl.StringVar(&image, "image", install.DefaultImageRepository+":"+install.DefaultImageTag, "the inrun image, REPOSITORY:TAG")
+	fl.StringVar(&pull, "pull-policy", string(corev1.PullIfNotPresent), "the image's pull policy")
+	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by")
+	if use == "kustomize" {
+		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")
+	}
+	return cmd
+}
