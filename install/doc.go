@@ -14,6 +14,9 @@
 // as a kustomize base. A test renders the chart with Helm and checks that
 // it gives the base's objects.
 //
+// Image makes the OCI image of a static inrun binary without Docker, and
+// Push pushes it.
+//
 // It takes compiled Blueprints and never compiles; it reads only the
 // Blueprint files the ConfigMaps carry.
 package install

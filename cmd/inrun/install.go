@@ -41,9 +41,14 @@ The chart installs into the release's namespace; its values are the image
 kustomize base takes them from the flags, and its namespace from
 --namespace.
 
-Not done yet: an image of inrun (build one with the inrun binary as its
-entry point and give it with --image), the chart of an operator inrun build
-generates, and Blueprints that use others (uses: blueprint:).`
+inrun install image pushes an OCI image of an inrun binary, made without
+Docker: one layer with the binary as /inrun, its entry point, run as user
+65532. The binary (--binary, default this inrun) must be a statically
+linked Linux executable: CGO_ENABLED=0 GOOS=linux go build ./cmd/inrun.
+Give the reference it prints to --image.
+
+Not done yet: the chart of an operator inrun build generates, and
+Blueprints that use others (uses: blueprint:).`
 
 func newInstallCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -52,9 +57,10 @@ func newInstallCommand() *cobra.Command {
 		Long:  installLong,
 		Example: `  inrun install chart -o charts/inrun && helm install inrun charts/inrun -n inrun-system --create-namespace
   inrun install kustomize -o deploy/base --namespace platform && kubectl apply -k deploy/base
-  inrun install chart website/blueprint.yaml shop/blueprint.yaml -o charts/inrun --image example/inrun:v0.1.0`,
+  inrun install chart website/blueprint.yaml shop/blueprint.yaml -o charts/inrun --image example/inrun:v0.1.0
+  CGO_ENABLED=0 go build -o inrun-linux ./cmd/inrun && inrun install image $REGISTRY/inrun:dev --binary inrun-linux`,
 	}
-	cmd.AddCommand(newInstallWriter("chart", "Write a Helm chart", install.Chart), newInstallWriter("kustomize", "Write a kustomize base", install.Kustomize))
+	cmd.AddCommand(newInstallWriter("chart", "Write a Helm chart", install.Chart), newInstallWriter("kustomize", "Write a kustomize base", install.Kustomize), newInstallImage())
 	return cmd
 }
 
@@ -108,5 +114,36 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	if use == "kustomize" {
 		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")
 	}
+	return cmd
+}
+
+func newInstallImage() *cobra.Command {
+	var binary string
+	cmd := &cobra.Command{
+		Use:   "image REGISTRY/REPOSITORY:TAG [--binary PATH]",
+		Short: "Push an OCI image of an inrun binary, made without Docker",
+		Long:  installLong,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if binary == "" {
+				self, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				binary = self
+			}
+			img, err := install.Image(binary)
+			if err != nil {
+				return err
+			}
+			digest, err := install.Push(cmd.Context(), img, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Pushed %s@%s.\n", args[0], digest)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&binary, "binary", "", "the statically linked Linux inrun binary to put in the image (default: this inrun)")
 	return cmd
 }
