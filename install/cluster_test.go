@@ -36,7 +36,8 @@ func TestMain(m *testing.M) {
 
 const fieldOwner = client.FieldOwner("inrun-install-test")
 
-// TestInstallOnCluster: every object of the install is accepted by the API
+// TestInstallOnCluster: every object of the install (and of a generated
+// operator's) is accepted by the API
 // server (a server-side dry run), the runtime's Pod passes the restricted
 // Pod Security level, and the runtime run out of the cluster as the
 // install's ServiceAccount, so with exactly its RBAC, reconciles the
@@ -65,7 +66,11 @@ func TestInstallOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range objs {
+	operator, err := install.Objects(install.Options{Blueprints: []*ir.Blueprint{bp}, Namespace: ns, Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range append(objs, operator...) {
 		if err := admin.Patch(ctx, u.DeepCopy(), client.Apply, fieldOwner, client.DryRunAll, client.ForceOwnership); err != nil {
 			t.Errorf("server-side dry run of %s %s: %v", u.GetKind(), u.GetName(), err)
 		}

@@ -60,11 +60,29 @@ type Options struct {
 	// Replicas of the runtime: one leads, the others stand by. Default
 	// DefaultReplicas.
 	Replicas int32
+	// Operator installs the operator inrun build generates from the one
+	// Blueprint instead of the interpreted runtime: its image runs the
+	// operator, which embeds the Blueprint, so there are no Blueprint
+	// ConfigMaps nor the Role reading them, and the objects are named
+	// NAME-operator.
+	Operator bool
+}
+
+// name names the Deployment, its ServiceAccount, PodDisruptionBudget and
+// Service (NAME-metrics).
+func (o *Options) name() string {
+	if o.Operator {
+		return o.Blueprints[0].Name + "-operator"
+	}
+	return Name
 }
 
 func (o *Options) setDefaults() error {
 	if len(o.Blueprints) == 0 {
 		return errors.New("install: no Blueprints")
+	}
+	if o.Operator && len(o.Blueprints) != 1 {
+		return fmt.Errorf("an operator runs one Blueprint; %d given", len(o.Blueprints))
 	}
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
@@ -93,12 +111,12 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	return objects(opts, opts.Namespace, opts.ImageRepository+":"+opts.ImageTag, opts.PullPolicy, opts.Replicas)
 }
 
-// labels select the runtime's Pods.
-var labels = map[string]string{"app.kubernetes.io/name": Name, "app.kubernetes.io/component": "runtime"}
-
 // objects builds the objects with the values given apart from opts, so
 // that Chart can give placeholders for them.
 func objects(opts Options, namespace, image string, pull corev1.PullPolicy, replicas int32) ([]*unstructured.Unstructured, error) {
+	name := opts.name()
+	// labels select the runtime's Pods.
+	labels := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/component": "runtime"}
 	var typed []runtime.Object
 	var errs []error
 	seenCRD := map[string]bool{}
@@ -120,9 +138,9 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	}
 	sa := &corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 	}
-	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: Name, Namespace: namespace}}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}}
 	typed = append(typed, sa)
 	for _, bp := range opts.Blueprints {
 		role := rbac.ClusterRole(bp)
@@ -133,32 +151,51 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 			Subjects:   subject,
 		})
 	}
-	cmRole := rbac.ConfigMapsRole(namespace)
-	typed = append(typed, cmRole, &rbacv1.RoleBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: cmRole.Name, Namespace: namespace, Labels: cmRole.Labels},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: cmRole.Name},
-		Subjects:   subject,
-	})
-	for _, bp := range opts.Blueprints {
-		cm, err := configMap(bp, namespace)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	if !opts.Operator {
+		cmRole := rbac.ConfigMapsRole(namespace)
+		typed = append(typed, cmRole, &rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: cmRole.Name, Namespace: namespace, Labels: cmRole.Labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: cmRole.Name},
+			Subjects:   subject,
+		})
+		for _, bp := range opts.Blueprints {
+			cm, err := configMap(bp, namespace)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			typed = append(typed, cm)
 		}
-		typed = append(typed, cm)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	typed = append(typed, deployment(namespace, image, pull, replicas), &policyv1.PodDisruptionBudget{
+	args := []string{
+		"run",
+		"--from-configmaps",
+		"--configmap-namespace=" + namespace,
+		"--leader-elect=true",
+		"--leader-election-namespace=" + namespace,
+	}
+	if opts.Operator {
+		// The operator's flags are kubebuilder's; its Lease is in its
+		// own namespace.
+		args = []string{"--leader-elect=true"}
+	}
+	args = append(args,
+		fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),
+		fmt.Sprintf("--health-probe-bind-address=:%d", ProbePort),
+		"--zap-devel=false",
+	)
+	typed = append(typed, deployment(name, labels, namespace, image, pull, replicas, args), &policyv1.PodDisruptionBudget{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
-		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 		// One replica leads; a drain may take one at a time.
 		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels}},
 	}, &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: Name + "-metrics", Namespace: namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-metrics", Namespace: namespace, Labels: labels},
 		Spec: corev1.ServiceSpec{
 			Selector: labels,
 			Ports:    []corev1.ServicePort{{Name: "metrics", Port: MetricsPort, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}},
@@ -206,9 +243,9 @@ func configMap(bp *ir.Blueprint, namespace string) (*corev1.ConfigMap, error) {
 	}, nil
 }
 
-// deployment runs inrun run --from-configmaps under the restricted Pod
-// Security Standard.
-func deployment(namespace, image string, pull corev1.PullPolicy, replicas int32) *appsv1.Deployment {
+// deployment runs the image with args, as the ServiceAccount name, under
+// the restricted Pod Security Standard.
+func deployment(name string, labels map[string]string, namespace, image string, pull corev1.PullPolicy, replicas int32, args []string) *appsv1.Deployment {
 	probe := func(path string) *corev1.Probe {
 		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("probes")}}}
 	}
@@ -219,14 +256,14 @@ func deployment(namespace, image string, pull corev1.PullPolicy, replicas int32)
 	readiness.PeriodSeconds = 10
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: namespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					ServiceAccountName:            Name,
+					ServiceAccountName:            name,
 					TerminationGracePeriodSeconds: ptr(int64(40)), // the runtime's 30-second graceful shutdown, and some
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr(true),
@@ -238,16 +275,7 @@ func deployment(namespace, image string, pull corev1.PullPolicy, replicas int32)
 						Name:            "runtime",
 						Image:           image,
 						ImagePullPolicy: pull,
-						Args: []string{
-							"run",
-							"--from-configmaps",
-							"--configmap-namespace=" + namespace,
-							"--leader-elect=true",
-							"--leader-election-namespace=" + namespace,
-							fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),
-							fmt.Sprintf("--health-probe-bind-address=:%d", ProbePort),
-							"--zap-devel=false",
-						},
+						Args:            args,
 						Ports: []corev1.ContainerPort{
 							{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
 							{Name: "probes", ContainerPort: ProbePort, Protocol: corev1.ProtocolTCP},

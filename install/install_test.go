@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/inrun/inrun/compiler"
@@ -84,8 +85,14 @@ func base(t *testing.T, files install.Files) map[string]map[string]any {
 // each time it gives the objects of the kustomize base made with the same
 // values.
 func TestChartLintsAndRendersTheBase(t *testing.T) {
+	for _, operator := range []bool{false, true} {
+		t.Run(map[bool]string{false: "runtime", true: "operator"}[operator], func(t *testing.T) { testChart(t, operator) })
+	}
+}
+
+func testChart(t *testing.T, operator bool) {
 	bp := website(t)
-	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}, Operator: operator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +117,7 @@ func TestChartLintsAndRendersTheBase(t *testing.T) {
 			map[string]any{"image": map[string]any{"repository": "example/inrun", "tag": "v1.2.3", "pullPolicy": "Always"}, "replicaCount": 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.Blueprints = []*ir.Blueprint{bp}
+			tc.opts.Blueprints, tc.opts.Operator = []*ir.Blueprint{bp}, operator
 			ns := tc.opts.Namespace
 			if ns == "" {
 				ns = install.DefaultNamespace
@@ -189,6 +196,16 @@ func TestObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkObjects(t, objs, false)
+	objs, err = install.Objects(install.Options{Blueprints: []*ir.Blueprint{website(t)}, Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkObjects(t, objs, true)
+}
+
+func checkObjects(t *testing.T, objs []*unstructured.Unstructured, operator bool) {
+	t.Helper()
 	kinds := map[string]int{}
 	for _, u := range objs {
 		kinds[u.GetKind()]++
@@ -199,7 +216,13 @@ func TestObjects(t *testing.T) {
 			}
 		case "Deployment":
 			text, _ := yaml.Marshal(u.Object)
-			for _, want := range []string{"--from-configmaps", "--leader-elect=true", "readOnlyRootFilesystem: true", "allowPrivilegeEscalation: false", "runAsNonRoot: true", "path: /healthz", "path: /readyz"} {
+			if got := strings.Contains(string(text), "--from-configmaps"); got == operator {
+				t.Errorf("operator %v: the Deployment runs inrun run --from-configmaps: %v", operator, got)
+			}
+			if operator && u.GetName() != "website-operator" {
+				t.Errorf("the operator's Deployment is %s, want website-operator", u.GetName())
+			}
+			for _, want := range []string{"--leader-elect=true", "readOnlyRootFilesystem: true", "allowPrivilegeEscalation: false", "runAsNonRoot: true", "path: /healthz", "path: /readyz"} {
 				if !strings.Contains(string(text), want) {
 					t.Errorf("the Deployment lacks %q", want)
 				}
@@ -207,8 +230,12 @@ func TestObjects(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "Deployment", "PodDisruptionBudget", "Service"} {
-		if kinds[k] != 1 {
-			t.Errorf("%d %s objects, want 1", kinds[k], k)
+		want := 1
+		if operator && (k == "Role" || k == "RoleBinding" || k == "ConfigMap") {
+			want = 0 // the operator embeds its Blueprint
+		}
+		if kinds[k] != want {
+			t.Errorf("operator %v: %d %s objects, want %d", operator, kinds[k], k, want)
 		}
 	}
 }

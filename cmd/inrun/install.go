@@ -47,8 +47,14 @@ Docker: one layer with the binary as /inrun, its entry point, run as user
 linked Linux executable: CGO_ENABLED=0 GOOS=linux go build ./cmd/inrun.
 Give the reference it prints to --image.
 
-Not done yet: the chart of an operator inrun build generates, and
-Blueprints that use others (uses: blueprint:).`
+With --operator, they install instead the operator inrun build generates
+from the one Blueprint given: the same objects named NAME-operator, without
+the Blueprint ConfigMaps and their Role (the operator embeds its
+Blueprint), the Deployment running --image with the operator's flags.
+
+Not done yet: inrun build writing the chart itself (run inrun install
+chart --operator beside it), and Blueprints that use others (uses:
+blueprint:).`
 
 func newInstallCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -111,6 +117,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	fl.StringVar(&image, "image", install.DefaultImageRepository+":"+install.DefaultImageTag, "the inrun image, REPOSITORY:TAG")
 	fl.StringVar(&pull, "pull-policy", string(corev1.PullIfNotPresent), "the image's pull policy")
 	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by")
+	fl.BoolVar(&opts.Operator, "operator", false, "install the operator inrun build generates from the one Blueprint, from --image, instead of the interpreted runtime")
 	if use == "kustomize" {
 		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")
 	}
