@@ -11,8 +11,8 @@
 // probes on /healthz and /readyz), its PodDisruptionBudget and the metrics
 // Service. Chart writes them as a Helm chart, whose values stand where the
 // options do; Kustomize writes the same objects, with the options' values,
-// as a kustomize base. A test renders the chart with Helm and checks that
-// it gives the base's objects.
+// as a kustomize base. A test renders the chart with Helm and builds the
+// base with kustomize, and checks that they give the same objects.
 //
 // Image makes the OCI image of a static inrun binary without Docker, and
 // Push pushes it.
