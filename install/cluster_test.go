@@ -61,14 +61,27 @@ func TestInstallOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The runtime's chart as helm template renders it in the namespace,
+	// and an operator's kustomize base as kustomize builds it.
 	bp := website(t)
-	objs, err := install.Objects(install.Options{Blueprints: []*ir.Blueprint{bp}, Namespace: ns})
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	operator, err := install.Objects(install.Options{Blueprints: []*ir.Blueprint{bp}, Namespace: ns, Operator: true})
+	dir := t.TempDir()
+	if err := chart.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	var objs, operator []*unstructured.Unstructured
+	for _, m := range helmTemplate(t, dir, ns, nil) {
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	base, err := install.Kustomize(install.Options{Blueprints: []*ir.Blueprint{bp}, Namespace: ns, Operator: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, m := range kustomizeBuild(t, base) {
+		operator = append(operator, &unstructured.Unstructured{Object: m})
 	}
 	for _, u := range append(objs, operator...) {
 		if err := admin.Patch(ctx, u.DeepCopy(), client.Apply, fieldOwner, client.DryRunAll, client.ForceOwnership); err != nil {
