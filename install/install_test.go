@@ -194,6 +194,16 @@ func TestChartPrintsBraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	var found bool
+	defer func() {
+		// A placeholder in a Blueprint is refused, not made a template.
+		bad := append(src, "# replicas: 424242\n"...)
+		if err := os.WriteFile(filepath.Join(dir, "blueprint.yaml"), bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}}); err == nil || !strings.Contains(err.Error(), "placeholder") {
+			t.Errorf("a Blueprint holding a placeholder: %v, want a refusal", err)
+		}
+	}()
 	for _, obj := range helmTemplate(t, chartDir, install.DefaultNamespace, nil) {
 		if obj["kind"] != "ConfigMap" {
 			continue

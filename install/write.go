@@ -76,6 +76,23 @@ func Chart(opts Options) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A placeholder must stand only where Chart put it: one in a Blueprint
+	// would become a template too.
+	real, err := Objects(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range real {
+		b, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range placeholders {
+			if strings.Contains(string(b), p.text) {
+				return nil, fmt.Errorf("%s %s holds %q, which the chart uses as a placeholder: change it there", u.GetKind(), u.GetName(), p.text)
+			}
+		}
+	}
 	files := Files{}
 	for i, u := range objs {
 		b, err := yaml.Marshal(u.Object)
