@@ -30,7 +30,7 @@ var stages = []struct {
 	{"front end: checking", []string{"compiler"}},
 	{"front end: importing other tools' definitions", []string{"importer/..."}},
 	{"back ends", []string{"runtime-lib/...", "codegen", "templates", "gateway", "gateway/console", "migrate"}},
-	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs", "gateway/play", "registry", "registry/stack", "localregistry", "builder"}},
+	{"tools around the runtime", []string{"simulate", "localcluster/...", "devcluster", "packs", "gateway/play", "registry", "registry/stack", "localregistry", "builder", "install"}},
 	{"real-cluster tests", []string{"e2e"}},
 	{"programs and proofs", []string{"conformance/...", "bench/...", "faults", "cmd/...", "cli", "packs/remote/reconcilers/...", "registry/gate"}},
 }

@@ -230,3 +230,15 @@ func slicesContains(s []string, v string) bool {
 	}
 	return false
 }
+
+// ConfigMapsRole is the Role a runtime started with --from-configmaps
+// needs beside each Blueprint's ClusterRole: reading and watching the
+// Blueprint ConfigMaps of its one namespace. The ConfigMaps' Events are
+// granted by the ClusterRoles already.
+func ConfigMapsRole(namespace string) *rbacv1.Role {
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: "inrun-blueprints", Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun"}},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: ReadVerbs}},
+	}
+}

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/inrun/inrun/install"
+)
+
+const installLong = `Install writes the manifests a platform team applies to run Inrun in a
+cluster: the interpreted runtime, as inrun run --from-configmaps, for the
+Blueprints given (default blueprint.yaml). Each is compiled first, as inrun
+check compiles it; nothing is written if one has mistakes.
+
+inrun install chart writes a Helm chart, inrun install kustomize a kustomize
+base; both hold the same objects (a test renders the chart with Helm and
+compares):
+
+  the Blueprints' CRDs      annotated helm.sh/resource-policy: keep: an
+                            upgrade updates them, an uninstall keeps them
+                            and the custom resources
+  ServiceAccount inrun      bound to exactly the ClusterRoles inrun rbac
+                            prints, one per Blueprint, and to a Role
+                            reading the Blueprint ConfigMaps
+  ConfigMaps blueprint-NAME each Blueprint and its crd.file, labelled
+                            inrun.dev/role=blueprint
+  Deployment inrun          inrun run --from-configmaps with leader election,
+                            non-root, read-only root filesystem, no privilege
+                            escalation, no capabilities (Pod Security
+                            "restricted"); probes on /healthz and /readyz
+  PodDisruptionBudget inrun one replica down at a time
+  Service inrun-metrics     the Prometheus metrics, port 8080
+
+The chart installs into the release's namespace; its values are the image
+(image.repository, image.tag, image.pullPolicy) and replicaCount. The
+kustomize base takes them from the flags, and its namespace from
+--namespace.
+
+inrun install image pushes an OCI image of an inrun binary, made without
+Docker: one layer with the binary as /inrun, its entry point, run as user
+65532. The binary (--binary, default this inrun) must be a statically
+linked Linux executable: CGO_ENABLED=0 GOOS=linux go build ./cmd/inrun.
+Give the reference it prints to --image.
+
+With --operator, they install instead the operator inrun build generates
+from the one Blueprint given: the same objects named NAME-operator, without
+the Blueprint ConfigMaps and their Role (the operator embeds its
+Blueprint), the Deployment running --image with the operator's flags.
+
+Not done yet: inrun build writing the chart itself (run inrun install
+chart --operator beside it), and Blueprints that use others (uses:
+blueprint:).`
+
+func newInstallCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Write a Helm chart or kustomize base that runs Inrun in a cluster",
+		Long:  installLong,
+		Example: `  inrun install chart -o charts/inrun && helm install inrun charts/inrun -n inrun-system --create-namespace
+  inrun install kustomize -o deploy/base --namespace platform && kubectl apply -k deploy/base
+  inrun install chart website/blueprint.yaml shop/blueprint.yaml -o charts/inrun --image example/inrun:v0.1.0
+  CGO_ENABLED=0 go build -o inrun-linux ./cmd/inrun && inrun install image $REGISTRY/inrun:dev --binary inrun-linux`,
+	}
+	cmd.AddCommand(newInstallWriter("chart", "Write a Helm chart", install.Chart), newInstallWriter("kustomize", "Write a kustomize base", install.Kustomize), newInstallImage())
+	return cmd
+}
+
+func newInstallWriter(use, short string, write func(install.Options) (install.Files, error)) *cobra.Command {
+	var (
+		out, image, pull string
+		opts             install.Options
+		replicas         int32
+	)
+	cmd := &cobra.Command{
+		Use:   use + " [BLUEPRINT...] -o DIR",
+		Short: short + " that runs the Blueprints with inrun run --from-configmaps",
+		Long:  installLong,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return errors.New("give the directory to write with -o")
+			}
+			bps, err := loadBlueprints(args)
+			if err != nil {
+				return err
+			}
+			opts.Blueprints = bps
+			opts.Replicas = replicas
+			opts.PullPolicy = corev1.PullPolicy(pull)
+			if image != "" {
+				i := strings.LastIndex(image, ":")
+				if i < 0 || strings.Contains(image[i:], "/") {
+					return fmt.Errorf("--image %q: give REPOSITORY:TAG", image)
+				}
+				opts.ImageRepository, opts.ImageTag = image[:i], image[i+1:]
+			}
+			if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+				return fmt.Errorf("%s is not empty: give a new directory", out)
+			}
+			files, err := write(opts)
+			if err != nil {
+				return err
+			}
+			if err := files.Write(out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Wrote %d files to %s.\n", len(files), out)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&out, "out", "o", "", "directory to write; it must be new or empty")
+	fl.StringVar(&image, "image", install.DefaultImageRepository+":"+install.DefaultImageTag, "the inrun image, REPOSITORY:TAG")
+	fl.StringVar(&pull, "pull-policy", string(corev1.PullIfNotPresent), "the image's pull policy")
+	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by")
+	fl.BoolVar(&opts.Operator, "operator", false, "install the operator inrun build generates from the one Blueprint, from --image, instead of the interpreted runtime")
+	if use == "kustomize" {
+		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")
+	}
+	return cmd
+}
+
+func newInstallImage() *cobra.Command {
+	var binary string
+	cmd := &cobra.Command{
+		Use:   "image REGISTRY/REPOSITORY:TAG [--binary PATH]",
+		Short: "Push an OCI image of an inrun binary, made without Docker",
+		Long:  installLong,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if binary == "" {
+				self, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				binary = self
+			}
+			img, err := install.Image(binary)
+			if err != nil {
+				return err
+			}
+			digest, err := install.Push(cmd.Context(), img, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Pushed %s@%s.\n", args[0], digest)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&binary, "binary", "", "the statically linked Linux inrun binary to put in the image (default: this inrun)")
+	return cmd
+}

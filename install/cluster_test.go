@@ -1,0 +1,237 @@
+package install_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/install"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
+	"github.com/inrun/inrun/localcluster"
+	"github.com/inrun/inrun/localcluster/clustertest"
+	"github.com/inrun/inrun/runtime-lib/controller"
+	"github.com/inrun/inrun/runtime-lib/runner"
+	"github.com/inrun/inrun/simulate"
+)
+
+func TestMain(m *testing.M) {
+	clustertest.Main(m, localcluster.Options{Mode: localcluster.Full})
+}
+
+const fieldOwner = client.FieldOwner("inrun-install-test")
+
+// TestInstallOnCluster: every object of the install (and of a generated
+// operator's) is accepted by the API
+// server (a server-side dry run), the runtime's Pod passes the restricted
+// Pod Security level, and the runtime run out of the cluster as the
+// install's ServiceAccount, so with exactly its RBAC, reconciles the
+// website pack's Website from the Blueprint ConfigMap until it is Ready.
+func TestInstallOnCluster(t *testing.T) {
+	c := clustertest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := c.RESTConfig()
+	admin, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := clustertest.NewNamespace(t, c)
+	nsObj := &corev1.Namespace{}
+	if err := admin.Get(ctx, client.ObjectKey{Name: ns}, nsObj); err != nil {
+		t.Fatal(err)
+	}
+	nsObj.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+	if err := admin.Update(ctx, nsObj); err != nil {
+		t.Fatal(err)
+	}
+
+	// The runtime's chart as helm template renders it in the namespace,
+	// and an operator's kustomize base as kustomize builds it.
+	bp := website(t)
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := chart.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	var objs, operator []*unstructured.Unstructured
+	for _, m := range helmTemplate(t, dir, ns, nil) {
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	base, err := install.Kustomize(install.Options{Blueprints: []*ir.Blueprint{bp}, Namespace: ns, Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range kustomizeBuild(t, base) {
+		operator = append(operator, &unstructured.Unstructured{Object: m})
+	}
+	for _, u := range append(objs, operator...) {
+		if err := admin.Patch(ctx, u.DeepCopy(), client.Apply, fieldOwner, client.DryRunAll, client.ForceOwnership); err != nil {
+			t.Errorf("server-side dry run of %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+
+	// Pod Security admission judges Pods, not Deployments: a Pod of the
+	// Deployment's template must pass, and one without its security
+	// context must not (the namespace does enforce the level).
+	var pod *corev1.Pod
+	for _, u := range objs {
+		if u.GetKind() == "Deployment" {
+			tmpl, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
+			pod = &corev1.Pod{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl, pod); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if pod == nil {
+		t.Fatal("no Deployment among the objects")
+	}
+	pod.Name, pod.Namespace = "runtime", ns
+	pod.Spec.ServiceAccountName = "default" // the dry run needs no ServiceAccount
+	if err := admin.Create(ctx, pod.DeepCopy(), client.DryRunAll); err != nil {
+		t.Errorf("the runtime's Pod is refused in a namespace enforcing Pod Security restricted: %v", err)
+	}
+	loose := pod.DeepCopy()
+	loose.Spec.SecurityContext, loose.Spec.Containers[0].SecurityContext = nil, nil
+	if err := admin.Create(ctx, loose, client.DryRunAll); !apierrors.IsForbidden(err) {
+		t.Fatalf("a Pod without a security context is not refused (%v): the namespace does not enforce Pod Security, the check above proves nothing", err)
+	}
+
+	// Everything but the runtime's own Deployment, PDB and Service, for
+	// real: the runtime runs here instead, as the ServiceAccount.
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "Deployment", "PodDisruptionBudget", "Service":
+			continue
+		}
+		obj := u.DeepCopy()
+		if err := admin.Patch(ctx, obj, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
+			t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		if obj.GetNamespace() == "" && obj.GetKind() != "CustomResourceDefinition" {
+			t.Cleanup(func() { _ = admin.Delete(context.Background(), obj) })
+		}
+	}
+	crdName := bp.Resource.Plural + "." + bp.Resource.Group
+	if err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := admin.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
+			return false, err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("CRD %s not established: %v", crdName, err)
+	}
+
+	sa := rest.CopyConfig(cfg)
+	sa.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", ns, install.Name)}
+	asSA, err := client.New(sa, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The identity is confined: no Secrets. And it has all the website
+	// Blueprint needs: the runtime would run without a child kind
+	// otherwise.
+	if err := asSA.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)); !apierrors.IsForbidden(err) {
+		t.Fatalf("the ServiceAccount lists Secrets (%v): the runtime does not run as it", err)
+	}
+	unavailable, err := controller.CheckAccess(ctx, asSA, []*ir.Blueprint{bp}, "")
+	if err != nil || len(unavailable) > 0 {
+		t.Fatalf("the install's RBAC is not enough for the website Blueprint: %v %v", unavailable, err)
+	}
+
+	get := func(namespace, name string) (*corev1.ConfigMap, error) {
+		cm := &corev1.ConfigMap{}
+		err := asSA.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cm)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return cm, err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- runner.Run(runCtx, runner.Options{
+			Config:                  sa,
+			ConfigMaps:              &runner.ConfigMaps{Namespace: ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMaps(get)},
+			MetricsAddr:             "0",
+			ProbeAddr:               "0",
+			LeaderElection:          true,
+			LeaderElectionNamespace: ns,
+			Log:                     zap.New(zap.UseDevMode(true), zap.StacktraceLevel(zapcore.DPanicLevel), zap.WriteTo(testWriter{t})),
+		})
+	}()
+	defer func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the runtime: %v", err)
+		}
+	}()
+
+	cr, err := simulate.ReadObject("../packs/website/manifests/cr.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Website lives in a namespace of its own: the nginx Pods it makes
+	// are not for one that enforces the restricted level.
+	cr.SetNamespace(clustertest.NewNamespace(t, c))
+	if err := admin.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	var last []any
+	if err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(cr.GroupVersionKind())
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(cr), got); err != nil {
+			return false, err
+		}
+		last, _, _ = unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range last {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Ready" && m["status"] == string(metav1.ConditionTrue) {
+				return true, nil
+			}
+		}
+		select {
+		case err := <-done:
+			done <- err
+			return false, fmt.Errorf("the runtime stopped: %v", err)
+		default:
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("the Website is not Ready: %v; conditions %v", err, last)
+	}
+}
+
+// testWriter sends the runtime's log to the test's.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}

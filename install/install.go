@@ -1,0 +1,318 @@
+package install
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
+	"github.com/inrun/inrun/rbac"
+)
+
+// Defaults of Options.
+const (
+	DefaultNamespace       = "inrun-system"
+	DefaultImageRepository = "inrun"
+	DefaultImageTag        = "latest"
+	DefaultReplicas        = 2
+)
+
+// The runtime's ports, as inrun run's --metrics-bind-address and
+// --health-probe-bind-address default them.
+const (
+	MetricsPort = 8080
+	ProbePort   = 8081
+)
+
+// Name names the Deployment, its ServiceAccount and PodDisruptionBudget.
+const Name = "inrun"
+
+// KeepPolicy is the annotation Helm reads to leave an object on uninstall:
+// the CRDs, whose deletion would delete every custom resource.
+const KeepPolicy = "helm.sh/resource-policy"
+
+// Options say what to install. Every field but Blueprints has a default.
+type Options struct {
+	// Blueprints run by the runtime; each is stored in a ConfigMap of the
+	// namespace, and its RBAC and CRD are installed. Required.
+	Blueprints []*ir.Blueprint
+	// Namespace of the runtime and the Blueprint ConfigMaps. Default
+	// DefaultNamespace; the chart uses the release's namespace instead.
+	Namespace string
+	// ImageRepository and ImageTag name the inrun image. Default
+	// DefaultImageRepository and DefaultImageTag.
+	ImageRepository, ImageTag string
+	// PullPolicy of the image. Default IfNotPresent.
+	PullPolicy corev1.PullPolicy
+	// Replicas of the runtime: one leads, the others stand by. Default
+	// DefaultReplicas.
+	Replicas int32
+	// Operator installs the operator inrun build generates from the one
+	// Blueprint instead of the interpreted runtime: its image runs the
+	// operator, which embeds the Blueprint, so there are no Blueprint
+	// ConfigMaps nor the Role reading them, and the objects are named
+	// NAME-operator.
+	Operator bool
+}
+
+// name names the Deployment, its ServiceAccount, PodDisruptionBudget and
+// Service (NAME-metrics).
+func (o *Options) name() string {
+	if o.Operator {
+		return o.Blueprints[0].Name + "-operator"
+	}
+	return Name
+}
+
+func (o *Options) setDefaults() error {
+	if len(o.Blueprints) == 0 {
+		return errors.New("install: no Blueprints")
+	}
+	if o.Operator && len(o.Blueprints) != 1 {
+		return fmt.Errorf("an operator runs one Blueprint; %d given", len(o.Blueprints))
+	}
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.ImageRepository == "" {
+		o.ImageRepository = DefaultImageRepository
+	}
+	if o.ImageTag == "" {
+		o.ImageTag = DefaultImageTag
+	}
+	if o.PullPolicy == "" {
+		o.PullPolicy = corev1.PullIfNotPresent
+	}
+	if o.Replicas == 0 {
+		o.Replicas = DefaultReplicas
+	}
+	return nil
+}
+
+// Objects returns every object to install, in the order to apply them:
+// CRDs, RBAC, ConfigMaps, then the runtime.
+func Objects(opts Options) ([]*unstructured.Unstructured, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	return objects(opts, opts.Namespace, opts.ImageRepository+":"+opts.ImageTag, opts.PullPolicy, opts.Replicas)
+}
+
+// objects builds the objects with the values given apart from opts, so
+// that Chart can give placeholders for them.
+func objects(opts Options, namespace, image string, pull corev1.PullPolicy, replicas int32) ([]*unstructured.Unstructured, error) {
+	name := opts.name()
+	// labels select the runtime's Pods.
+	labels := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/component": "runtime"}
+	var typed []runtime.Object
+	var errs []error
+	seenCRD := map[string]bool{}
+	for _, bp := range opts.Blueprints {
+		if len(bp.Uses) > 0 {
+			errs = append(errs, fmt.Errorf("blueprint %s uses other Blueprints: inrun install does not install those yet", bp.Name))
+			continue
+		}
+		if crd := bp.Resource.CRD; crd != nil && !seenCRD[crd.Name] {
+			seenCRD[crd.Name] = true
+			c := crd.DeepCopy()
+			c.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[KeepPolicy] = "keep"
+			typed = append(typed, c)
+		}
+	}
+	sa := &corev1.ServiceAccount{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+	}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}}
+	typed = append(typed, sa)
+	for _, bp := range opts.Blueprints {
+		role := rbac.ClusterRole(bp)
+		typed = append(typed, role, &rbacv1.ClusterRoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: role.Name, Labels: role.Labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   subject,
+		})
+	}
+	if !opts.Operator {
+		cmRole := rbac.ConfigMapsRole(namespace)
+		typed = append(typed, cmRole, &rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: cmRole.Name, Namespace: namespace, Labels: cmRole.Labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: cmRole.Name},
+			Subjects:   subject,
+		})
+		for _, bp := range opts.Blueprints {
+			cm, err := configMap(bp, namespace)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			typed = append(typed, cm)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	args := []string{
+		"run",
+		"--from-configmaps",
+		"--configmap-namespace=" + namespace,
+		"--leader-elect=true",
+		"--leader-election-namespace=" + namespace,
+	}
+	if opts.Operator {
+		// The operator's flags are kubebuilder's; its Lease is in its
+		// own namespace.
+		args = []string{"--leader-elect=true"}
+	}
+	args = append(args,
+		fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),
+		fmt.Sprintf("--health-probe-bind-address=:%d", ProbePort),
+		"--zap-devel=false",
+	)
+	typed = append(typed, deployment(name, labels, namespace, image, pull, replicas, args), &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		// One replica leads; a drain may take one at a time.
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: labels}},
+	}, &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-metrics", Namespace: namespace, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			Selector: labels,
+			Ports:    []corev1.ServicePort{{Name: "metrics", Port: MetricsPort, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}},
+		},
+	})
+
+	out := make([]*unstructured.Unstructured, len(typed))
+	for i, obj := range typed {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: m}
+		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(u.Object, "status")
+		unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
+		out[i] = u
+	}
+	return out, nil
+}
+
+// configMap stores bp as inrun run --from-configmaps reads it: the
+// Blueprint under load.KeyBlueprint, its crd.file under its base name.
+func configMap(bp *ir.Blueprint, namespace string) (*corev1.ConfigMap, error) {
+	if bp.File == "" {
+		return nil, fmt.Errorf("blueprint %s was not read from a file: there is nothing to store", bp.Name)
+	}
+	data := map[string]string{}
+	b, err := os.ReadFile(bp.File)
+	if err != nil {
+		return nil, err
+	}
+	data[load.KeyBlueprint] = string(b)
+	if f := bp.Resource.CRDFile; f != "" {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(bp.File), f))
+		if err != nil {
+			return nil, err
+		}
+		data[filepath.Base(f)] = string(b)
+	}
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "blueprint-" + bp.Name, Namespace: namespace, Labels: load.ConfigMapSelector()},
+		Data:       data,
+	}, nil
+}
+
+// deployment runs the image with args, as the ServiceAccount name, under
+// the restricted Pod Security Standard.
+func deployment(name string, labels map[string]string, namespace, image string, pull corev1.PullPolicy, replicas int32, args []string) *appsv1.Deployment {
+	probe := func(path string) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("probes")}}}
+	}
+	liveness, readiness := probe("/healthz"), probe("/readyz")
+	liveness.InitialDelaySeconds = 15
+	liveness.PeriodSeconds = 20
+	readiness.InitialDelaySeconds = 5
+	readiness.PeriodSeconds = 10
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					ServiceAccountName:            name,
+					TerminationGracePeriodSeconds: ptr(int64(40)), // the runtime's 30-second graceful shutdown, and some
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr(true),
+						RunAsUser:      ptr(int64(65532)),
+						RunAsGroup:     ptr(int64(65532)),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:            "runtime",
+						Image:           image,
+						ImagePullPolicy: pull,
+						Args:            args,
+						Ports: []corev1.ContainerPort{
+							{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
+							{Name: "probes", ContainerPort: ProbePort, Protocol: corev1.ProtocolTCP},
+						},
+						LivenessProbe:  liveness,
+						ReadinessProbe: readiness,
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr(false),
+							ReadOnlyRootFilesystem:   ptr(true),
+							RunAsNonRoot:             ptr(true),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+						// The root filesystem is read-only: Go's temporary
+						// files go here.
+						VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+					}},
+					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+				},
+			},
+		},
+	}
+}
+
+// FileName names the file an object is written to, in apply order when
+// the names are sorted.
+func FileName(i int, u *unstructured.Unstructured) string {
+	return fmt.Sprintf("%02d-%s-%s.yaml", i, strings.ToLower(u.GetKind()), u.GetName())
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,268 @@
+package install_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/install"
+	"github.com/inrun/inrun/ir"
+)
+
+func website(t *testing.T) *ir.Blueprint {
+	t.Helper()
+	bp, err := compiler.CompileFile("../packs/website/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp
+}
+
+// helmTemplate is helm template: it loads the chart in dir and renders it
+// as a release named inrun in namespace, with values over the defaults.
+func helmTemplate(t *testing.T, dir, namespace string, values map[string]any) map[string]map[string]any {
+	t.Helper()
+	ch, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := util.ToRenderValues(ch, values, common.ReleaseOptions{Name: "inrun", Namespace: namespace, IsInstall: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.Render(ch, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := map[string]map[string]any{}
+	for name, text := range out {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(text), &m); err != nil {
+			t.Fatalf("%s does not render to YAML: %v\n%s", name, err, text)
+		}
+		objs[key(m)] = m
+	}
+	return objs
+}
+
+// kustomizeBuild is kustomize build of a base, with kustomize's library.
+func kustomizeBuild(t *testing.T, files install.Files) map[string]map[string]any {
+	t.Helper()
+	fs := filesys.MakeFsInMemory()
+	for name, b := range files {
+		if err := fs.WriteFile(filepath.Join("/base", name), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fs, "/base")
+	if err != nil {
+		t.Fatalf("kustomize build: %v", err)
+	}
+	objs := map[string]map[string]any{}
+	for _, r := range res.Resources() {
+		b, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As sigs.k8s.io/yaml reads the chart's: numbers as float64.
+		var m map[string]any
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		objs[key(m)] = m
+	}
+	if len(objs) != len(files)-1 {
+		t.Errorf("kustomize builds %d objects, the base has %d files besides kustomization.yaml", len(objs), len(files)-1)
+	}
+	return objs
+}
+
+// key names an object by kind, namespace and name.
+func key(m map[string]any) string {
+	u := unstructured.Unstructured{Object: m}
+	return u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+}
+
+// TestChartLintsAndRendersTheBase lints the chart with Helm's linter, and
+// renders it with Helm's engine (helm template), with its default values
+// and with others: each time it gives the objects kustomize builds from the
+// base made with the same values.
+func TestChartLintsAndRendersTheBase(t *testing.T) {
+	for _, operator := range []bool{false, true} {
+		t.Run(map[bool]string{false: "runtime", true: "operator"}[operator], func(t *testing.T) { testChart(t, operator) })
+	}
+}
+
+func testChart(t *testing.T, operator bool) {
+	bp := website(t)
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}, Operator: operator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := chart.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	res := lint.RunAll(dir, nil, install.DefaultNamespace)
+	for _, m := range res.Messages {
+		if m.Severity >= support.WarningSev {
+			t.Errorf("helm lint: %v", m)
+		}
+	}
+
+	for _, tc := range []struct {
+		name   string
+		opts   install.Options
+		values map[string]any
+	}{
+		{"defaults", install.Options{}, nil},
+		{"values", install.Options{Namespace: "platform", ImageRepository: "example/inrun", ImageTag: "v1.2.3", PullPolicy: "Always", Replicas: 3},
+			map[string]any{"image": map[string]any{"repository": "example/inrun", "tag": "v1.2.3", "pullPolicy": "Always"}, "replicaCount": 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Blueprints, tc.opts.Operator = []*ir.Blueprint{bp}, operator
+			ns := tc.opts.Namespace
+			if ns == "" {
+				ns = install.DefaultNamespace
+			}
+			rendered := helmTemplate(t, dir, ns, tc.values)
+			files, err := install.Kustomize(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := kustomizeBuild(t, files)
+			if len(rendered) != len(want) {
+				t.Errorf("the chart renders %d objects, the base has %d", len(rendered), len(want))
+			}
+			for name, w := range want {
+				if got := rendered[name]; !reflect.DeepEqual(got, w) {
+					a, _ := yaml.Marshal(got)
+					b, _ := yaml.Marshal(w)
+					t.Errorf("%s: the chart renders\n%s\nthe base has\n%s", name, a, b)
+				}
+			}
+		})
+	}
+}
+
+// TestChartPrintsBraces: a Blueprint holding "{{" is stored as it is, not
+// run as a template by Helm.
+func TestChartPrintsBraces(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../packs/website/blueprint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = append(src, "# {{ .Values.image }} stays as written\n"...)
+	if err := os.MkdirAll(filepath.Join(dir, "manifests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	crd, err := os.ReadFile("../packs/website/manifests/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "blueprint.yaml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifests", "crd.yaml"), crd, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chartDir := t.TempDir()
+	if err := chart.Write(chartDir); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	defer func() {
+		// A placeholder in a Blueprint is refused, not made a template.
+		bad := append(src, "# replicas: 424242\n"...)
+		if err := os.WriteFile(filepath.Join(dir, "blueprint.yaml"), bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}}); err == nil || !strings.Contains(err.Error(), "placeholder") {
+			t.Errorf("a Blueprint holding a placeholder: %v, want a refusal", err)
+		}
+	}()
+	for _, obj := range helmTemplate(t, chartDir, install.DefaultNamespace, nil) {
+		if obj["kind"] != "ConfigMap" {
+			continue
+		}
+		data, _ := obj["data"].(map[string]any)
+		found = data["blueprint.yaml"] == string(src)
+	}
+	if !found {
+		t.Error("the rendered Blueprint ConfigMap does not hold the Blueprint as written")
+	}
+}
+
+// TestObjects checks what a platform team relies on: exactly the RBAC inrun
+// rbac derives, CRDs kept on uninstall, the restricted security context.
+func TestObjects(t *testing.T) {
+	objs, err := install.Objects(install.Options{Blueprints: []*ir.Blueprint{website(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkObjects(t, objs, false)
+	objs, err = install.Objects(install.Options{Blueprints: []*ir.Blueprint{website(t)}, Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkObjects(t, objs, true)
+}
+
+func checkObjects(t *testing.T, objs []*unstructured.Unstructured, operator bool) {
+	t.Helper()
+	kinds := map[string]int{}
+	for _, u := range objs {
+		kinds[u.GetKind()]++
+		switch u.GetKind() {
+		case "CustomResourceDefinition":
+			if u.GetAnnotations()[install.KeepPolicy] != "keep" {
+				t.Errorf("CRD %s is not kept on uninstall", u.GetName())
+			}
+		case "Deployment":
+			text, _ := yaml.Marshal(u.Object)
+			if got := strings.Contains(string(text), "--from-configmaps"); got == operator {
+				t.Errorf("operator %v: the Deployment runs inrun run --from-configmaps: %v", operator, got)
+			}
+			if operator && u.GetName() != "website-operator" {
+				t.Errorf("the operator's Deployment is %s, want website-operator", u.GetName())
+			}
+			for _, want := range []string{"--leader-elect=true", "readOnlyRootFilesystem: true", "allowPrivilegeEscalation: false", "runAsNonRoot: true", "path: /healthz", "path: /readyz"} {
+				if !strings.Contains(string(text), want) {
+					t.Errorf("the Deployment lacks %q", want)
+				}
+			}
+		}
+	}
+	for _, k := range []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "Deployment", "PodDisruptionBudget", "Service"} {
+		want := 1
+		if operator && (k == "Role" || k == "RoleBinding" || k == "ConfigMap") {
+			want = 0 // the operator embeds its Blueprint
+		}
+		if kinds[k] != want {
+			t.Errorf("operator %v: %d %s objects, want %d", operator, kinds[k], k, want)
+		}
+	}
+}
