@@ -98,10 +98,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 			return 0, p
 		}
 		if replay != nil {
-			w.Header().Set("Idempotent-Replayed", "true")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(replay.Status)
-			_, _ = w.Write(replay.Body)
+			writeReplay(w, replay)
 			req.change = false // the change was audited when it was made
 			return replay.Status, nil
 		}
@@ -111,6 +108,21 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 	if p == nil && wait > 0 {
 		view = s.settle(r.Context(), t, view, wait)
 	}
+	status, out := answer(ctx, rec, status, view, p)
+	if p != nil {
+		return 0, p
+	}
+	w.Header().Set("Location", view.Links["self"])
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(out)
+	return status, nil
+}
+
+// answer encodes a change's outcome, its view or its problem, and records
+// it under the request's Idempotency-Key when it has one (rec), so that a
+// retry gets the same bytes. It returns the status and the body.
+func answer(ctx context.Context, rec *Record, status int, view *View, p *Problem) (int, []byte) {
 	var buf bytes.Buffer
 	if p != nil {
 		status = p.Status
@@ -123,14 +135,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 	if rec != nil {
 		rec.Finish(ctx, status, buf.Bytes())
 	}
-	if p != nil {
-		return 0, p
-	}
-	w.Header().Set("Location", view.Links["self"])
+	return status, buf.Bytes()
+}
+
+// writeReplay answers a retry with the first request's answer.
+func writeReplay(w http.ResponseWriter, replay *Replay) {
+	w.Header().Set("Idempotent-Replayed", "true")
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-	return status, nil
+	w.WriteHeader(replay.Status)
+	_, _ = w.Write(replay.Body)
 }
 
 // apply writes the intent's custom resource with server-side apply and
@@ -401,10 +414,7 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request, req *request) (i
 			return 0, p
 		}
 		if replay != nil {
-			w.Header().Set("Idempotent-Replayed", "true")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(replay.Status)
-			_, _ = w.Write(replay.Body)
+			writeReplay(w, replay)
 			req.change = false
 			return replay.Status, nil
 		}
@@ -416,24 +426,13 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request, req *request) (i
 			status = http.StatusOK
 		}
 	}
-	var buf bytes.Buffer
-	if p != nil {
-		_ = json.NewEncoder(&buf).Encode(p)
-		status = p.Status
-	} else {
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(view)
-	}
-	if rec != nil {
-		rec.Finish(ctx, status, buf.Bytes())
-	}
+	status, body := answer(ctx, rec, status, view, p)
 	if p != nil {
 		return 0, p
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 	return status, nil
 }
 
