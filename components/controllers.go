@@ -95,7 +95,6 @@ func schemeKinds(add AddToScheme) ([]string, error) {
 	return out, nil
 }
 
-
 // ControllerSetup returns the controller setup registered under name.
 func (r *Registry) ControllerSetup(name string) (SetupFunc, bool) {
 	fn, ok := r.lookup(Controller, name)
