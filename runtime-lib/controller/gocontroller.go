@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -101,8 +102,13 @@ type guard struct {
 	conditions bool
 }
 
-// failed records that the controller's call for key returned err.
+// failed records that the controller's call for key returned err. A
+// conflict is how optimistic concurrency works, not a failure: the call is
+// retried on the newer object.
 func (g *guard) failed(key types.NamespacedName, err error) {
+	if apierrors.IsConflict(err) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cr, ok := g.get(ctx, key)
