@@ -368,10 +368,9 @@ func isController(bp blueprint) bool {
 }
 
 // checkControllerExample checks an example in kubebuilder's layout: the CRD
-// where crd.file says, the e2e cases' CRs valid against it. It has no
-// simulate cases: the simulator does not run controllers.
+// where crd.file says, the test cases' CRs valid against it.
 func checkControllerExample(t *testing.T, dir string, bp blueprint) {
-	for _, f := range []string{"README.md", "Makefile", "go.mod", "test/e2e.yaml"} {
+	for _, f := range []string{"README.md", "Makefile", "go.mod", "test/e2e.yaml", "test/simulate.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatalf("missing %s", f)
 		}

@@ -48,9 +48,6 @@ func TestPackFilesParse(t *testing.T) {
 		}
 		for _, ex := range packs.Examples(pack.Name) {
 			file := filepath.Join(dir, filepath.FromSlash(ex), "test", "simulate.yaml")
-			if _, err := os.Stat(file); err != nil && packs.GoModule(pack.Name, ex) {
-				continue // a controller-runtime reconciler: e2e cases only
-			}
 			t.Run(pack.Name+"/"+ex, func(t *testing.T) {
 				f, err := simulate.ReadFile(file)
 				if err != nil {

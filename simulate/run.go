@@ -168,7 +168,7 @@ func (s *Simulator) Run(ctx context.Context, in Input) (*Outcome, error) {
 type session struct {
 	bp    *ir.Blueprint
 	store *Store
-	rec   *reconciler.Reconciler
+	rec   syncer
 	key   client.ObjectKey
 	// cr is the custom resource as last read; it keeps its UID once the
 	// CR is gone, to find what it owned.
@@ -177,6 +177,12 @@ type session struct {
 	// used reconcile, after bp's, the custom resources of the Blueprints
 	// bp uses: its children, and theirs.
 	used []*usedRun
+}
+
+// syncer is what reconciles the session's custom resource, pass by pass:
+// the runtime's reconciler, or a controller-runtime reconciler's.
+type syncer interface {
+	Sync(ctx context.Context, cr *unstructured.Unstructured) (*reconciler.Report, error)
 }
 
 // usedRun is a used Blueprint running in a session.
@@ -188,7 +194,18 @@ type usedRun struct {
 // newSession stores objects and cr in a fresh store and builds the
 // reconciler for bp, which is s.bp or a copy of it calling another URL.
 func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstructured.Unstructured, objects []*unstructured.Unstructured) (*session, error) {
+	reg := s.components
+	if reg == nil {
+		reg = components.Default
+	}
 	store := NewStore(bp)
+	if isController(bp) {
+		scheme, err := controllerScheme(reg)
+		if err != nil {
+			return nil, err
+		}
+		store = newStore(bp, scheme)
+	}
 	for _, obj := range objects {
 		o := obj.DeepCopy()
 		if o.GetNamespace() == "" && s.namespaced(o.GroupVersionKind()) {
@@ -202,15 +219,20 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 	if err := store.CreateCR(ctx, cr); err != nil {
 		return nil, err
 	}
-	reg := s.components
-	if reg == nil {
-		reg = components.Default
+	ss := &session{bp: bp, store: store, key: client.ObjectKeyFromObject(cr), cr: cr}
+	if isController(bp) {
+		c, err := newControllerRun(bp, reg, store, ss.key)
+		if err != nil {
+			return nil, err
+		}
+		ss.rec = c
+		return ss, nil
 	}
 	rec, err := newReconciler(bp, s.progs, s.renderer, reg, store)
 	if err != nil {
 		return nil, err
 	}
-	ss := &session{bp: bp, store: store, rec: rec, key: client.ObjectKeyFromObject(cr), cr: cr}
+	ss.rec = rec
 	for _, ub := range s.used {
 		rec, err := newReconciler(ub.bp, ub.progs, nil, reg, store)
 		if err != nil {
@@ -349,6 +371,9 @@ func (ss *session) collectOrphans(ctx context.Context) error {
 // that are a used Blueprint's custom resources by id.id: database.service
 // is the Service of the Database the child database is.
 func (ss *session) children(ctx context.Context, bp *ir.Blueprint, cr *unstructured.Unstructured) (map[string][]*unstructured.Unstructured, error) {
+	if isController(bp) {
+		return controllerChildren(ctx, ss.store, bp, cr)
+	}
 	out, err := reconciler.Children(ctx, ss.store, bp, cr)
 	if err != nil {
 		return nil, err
@@ -397,7 +422,7 @@ func (ss *session) collect(ctx context.Context) error {
 		return err
 	}
 	ss.gone = true
-	children, err := reconciler.Children(ctx, ss.store, ss.bp, ss.cr)
+	children, err := ss.children(ctx, ss.bp, ss.cr)
 	if err != nil {
 		return err
 	}
@@ -442,7 +467,11 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 	if _, err := ss.sync(ctx); err != nil {
 		return nil, err
 	}
-	out.IdleWrites = ss.store.Writes() - before
+	// A controller-runtime reconciler's writes are its own, as its
+	// authors wrote it: idempotence is Inrun's promise about its own.
+	if !isController(ss.bp) {
+		out.IdleWrites = ss.store.Writes() - before
+	}
 
 	out.CR, out.Gone = ss.cr, ss.gone
 	if !ss.gone {

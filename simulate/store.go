@@ -65,7 +65,11 @@ type Store struct {
 }
 
 // NewStore returns an empty Store for bp.
-func NewStore(bp *ir.Blueprint) *Store {
+func NewStore(bp *ir.Blueprint) *Store { return newStore(bp, clientgoscheme.Scheme) }
+
+// newStore returns an empty Store for bp whose client knows scheme's Go
+// types: the built-in kinds', and those a controller's module registers.
+func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 	s := &Store{bp: bp, schemas: map[schema.GroupVersionKind]*structuralschema.Structural{}}
 	// A CRD whose schema is not structural is refused by the compiler.
 	s.rules, _ = newCRDRules(bp)
@@ -86,7 +90,7 @@ func NewStore(bp *ir.Blueprint) *Store {
 	}
 	s.admit = len(all) > 1
 	s.base = fake.NewClientBuilder().
-		WithScheme(clientgoscheme.Scheme).
+		WithScheme(scheme).
 		WithTypeConverters(builtinTypes{clientgoapplyconfigurations.NewTypeConverter(clientgoscheme.Scheme)}, managedfields.NewDeducedTypeConverter()).
 		WithRESTMapper(RESTMapper(bp)).
 		WithStatusSubresource(withStatus...).
