@@ -21,8 +21,10 @@ func newVersionCommand() *cobra.Command {
 		Long: `Version prints the version of this inrun and of the Go it was built with.
 
 With --components it lists the Go code compiled into it, by module:
-module@version, then each reconciler and hook a package of the module
-registered (the names reconcile.go and a child's go.transform refer to).
+module@version, then each reconciler, controller, hook and scheme a
+package of the module registered (the names reconcile.go, go: and a
+child's go.transform refer to), and under a scheme the group/version/kinds
+it adds.
 A plain inrun has none.
 
 An inrun built with inrun build --with also names the modules it was built
@@ -56,11 +58,11 @@ with (docs/typed.md).`,
 					line += " => " + m.Replace
 				}
 				fmt.Fprintln(out, line)
-				for _, r := range m.Reconcilers {
-					fmt.Fprintf(out, "  reconciler %s (%s)\n", r.Name, r.Package)
-				}
-				for _, r := range m.Transforms {
-					fmt.Fprintf(out, "  transform %s (%s)\n", r.Name, r.Package)
+				for _, r := range m.Registrations {
+					fmt.Fprintf(out, "  %s %s (%s)\n", r.What, r.Name, r.Package)
+					for _, k := range r.Kinds {
+						fmt.Fprintf(out, "    %s\n", k)
+					}
 				}
 			}
 			return nil

@@ -105,7 +105,7 @@ func newDecoder(src *load.Source, s *session) *decoder {
 }
 
 // topLevelFields are the sections of a Blueprint, in the order docs list them.
-var topLevelFields = []string{"apiVersion", "kind", "metadata", "crd", "schema", "uses", "onCreate", "onReconcile", "emit", "reconcile", "serve", "migrate", "lifecycle"}
+var topLevelFields = []string{"apiVersion", "kind", "metadata", "crd", "schema", "uses", "onCreate", "onReconcile", "emit", "reconcile", "go", "serve", "migrate", "lifecycle"}
 
 // kroFields are a kro ResourceGraphDefinition's fields, and what a
 // Blueprint says instead (inrun import kro converts a whole one).
@@ -134,6 +134,8 @@ func (d *decoder) decode() (*ir.Blueprint, *structuralschema.Structural) {
 	d.children(top)
 	d.status(top)
 	d.reconcile(top)
+	d.hooks(top)
+	d.controllerAlone(top)
 	d.serve(top)
 	d.lifecycle(top)
 	d.reserved(top)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/internal/diag"
@@ -99,7 +101,8 @@ func checkErrors(t *testing.T, file string) {
 }
 
 // TestErrorsRegistered is TestErrors for testdata/typed, compiled as an
-// inrun with Go reconcilers webapp and billing and the transform sidecar
+// inrun with Go reconcilers webapp and billing, the transform sidecar, the
+// args hook sizing, the status hook summary and the controller guestbook
 // compiled in would compile them.
 func TestErrorsRegistered(t *testing.T) {
 	reg := &components.Registry{}
@@ -107,6 +110,9 @@ func TestErrorsRegistered(t *testing.T) {
 		reg.RegisterReconciler(name, func(components.ReconcilerOptions) (sdk.Func, error) { return nil, nil })
 	}
 	reg.RegisterTransform("sidecar", func(context.Context, *components.TransformRequest) (*sdk.Resource, error) { return nil, nil })
+	reg.RegisterArgs("sizing", func(context.Context, *components.ArgsRequest) (map[string]any, error) { return nil, nil })
+	reg.RegisterStatus("summary", func(context.Context, *components.StatusRequest) (map[string]any, error) { return nil, nil })
+	reg.RegisterController("guestbook", func(manager.Manager) error { return nil })
 	files, err := filepath.Glob("testdata/typed/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no testdata/typed/*.yaml: %v", err)

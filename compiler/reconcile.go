@@ -76,7 +76,7 @@ func (d *decoder) reconcile(top *yamlpos.Map) {
 		} else {
 			r.Remote = &ir.Remote{Pos: d.Pos(n)}
 		}
-		r.Remote.Go = d.goRef(n, "reconcile.go", "name", components.Reconciler)
+		d.reconcileGo(n, r.Remote)
 	}
 	if t, tn := d.String(o, "timeout", false); t != "" {
 		timeout, err := time.ParseDuration(t)
@@ -345,7 +345,7 @@ func (d *decoder) remoteAuth(o *yamlpos.Map, r *ir.Reconcile) {
 		}
 		if r.Remote == nil {
 			d.add(d.Pos(n), diag.InvalidValue, "set reconcile.url or reconcile.service", "reconcile.tokenSecret without a reconciler to call")
-		} else if r.Remote.Go != nil {
+		} else if r.Remote.Go != nil || r.Remote.Controller != nil {
 			d.add(d.Pos(n), diag.InvalidValue, "leave it out: a Go reconciler runs inside inrun and is called without HTTP", "reconcile.tokenSecret is for a reconciler over HTTP, not reconcile.go")
 		} else {
 			r.Remote.TokenSecret = ref
@@ -358,7 +358,7 @@ func (d *decoder) remoteAuth(o *yamlpos.Map, r *ir.Reconcile) {
 		} else if _, err := x509.ParseCertificate(block.Bytes); err != nil {
 			d.add(d.Pos(n), diag.InvalidValue, "", "reconcile.caBundle: %v", err)
 		}
-		if r.Remote != nil && r.Remote.Go != nil {
+		if r.Remote != nil && (r.Remote.Go != nil || r.Remote.Controller != nil) {
 			d.add(d.Pos(n), diag.InvalidValue, "leave it out: a Go reconciler runs inside inrun and is called without HTTP", "reconcile.caBundle is for a reconciler over HTTP, not reconcile.go")
 		} else if r.Remote != nil {
 			r.Remote.CABundle = ca
@@ -367,17 +367,22 @@ func (d *decoder) remoteAuth(o *yamlpos.Map, r *ir.Reconcile) {
 }
 
 // goRef reads a reference to Go code compiled into inrun, {KEY: NAME}:
-// a what (components.Reconciler or Transform) registered under NAME. The
-// name must be registered when the compilation is given the registry of
-// the inrun that will run the Blueprint; else only its form is checked,
-// and that inrun refuses the Blueprint if it lacks the name.
+// a what (components.Reconciler or Transform) registered under NAME.
 func (d *decoder) goRef(n *yaml.Node, path, key, what string) *ir.GoRef {
 	o := d.Map(n, path)
 	if o == nil {
 		return nil
 	}
 	d.Only(o, key)
-	name, nn := d.String(o, key, true)
+	return d.goName(o, path, key, what, true)
+}
+
+// goName reads NAME at o's key: a what registered in package components.
+// The name must be registered when the compilation is given the registry
+// of the inrun that will run the Blueprint; else only its form is checked,
+// and that inrun refuses the Blueprint if it lacks the name.
+func (d *decoder) goName(o *yamlpos.Map, path, key, what string, required bool) *ir.GoRef {
+	name, nn := d.String(o, key, required)
 	if name == "" {
 		return nil
 	}
@@ -397,7 +402,7 @@ func (d *decoder) goRef(n *yaml.Node, path, key, what string) *ir.GoRef {
 		if len(names) > 0 {
 			has = strings.Join(names, ", ")
 		}
-		hint = "this inrun has " + what + "s: " + has + "; " + components.BuildHint
+		hint = "this inrun has " + components.Plural(what) + ": " + has + "; " + components.BuildHint
 	}
 	d.add(ref.Pos, diag.UnknownComponent, hint, "%s.%s: no %s %q is compiled into this inrun", path, key, what, name)
 	return ref

@@ -41,10 +41,16 @@ type Constructor func(ReconcilerOptions) (sdk.Func, error)
 
 // Registration is one name a package registered.
 type Registration struct {
+	// What is the kind of registration: Reconciler, Transform, Args,
+	// Status, Controller or Scheme.
+	What string
 	// Name is the registered name.
 	Name string
 	// Package is the import path of the package whose init registered it.
 	Package string
+	// Kinds are the group/version/kinds a Scheme registration adds, as
+	// "group/version, Kind=Name"; empty for the other kinds.
+	Kinds []string `json:",omitempty"`
 }
 
 // TransformRequest is what a transform hook is given: the custom
@@ -65,24 +71,19 @@ type TransformRequest struct {
 // must answer the same request the same way.
 type TransformFunc func(ctx context.Context, req *TransformRequest) (*sdk.Resource, error)
 
-// Registry holds registered reconcilers and hooks by name, each kind in
-// its own namespace of names. The zero value is empty and ready to use;
-// it is safe for concurrent use.
+// Registry holds registered reconcilers, hooks, controllers and scheme
+// additions by name, each kind in its own namespace of names. The zero
+// value is empty and ready to use; it is safe for concurrent use.
 type Registry struct {
-	mu          sync.Mutex
-	reconcilers map[string]reconcilerEntry
-	transforms  map[string]transformEntry
-	errs        []error
+	mu      sync.Mutex
+	entries map[string]map[string]entry // by kind, then by name
+	errs    []error
 }
 
-type transformEntry struct {
+// entry is one registration and its function, whose type the kind fixes.
+type entry struct {
 	Registration
-	fn TransformFunc
-}
-
-type reconcilerEntry struct {
-	Registration
-	new Constructor
+	fn any
 }
 
 // Default is the registry the Register functions add to and inrun reads.
@@ -91,53 +92,57 @@ var Default = &Registry{}
 // RegisterReconciler registers a reconciler in Default under name. Call it
 // from an init function.
 func RegisterReconciler(name string, c Constructor) {
-	Default.registerReconciler(name, c, callerPackage())
+	Default.register(Reconciler, name, c, c == nil, callerPackage())
 }
 
 // RegisterReconciler registers a reconciler under name.
 func (r *Registry) RegisterReconciler(name string, c Constructor) {
-	r.registerReconciler(name, c, callerPackage())
+	r.register(Reconciler, name, c, c == nil, callerPackage())
 }
 
 // RegisterTransform registers a transform hook in Default under name.
 // Call it from an init function.
 func RegisterTransform(name string, fn TransformFunc) {
-	Default.registerTransform(name, fn, callerPackage())
+	Default.register(Transform, name, fn, fn == nil, callerPackage())
 }
 
 // RegisterTransform registers a transform hook under name.
 func (r *Registry) RegisterTransform(name string, fn TransformFunc) {
-	r.registerTransform(name, fn, callerPackage())
+	r.register(Transform, name, fn, fn == nil, callerPackage())
 }
 
-func (r *Registry) registerTransform(name string, fn TransformFunc, pkg string) {
+// register records fn as the what named name, registered by pkg, or the
+// mistake in doing so.
+func (r *Registry) register(what, name string, fn any, isNil bool, pkg string) {
+	r.registerEntry(entry{Registration: Registration{What: what, Name: name, Package: pkg}, fn: fn}, isNil)
+}
+
+func (r *Registry) registerEntry(e entry, isNil bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.valid("transform", name, fn == nil, pkg) {
-		return
-	}
-	if prev, ok := r.transforms[name]; ok {
-		r.errs = append(r.errs, fmt.Errorf("transform %q is registered twice, by %s and by %s: rename one", name, prev.Package, pkg))
-		return
-	}
-	if r.transforms == nil {
-		r.transforms = map[string]transformEntry{}
-	}
-	r.transforms[name] = transformEntry{Registration: Registration{Name: name, Package: pkg}, fn: fn}
-}
-
-// valid records what is wrong with registering a what named name by pkg,
-// and reports whether nothing is.
-func (r *Registry) valid(what, name string, isNil bool, pkg string) bool {
+	what, name, pkg := e.What, e.Name, e.Package
 	switch {
-	case !ValidName(name):
+	case what == Scheme && !validGroupVersion(name):
+		r.errs = append(r.errs, fmt.Errorf("%s registers a scheme named %q: name a scheme by the group/version it adds, such as webapp.my.domain/v1", pkg, name))
+		return
+	case what != Scheme && !ValidName(name):
 		r.errs = append(r.errs, fmt.Errorf("%s registers a %s named %q: a name is lower-case letters, digits, '-' and '.', at most 63, starting and ending with a letter or digit", pkg, what, name))
-		return false
+		return
 	case isNil:
 		r.errs = append(r.errs, fmt.Errorf("%s registers %s %q with a nil function", pkg, what, name))
-		return false
+		return
 	}
-	return true
+	if prev, ok := r.entries[what][name]; ok {
+		r.errs = append(r.errs, fmt.Errorf("%s %q is registered twice, by %s and by %s: rename one", what, name, prev.Package, pkg))
+		return
+	}
+	if r.entries == nil {
+		r.entries = map[string]map[string]entry{}
+	}
+	if r.entries[what] == nil {
+		r.entries[what] = map[string]entry{}
+	}
+	r.entries[what][name] = e
 }
 
 // nameRE is a registered name: a DNS label, as Kubernetes names are, with
@@ -149,20 +154,11 @@ var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 // digit.
 func ValidName(name string) bool { return len(name) <= 63 && nameRE.MatchString(name) }
 
-func (r *Registry) registerReconciler(name string, c Constructor, pkg string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.valid("reconciler", name, c == nil, pkg) {
-		return
-	}
-	if prev, ok := r.reconcilers[name]; ok {
-		r.errs = append(r.errs, fmt.Errorf("reconciler %q is registered twice, by %s and by %s: rename one", name, prev.Package, pkg))
-		return
-	}
-	if r.reconcilers == nil {
-		r.reconcilers = map[string]reconcilerEntry{}
-	}
-	r.reconcilers[name] = reconcilerEntry{Registration: Registration{Name: name, Package: pkg}, new: c}
+// validGroupVersion reports whether name is group/version, each part a
+// valid name.
+func validGroupVersion(name string) bool {
+	group, version, ok := strings.Cut(name, "/")
+	return ok && ValidName(group) && ValidName(version)
 }
 
 // Err reports every registration that was refused, or nil.
@@ -172,55 +168,50 @@ func (r *Registry) Err() error {
 	return errors.Join(r.errs...)
 }
 
-// Reconciler returns the Constructor registered under name.
-func (r *Registry) Reconciler(name string) (Constructor, bool) {
+// lookup returns the function registered as the what named name.
+func (r *Registry) lookup(what, name string) (any, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e, ok := r.reconcilers[name]
-	return e.new, ok
+	e, ok := r.entries[what][name]
+	return e.fn, ok
+}
+
+// Reconciler returns the Constructor registered under name.
+func (r *Registry) Reconciler(name string) (Constructor, bool) {
+	fn, ok := r.lookup(Reconciler, name)
+	c, _ := fn.(Constructor)
+	return c, ok
 }
 
 // Transform returns the transform hook registered under name.
 func (r *Registry) Transform(name string) (TransformFunc, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e, ok := r.transforms[name]
-	return e.fn, ok
+	fn, ok := r.lookup(Transform, name)
+	f, _ := fn.(TransformFunc)
+	return f, ok
 }
 
-// Reconcilers lists the registered reconcilers, sorted by name.
-func (r *Registry) Reconcilers() []Registration {
+// List lists the registrations of kind what, sorted by name.
+func (r *Registry) List(what string) []Registration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return sorted(r.reconcilers, func(e reconcilerEntry) Registration { return e.Registration })
-}
-
-// Transforms lists the registered transform hooks, sorted by name.
-func (r *Registry) Transforms() []Registration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return sorted(r.transforms, func(e transformEntry) Registration { return e.Registration })
-}
-
-func sorted[E any](m map[string]E, reg func(E) Registration) []Registration {
-	out := make([]Registration, 0, len(m))
-	for _, e := range m {
-		out = append(out, reg(e))
+	out := make([]Registration, 0, len(r.entries[what]))
+	for _, e := range r.entries[what] {
+		out = append(out, e.Registration)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// Names lists the registered names of kind what ("reconciler" or
-// "transform"), sorted.
+// Reconcilers lists the registered reconcilers, sorted by name.
+func (r *Registry) Reconcilers() []Registration { return r.List(Reconciler) }
+
+// Transforms lists the registered transform hooks, sorted by name.
+func (r *Registry) Transforms() []Registration { return r.List(Transform) }
+
+// Names lists the registered names of kind what (Reconciler, Transform,
+// Args, Status, Controller or Scheme), sorted.
 func (r *Registry) Names(what string) []string {
-	var regs []Registration
-	switch what {
-	case Reconciler:
-		regs = r.Reconcilers()
-	case Transform:
-		regs = r.Transforms()
-	}
+	regs := r.List(what)
 	names := make([]string, len(regs))
 	for i, reg := range regs {
 		names[i] = reg.Name
@@ -228,36 +219,51 @@ func (r *Registry) Names(what string) []string {
 	return names
 }
 
-// Has reports whether r has a what ("reconciler" or "transform") named
-// name.
+// Has reports whether r has a what named name.
 func (r *Registry) Has(what, name string) bool {
-	switch what {
-	case Reconciler:
-		_, ok := r.Reconciler(name)
-		return ok
-	case Transform:
-		_, ok := r.Transform(name)
-		return ok
-	}
-	return false
+	_, ok := r.lookup(what, name)
+	return ok
 }
 
 // Empty reports whether nothing is registered: a plain inrun.
 func (r *Registry) Empty() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.reconcilers) == 0 && len(r.transforms) == 0
+	for _, m := range r.entries {
+		if len(m) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // The kinds of registration, as Needed.What names them.
 const (
 	Reconciler = "reconciler"
 	Transform  = "transform"
+	Args       = "args"
+	Status     = "status"
+	Controller = "controller"
+	Scheme     = "scheme"
 )
+
+// kinds are the kinds of registration, in the order they are listed.
+var kinds = []string{Reconciler, Controller, Transform, Args, Status, Scheme}
+
+// Plural names several registrations of kind what, as messages list them:
+// reconcilers, transforms, args hooks, status hooks, controllers, schemes.
+func Plural(what string) string {
+	switch what {
+	case Args, Status:
+		return what + " hooks"
+	}
+	return what + "s"
+}
 
 // Needed is one name a Blueprint needs, and where it names it.
 type Needed struct {
-	// What is the kind of registration: Reconciler or Transform.
+	// What is the kind of registration: Reconciler, Controller,
+	// Transform, Args or Status.
 	What string
 	Name string
 	Pos  ir.Pos
@@ -266,17 +272,24 @@ type Needed struct {
 func (n Needed) String() string { return fmt.Sprintf("%s %q (%s)", n.What, n.Name, n.Pos) }
 
 // Needs lists the Go code bp names, in Blueprint order: each child's
-// transform, then the reconciler.
+// transform, the Blueprint's hooks, then its reconciler or controller.
 func Needs(bp *ir.Blueprint) []Needed {
 	var out []Needed
-	for _, c := range bp.Children {
-		if c.Transform != nil {
-			out = append(out, Needed{What: Transform, Name: c.Transform.Name, Pos: c.Transform.Pos})
+	add := func(what string, g *ir.GoRef) {
+		if g != nil {
+			out = append(out, Needed{What: what, Name: g.Name, Pos: g.Pos})
 		}
 	}
-	if bp.Reconcile != nil && bp.Reconcile.Remote != nil && bp.Reconcile.Remote.Go != nil {
-		g := bp.Reconcile.Remote.Go
-		out = append(out, Needed{What: Reconciler, Name: g.Name, Pos: g.Pos})
+	for _, c := range bp.Children {
+		add(Transform, c.Transform)
+	}
+	if h := bp.Hooks; h != nil {
+		add(Args, h.Args)
+		add(Status, h.Status)
+	}
+	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
+		add(Reconciler, bp.Reconcile.Remote.Go)
+		add(Controller, bp.Reconcile.Remote.Controller)
 	}
 	return out
 }
@@ -307,14 +320,14 @@ func (r *Registry) Check(bp *ir.Blueprint) error {
 		names[i] = m.String()
 	}
 	has := "it has no Go code compiled in"
-	var kinds []string
-	for _, what := range []string{Reconciler, Transform} {
+	var lists []string
+	for _, what := range kinds {
 		if names := r.Names(what); len(names) > 0 {
-			kinds = append(kinds, what+"s "+strings.Join(names, ", "))
+			lists = append(lists, Plural(what)+" "+strings.Join(names, ", "))
 		}
 	}
-	if len(kinds) > 0 {
-		has = "it has " + strings.Join(kinds, "; ")
+	if len(lists) > 0 {
+		has = "it has " + strings.Join(lists, "; ")
 	}
 	return fmt.Errorf("blueprint %s names Go code this inrun does not have: %s; %s. To run it, %s", bp.Name, strings.Join(names, ", "), has, BuildHint)
 }

@@ -113,7 +113,7 @@ func TestModules(t *testing.T) {
 		t.Fatalf("Modules = %+v, want one", mods)
 	}
 	m := mods[0]
-	if m.Path != "github.com/inrun/inrun" || m.Version != "v0.3.0" || m.Replace != "../inrun" || len(m.Reconcilers) != 1 || m.Reconcilers[0].Name != "webapp" {
+	if m.Path != "github.com/inrun/inrun" || m.Version != "v0.3.0" || m.Replace != "../inrun" || len(m.Registrations) != 1 || m.Registrations[0].Name != "webapp" || m.Registrations[0].What != components.Reconciler {
 		t.Errorf("Modules = %+v, want github.com/inrun/inrun v0.3.0 => ../inrun with webapp", m)
 	}
 	if mods := reg.Modules(nil); len(mods) != 1 || mods[0].Version != "unknown" || mods[0].Path != "github.com/inrun/inrun/components_test" {

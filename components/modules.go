@@ -16,10 +16,9 @@ type Module struct {
 	Version string
 	// Replace is the directory or module that replaced it, if any.
 	Replace string
-	// Reconcilers and Transforms are what its packages registered, by
+	// Registrations are what its packages registered, by kind, then by
 	// name.
-	Reconcilers []Registration
-	Transforms  []Registration
+	Registrations []Registration
 }
 
 // Modules groups r's registrations by the module of the package that made
@@ -33,7 +32,7 @@ func (r *Registry) Modules(info *debug.BuildInfo) []Module {
 		mods = append(mods, info.Deps...)
 	}
 	byPath := map[string]*Module{}
-	add := func(reg Registration, what string) {
+	add := func(reg Registration) {
 		var owner *debug.Module
 		for _, m := range mods {
 			if (reg.Package == m.Path || strings.HasPrefix(reg.Package, m.Path+"/")) && (owner == nil || len(m.Path) > len(owner.Path)) {
@@ -56,17 +55,12 @@ func (r *Registry) Modules(info *debug.BuildInfo) []Module {
 			m = &Module{Path: key, Version: version, Replace: replace}
 			byPath[key] = m
 		}
-		if what == Transform {
-			m.Transforms = append(m.Transforms, reg)
-		} else {
-			m.Reconcilers = append(m.Reconcilers, reg)
+		m.Registrations = append(m.Registrations, reg)
+	}
+	for _, what := range kinds {
+		for _, reg := range r.List(what) {
+			add(reg)
 		}
-	}
-	for _, reg := range r.Reconcilers() {
-		add(reg, Reconciler)
-	}
-	for _, reg := range r.Transforms() {
-		add(reg, Transform)
 	}
 	out := make([]Module, 0, len(byPath))
 	for _, m := range byPath {

@@ -56,6 +56,10 @@ type Blueprint struct {
 	// when the Blueprint has no reconcile section.
 	Reconcile *Reconcile
 
+	// Hooks are the Blueprint's own Go hooks (go: at the top), beside the
+	// transforms its children name; nil when it names none.
+	Hooks *Hooks `json:",omitempty"`
+
 	// Serve is what callers of the intent gateway send for this kind and
 	// read back; nil when the Blueprint serves no intents.
 	Serve *Serve `json:",omitempty"`
@@ -429,8 +433,28 @@ type Remote struct {
 	// about Inrun, instead of sending the contract's request to URL.
 	API *APIMapping
 	// Go names a reconciler registered in package components, compiled
-	// into the binary that runs the Blueprint (reconcile.go).
+	// into the binary that runs the Blueprint (reconcile.go: {name: NAME}).
 	Go *GoRef `json:",omitempty"`
+	// Controller names a controller-runtime reconciler registered in
+	// package components (reconcile.go: {controller: NAME}). It owns the
+	// custom resource: the runtime runs it in its manager, with its
+	// leader election, metrics and access review, and runs no pass of its
+	// own for the Blueprint. Timeout bounds each of its Reconcile calls;
+	// Resources are the kinds it reads and writes.
+	Controller *GoRef `json:",omitempty"`
+}
+
+// Hooks are the Go hooks of a Blueprint (go: {args: NAME, status: NAME}),
+// registered in package components, that run at fixed points of the pass
+// while the templates stay declarative.
+type Hooks struct {
+	Pos Pos
+	// Args computes extra arguments for the reconciler, merged into what
+	// reconcile.args evaluates to before each call.
+	Args *GoRef `json:",omitempty"`
+	// Status computes status fields after the children are applied,
+	// beside the ones emit.status declares.
+	Status *GoRef `json:",omitempty"`
 }
 
 // GoRef names Go code registered in package components.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inrun/inrun/components"
@@ -31,16 +32,7 @@ func (p *pass) transform(ctx context.Context, c *ir.Child, m map[string]any) (ma
 	req := &components.TransformRequest{Object: wireObject(p.cr), Child: sdk.Resource{ID: c.ID, Object: runtime.DeepCopyJSON(m)}}
 	res, err := contain.Call(ctx, p.opts.HookTimeout, func(ctx context.Context) (*sdk.Resource, error) { return fn(ctx, req) })
 	if err != nil {
-		var pe *contain.PanicError
-		switch {
-		case errors.As(err, &pe):
-			logr.FromContextOrDiscard(ctx).Error(err, "Go transform panicked", "transform", name, "stack", string(pe.Stack))
-			return nil, fmt.Errorf("Go transform %q panicked: %v (the stack is in inrun's log)", name, err)
-		case errors.Is(err, contain.ErrTimeout):
-			return nil, fmt.Errorf("Go transform %q did not answer in time: %v (make it return sooner and stop when its context is done)", name, err)
-		default:
-			return nil, fmt.Errorf("Go transform %q failed: %w", name, err)
-		}
+		return nil, hookError(ctx, "transform", name, err)
 	}
 	if res == nil {
 		return m, nil
@@ -57,6 +49,120 @@ func (p *pass) transform(ctx context.Context, c *ir.Child, m map[string]any) (ma
 		return nil, fmt.Errorf("Go transform %q changed the child's identity from %s to %s; it may change anything but apiVersion, kind, name and namespace, which the template sets", name, was, is)
 	}
 	return out, nil
+}
+
+// hookError says how the what hook named name failed: a panic (its stack
+// logged), no answer in time, or the error it returned.
+func hookError(ctx context.Context, what, name string, err error) error {
+	var pe *contain.PanicError
+	switch {
+	case errors.As(err, &pe):
+		logr.FromContextOrDiscard(ctx).Error(err, "Go "+what+" hook panicked", what, name, "stack", string(pe.Stack))
+		return fmt.Errorf("Go %s %q panicked: %v (the stack is in inrun's log)", what, name, err)
+	case errors.Is(err, contain.ErrTimeout):
+		return fmt.Errorf("Go %s %q did not answer in time: %v (make it return sooner and stop when its context is done)", what, name, err)
+	default:
+		return fmt.Errorf("Go %s %q failed: %w", what, name, err)
+	}
+}
+
+// extraArgs runs the Blueprint's args hook (go.args) and merges what it
+// returns into args, which reconcile.args evaluated to. A key both set is
+// an error: each argument has one author.
+func (p *pass) extraArgs(ctx context.Context, args map[string]any) error {
+	name := p.bp.Hooks.Args.Name
+	req := &components.ArgsRequest{Object: wireObject(p.cr), Args: runtime.DeepCopyJSON(args)}
+	out, err := contain.Call(ctx, p.opts.HookTimeout, func(ctx context.Context) (map[string]any, error) { return p.argsHook(ctx, req) })
+	if err != nil {
+		return hookError(ctx, "args", name, err)
+	}
+	extra, err := jsonFields(out)
+	if err != nil {
+		return fmt.Errorf("Go args %q returned an invalid value: %w", name, err)
+	}
+	for _, k := range sortedKeys(extra) {
+		if _, ok := args[k]; ok {
+			return fmt.Errorf("Go args %q returned %q, which reconcile.args sets too: leave it to one of them", name, k)
+		}
+		args[k] = extra[k]
+	}
+	return nil
+}
+
+// hookStatus runs the Blueprint's status hook (go.status) and adds the
+// fields it returns to status. A field emit.status declares, or one the
+// runtime writes, is refused. When the hook fails, the fields the custom
+// resource has that nothing else sets are kept as they are, and the
+// failure is an error of the pass (Degraded, with an Event).
+func (p *pass) hookStatus(ctx context.Context, status, liveStatus map[string]any) {
+	name := p.bp.Hooks.Status.Name
+	keepLive := func() {
+		for k, v := range liveStatus {
+			if _, set := status[k]; !set && k != "conditions" && k != "observedGeneration" && (p.bp.Status == nil || p.bp.Status.Lookup(k) == nil) {
+				status[k] = v
+			}
+		}
+	}
+	children := map[string][]map[string]any{}
+	for _, c := range p.bp.Children {
+		objs := p.items[c.ID]
+		if len(c.ForEach) == 0 && !c.Selector {
+			objs = nil
+			if live := p.live[c.ID]; live != nil {
+				objs = append(objs, live)
+			}
+		}
+		list := make([]map[string]any, 0, len(objs))
+		for _, o := range objs {
+			list = append(list, wireObject(o))
+		}
+		children[c.ID] = list
+	}
+	req := &components.StatusRequest{Object: wireObject(p.cr), Children: children, Status: runtime.DeepCopyJSON(status)}
+	out, err := contain.Call(ctx, p.opts.HookTimeout, func(ctx context.Context) (map[string]any, error) { return p.statusHook(ctx, req) })
+	if err == nil {
+		out, err = jsonFields(out)
+		if err != nil {
+			err = fmt.Errorf("Go status %q returned an invalid value: %w", name, err)
+		}
+	} else {
+		err = hookError(ctx, "status", name, err)
+	}
+	if err == nil {
+		for _, k := range sortedKeys(out) {
+			if k == "conditions" || k == "observedGeneration" || (p.bp.Status != nil && p.bp.Status.Lookup(k) != nil) {
+				err = fmt.Errorf("Go status %q returned status.%s, which emit.status or the runtime writes: leave it to one of them", name, k)
+				break
+			}
+		}
+	}
+	if err != nil {
+		p.rep.Errors = append(p.rep.Errors, err)
+		p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeWarning, "HookFailed", "Reconcile", "%v", err)
+		keepLive()
+		return
+	}
+	for k, v := range out {
+		status[k] = v
+	}
+}
+
+// jsonFields reads what a hook returned as JSON would have it (whole
+// numbers int64, Go's own types as their JSON), through the contract's
+// strict reader of a Result's status.
+func jsonFields(m map[string]any) (map[string]any, error) {
+	if len(m) == 0 {
+		return map[string]any{}, nil
+	}
+	data, err := json.Marshal(&sdk.Result{APIVersion: sdk.APIVersion, Kind: sdk.KindResult, Status: m})
+	if err != nil {
+		return nil, err
+	}
+	res, err := sdk.DecodeResult(data, false)
+	if err != nil {
+		return nil, err
+	}
+	return res.Status, nil
 }
 
 // jsonCopy copies obj when it holds JSON's types only (as unstructured

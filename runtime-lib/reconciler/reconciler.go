@@ -129,6 +129,10 @@ type Reconciler struct {
 	selections sync.Map
 	// transforms are the Go hooks of the children that name one, by name.
 	transforms map[string]components.TransformFunc
+	// argsHook and statusHook are the Blueprint's own Go hooks (go:), or
+	// nil.
+	argsHook   components.ArgsFunc
+	statusHook components.StatusFunc
 }
 
 // statusWrite is a status written: the custom resource's resourceVersion
@@ -174,15 +178,18 @@ func New(bp *ir.Blueprint, opts Options) (*Reconciler, error) {
 	r := &Reconciler{bp: bp, opts: opts, transforms: map[string]components.TransformFunc{}}
 	var missing []string
 	for _, n := range components.Needs(bp) {
-		if n.What != components.Transform {
-			continue
+		ok := true
+		switch n.What {
+		case components.Transform:
+			r.transforms[n.Name], ok = opts.Components.Transform(n.Name)
+		case components.Args:
+			r.argsHook, ok = opts.Components.ArgsHook(n.Name)
+		case components.Status:
+			r.statusHook, ok = opts.Components.StatusHook(n.Name)
 		}
-		fn, ok := opts.Components.Transform(n.Name)
 		if !ok {
 			missing = append(missing, n.String())
-			continue
 		}
-		r.transforms[n.Name] = fn
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("blueprint %s names Go code this inrun does not have: %s. To run it, %s", bp.Name, strings.Join(missing, ", "), components.BuildHint)

@@ -61,7 +61,7 @@ func remoteChildLabel(res sdk.Resource) string {
 }
 
 // request builds the request of this pass.
-func (p *pass) request(finalizing bool) (*sdk.Request, error) {
+func (p *pass) request(ctx context.Context, finalizing bool) (*sdk.Request, error) {
 	args := map[string]any{}
 	if p.bp.Reconcile.Args != nil && !finalizing {
 		out, err := p.eval.Args(p.bp.Reconcile.Args)
@@ -69,6 +69,11 @@ func (p *pass) request(finalizing bool) (*sdk.Request, error) {
 			return nil, fmt.Errorf("reconcile.args: %w", err)
 		}
 		args = out
+	}
+	if p.argsHook != nil && !finalizing {
+		if err := p.extraArgs(ctx, args); err != nil {
+			return nil, err
+		}
 	}
 	req := &sdk.Request{APIVersion: sdk.APIVersion, Kind: sdk.KindRequest, Object: wireObject(p.cr), Args: args, Finalizing: finalizing}
 	for label, objs := range p.observed {
@@ -100,7 +105,7 @@ func (p *pass) remote(ctx context.Context) {
 			}
 		}
 	}
-	req, err := p.request(false)
+	req, err := p.request(ctx, false)
 	if err != nil {
 		keepAll()
 		if expr.DataPending(err) {
@@ -297,7 +302,7 @@ func (p *pass) patchCRMetadata(ctx context.Context, labels, annotations map[stri
 // finalizeRemote sends the finalizing request and reports whether the
 // reconciler has finished its cleanup.
 func (p *pass) finalizeRemote(ctx context.Context) (bool, error) {
-	req, err := p.request(true)
+	req, err := p.request(ctx, true)
 	if err != nil {
 		return false, err
 	}

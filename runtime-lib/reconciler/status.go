@@ -77,6 +77,9 @@ func (p *pass) writeStatus(ctx context.Context) error {
 			}
 		}
 	}
+	if p.statusHook != nil {
+		p.hookStatus(ctx, status, liveStatus)
+	}
 	status["observedGeneration"] = p.cr.GetGeneration()
 	status["conditions"] = p.conditions(liveStatus)
 
