@@ -172,7 +172,7 @@ func TestTypedBlueprintRefused(t *testing.T) {
 	}
 	for file, wants := range map[string][]string{
 		codegen.ComponentsFile: {"package controller", "\t_ \"example.com/webapp/hooks\"\n\t_ \"example.com/webapp/reconciler\"\n"},
-		"cmd/main.go":          {"registry := components.Default", "registry.Check(bp)", "Components:  registry,"},
+		"cmd/main.go":          {"registry := components.Default", "registry.Check(bp)", "registry.AddToScheme(scheme)", "Components:  registry,"},
 	} {
 		for _, w := range wants {
 			if !strings.Contains(string(p.Files[file]), w) {
