@@ -110,6 +110,29 @@ func Generate(bp *ir.Blueprint, files fs.FS, opts Options) (*Project, error) {
 	return g.Project, nil
 }
 
+// API returns the files of the Go API package of bp's custom resource, by
+// slash path under api/ (<version>/groupversion_info.go,
+// <version>/<kind>_types.go, <version>/zz_generated.deepcopy.go), exactly
+// as Generate writes them into an operator's api/: its Go types, derived
+// from the CRD's schema, an AddToScheme, and their deepcopy functions. pkg
+// is the package's import path. inrun generate api writes them into a Go
+// module of hooks, whose code is then type-checked against the CRD.
+func API(bp *ir.Blueprint, pkg string) (map[string][]byte, error) {
+	g := &project{Project: &Project{Module: pkg, Blueprint: bp, Files: map[string][]byte{}}}
+	g.tm = newTypeModel()
+	g.api = buildAPI(bp, pkg, g.tm)
+	g.apiFiles("")
+	return g.Files, errors.Join(g.errs...)
+}
+
+// apiFiles renders the API package into p.Files under dir.
+func (p *project) apiFiles(dir string) {
+	v := p.Blueprint.Resource.Version
+	p.goFile(dir+v+"/groupversion_info.go", p.api.groupVersionFile(p.Blueprint))
+	p.goFile(dir+v+"/"+p.lowerKind()+"_types.go", p.api.typesFile())
+	p.goFile(dir+v+"/zz_generated.deepcopy.go", p.api.deepCopyFile())
+}
+
 // relocate returns bp with positions relative to the Blueprint's directory
 // (blueprint.yaml:12:5, manifests/crd.yaml:1:1), as the operator reports
 // them: never the path inrun build was given, which names the machine it
@@ -178,10 +201,7 @@ func (p *project) generate() error {
 	p.api = buildAPI(bp, p.apiPkg(), p.tm)
 	p.model = newRenderModel(bp, p.api, p.tm)
 	p.lowered = lowerRenderer(p.model)
-	v := bp.Resource.Version
-	p.goFile("api/"+v+"/groupversion_info.go", p.api.groupVersionFile(bp))
-	p.goFile("api/"+v+"/"+p.lowerKind()+"_types.go", p.api.typesFile())
-	p.goFile("api/"+v+"/zz_generated.deepcopy.go", p.api.deepCopyFile())
+	p.apiFiles("api/")
 	p.copyTests()
 	p.goFile("internal/controller/"+p.lowerKind()+"_controller.go", p.controllerFile())
 	if p.Typed {

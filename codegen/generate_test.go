@@ -184,3 +184,37 @@ func TestTypedBlueprintRefused(t *testing.T) {
 		t.Errorf("cmd/main.go of a Go reconciler has --reconciler-url:\n%s", p.Files["cmd/main.go"])
 	}
 }
+
+// TestAPIIsWhatBuildGenerates: API (inrun generate api) gives, for every
+// pack example, exactly the files of api/ that Generate (inrun build)
+// writes into the operator.
+func TestAPIIsWhatBuildGenerates(t *testing.T) {
+	for name, path := range examples(t) {
+		t.Run(name, func(t *testing.T) {
+			p := generate(t, path)
+			// As inrun generate api compiles it: positions not relocated.
+			bp, err := compiler.CompileFile(path, compiler.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			api, err := codegen.API(bp, p.Module+"/api/"+bp.Resource.Version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for file, data := range p.Files {
+				rel, ok := strings.CutPrefix(file, "api/")
+				if !ok {
+					continue
+				}
+				n++
+				if !bytes.Equal(api[rel], data) {
+					t.Errorf("API's %s differs from inrun build's %s", rel, file)
+				}
+			}
+			if n != len(api) || n != 3 {
+				t.Errorf("inrun build writes %d files in api/, API %d; want 3", n, len(api))
+			}
+		})
+	}
+}

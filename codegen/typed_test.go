@@ -29,7 +29,7 @@ import (
 const typedModule = "example.com/webapp=../builder/testdata/webapp"
 
 // TestBuildTypedOperator is inrun build --operator --with on a typed
-// Blueprint (testdata/typed: a child completed by the Go transform size, and
+// Blueprint (the test module's own, beside its hooks: a child completed by the Go transform size, and
 // the Go reconciler webapp): the operator links the module, keeping its
 // local replace directive and leaving its go.mod as it was, and the binary,
 // run against a local control plane, gives the custom resource the
@@ -39,7 +39,7 @@ func TestBuildTypedOperator(t *testing.T) {
 		t.Skip("builds an operator and starts a local control plane")
 	}
 	clustertest.RequireAssets(t, localcluster.Options{})
-	const path = "testdata/typed/blueprint.yaml"
+	const path = "../builder/testdata/webapp/blueprint.yaml"
 	bp, err := compiler.CompileFile(path, compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
