@@ -100,7 +100,7 @@ func Build(ctx context.Context, opts Options) ([]*GoMod, error) {
 	if err != nil {
 		return mods, err
 	}
-	if info, err := os.Stat(filepath.Dir(binary)); err != nil || !info.IsDir() {
+	if info, err := os.Stat(filepath.Dir(binary)); !opts.NoCompile && (err != nil || !info.IsDir()) {
 		if opts.Binary != filepath.Join("bin", "inrun") {
 			return mods, fmt.Errorf("-o %s: the directory %s does not exist; create it first, or name a binary in an existing directory", opts.Binary, filepath.Dir(opts.Binary))
 		}

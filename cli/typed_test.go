@@ -226,8 +226,8 @@ func TestBuildNoCompile(t *testing.T) {
 			if err != nil || !strings.Contains(string(mod), "example.com/greeting") {
 				t.Errorf("go.mod after go mod tidy = %v\n%s", err, mod)
 			}
-			if entries, err := os.ReadDir(filepath.Join(dir, "bin")); err == nil && len(entries) > 0 {
-				t.Errorf("--no-compile wrote %s", entries[0].Name())
+			if _, err := os.Stat(filepath.Join(dir, "bin")); err == nil {
+				t.Errorf("--no-compile made bin/")
 			}
 		})
 	}
