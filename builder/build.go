@@ -119,20 +119,7 @@ func Build(ctx context.Context, opts Options) ([]*GoMod, error) {
 		return mods, err
 	}
 
-	run := func(args ...string) ([]byte, error) {
-		step := time.Now()
-		cmd := exec.CommandContext(ctx, opts.Go, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("go %s in %s: %v\n%s", strings.Join(args, " "), opts.Dir, err, stderr.Bytes())
-		}
-		fmt.Fprintf(progress, "go %s (%s)\n", args[0], since(step))
-		return out, nil
-	}
+	run := goRunner(ctx, opts.Go, dir, opts.Dir, progress, "CGO_ENABLED=0")
 	pkgs, err := Packages(run, mods)
 	if err != nil {
 		return mods, err
@@ -163,6 +150,26 @@ func Build(ctx context.Context, opts Options) ([]*GoMod, error) {
 // GoRunner runs the go command with args in the build directory and
 // returns its standard output.
 type GoRunner func(args ...string) ([]byte, error)
+
+// goRunner runs goCmd in dir (shown in messages as shown) with GOWORK=off
+// and GOFLAGS=-mod=mod (go list resolves what go mod tidy will record),
+// and env; each step's duration goes to progress.
+func goRunner(ctx context.Context, goCmd, dir, shown string, progress io.Writer, env ...string) GoRunner {
+	return func(args ...string) ([]byte, error) {
+		step := time.Now()
+		cmd := exec.CommandContext(ctx, goCmd, args...)
+		cmd.Dir = dir
+		cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod"), env...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("go %s in %s: %v\n%s", strings.Join(args, " "), shown, err, stderr.Bytes())
+		}
+		fmt.Fprintf(progress, "go %s (%s)\n", args[0], since(step))
+		return out, nil
+	}
+}
 
 // Packages lists, with go list in the main module run runs in, every
 // package of every module that can be imported from there: all but main

@@ -25,10 +25,10 @@
 //     version --components. Options.NoCompile stops before go build
 //     (inrun build --no-compile, make registry).
 //
-// The modules' steps are exported for inrun build --operator --with, which
-// links the same modules into a typed Blueprint's operator (package
-// codegen): Check, AddModules (requires and replace directives into a
-// go.mod), Sums, Packages (what to import, found with go list) and
-// Recheck. The output directory is prepared by internal/outdir, as
-// codegen's is.
+// Operator is inrun build --operator --with: it links the same modules
+// into a typed Blueprint's operator, with the same steps (Check,
+// AddModules: requires and replace directives into a go.mod, Sums,
+// Packages: what to import, found with go list, and Recheck), given to
+// codegen.Build as its Modules. The output directory is prepared by
+// internal/outdir, as codegen's is.
 package builder

@@ -108,9 +108,10 @@ func newBuildCommand() *cobra.Command {
 			if len(with) > 0 && !operator {
 				return buildWith(ctx, cmd.OutOrStdout(), with, opts)
 			}
+			var mods []builder.With
 			if len(with) > 0 {
 				var err error
-				if opts.With, err = parseWith(with); err != nil {
+				if mods, err = parseWith(with); err != nil {
 					return err
 				}
 			}
@@ -130,7 +131,12 @@ func newBuildCommand() *cobra.Command {
 					return fmt.Errorf("-o %s: the directory %s does not exist; create it first, or name a binary in an existing directory", opts.Binary, dir)
 				}
 			}
-			_, err = codegen.Build(ctx, bp, os.DirFS(filepath.Dir(path)), opts)
+			files := os.DirFS(filepath.Dir(path))
+			if len(mods) > 0 {
+				_, err = builder.Operator(ctx, bp, files, mods, opts)
+				return err
+			}
+			_, err = codegen.Build(ctx, bp, files, opts)
 			return err
 		},
 	}

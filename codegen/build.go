@@ -12,9 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/mod/modfile"
-
-	"github.com/inrun/inrun/builder"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -34,14 +31,28 @@ type BuildOptions struct {
 	Progress io.Writer
 	// Go is the go command. Default "go".
 	Go string
-	// With are the Go modules the operator links (inrun build --operator
-	// --with), for a Blueprint that names Go code: their versions are
-	// checked before anything is generated, as package builder checks
-	// them for an inrun, and the generated go.mod requires them.
-	With []builder.With
-	// NoCompile stops after go mod tidy (and, with With, the versions it
-	// resolved checked again): no go vet, tests or go build.
+	// Modules are the Go modules the operator links, for a Blueprint that
+	// names Go code (inrun build --operator --with: package builder's
+	// Operator, which checks their versions first); nil for none. With
+	// them the operator is typed (Options.Typed).
+	Modules Modules
+	// NoCompile stops after go mod tidy (and, with Modules, the versions
+	// it resolved checked again): no go vet, tests or go build.
 	NoCompile bool
+}
+
+// Modules link Go modules into a generated operator. Package builder
+// implements it, with the steps it builds an inrun with.
+type Modules interface {
+	// Link adds the modules to the project written in dir: its go.mod
+	// requires them (with their replace directives), its go.sum gets
+	// theirs. It returns their packages, which ComponentsFile imports.
+	Link(ctx context.Context, dir, goCmd string) ([]string, error)
+	// Recheck checks, before compiling, the versions go mod tidy resolved
+	// in dir; shown is dir for messages.
+	Recheck(dir, shown string) error
+	// Len is how many modules there are, for the progress.
+	Len() int
 }
 
 // Build is inrun build once the Blueprint is compiled: it generates the
@@ -57,17 +68,7 @@ func Build(ctx context.Context, bp *ir.Blueprint, files fs.FS, opts BuildOptions
 		opts.Go = "go"
 	}
 	start := time.Now()
-	typed := len(opts.With) > 0
-	var mods []*builder.GoMod
-	if typed {
-		// First, in seconds: a module made for another controller-runtime
-		// would fail to compile minutes from now, deep in someone else's
-		// code.
-		var err error
-		if mods, err = builder.Check(ctx, opts.With); err != nil {
-			return nil, err
-		}
-	}
+	typed := opts.Modules != nil
 	gen := Options{Module: opts.Module, Typed: typed}
 	p, err := Generate(bp, files, gen)
 	if err != nil {
@@ -88,7 +89,7 @@ func Build(ctx context.Context, bp *ir.Blueprint, files fs.FS, opts BuildOptions
 	}
 	fmt.Fprintf(opts.Progress, "inrun build: the %s Blueprint becomes %s, in %s\n", p.Blueprint.Name, p.Name, opts.Out)
 	if typed {
-		step(fmt.Sprintf("check the versions of %d Go module(s)", len(mods)), start)
+		step(fmt.Sprintf("%d Go module(s), their versions checked", opts.Modules.Len()), start)
 	}
 	step(fmt.Sprintf("generate (%d of %d expressions in Go)", p.Compiled, p.Total), start)
 
@@ -134,8 +135,11 @@ func Build(ctx context.Context, bp *ir.Blueprint, files fs.FS, opts BuildOptions
 	}
 	if typed {
 		t := time.Now()
-		gen.Packages, err = link(ctx, opts, mods)
+		dir, err := filepath.Abs(opts.Out)
 		if err != nil {
+			return p, err
+		}
+		if gen.Packages, err = opts.Modules.Link(ctx, dir, opts.Go); err != nil {
 			return p, err
 		}
 		// Generate is deterministic: again, with the packages to import.
@@ -153,7 +157,7 @@ func Build(ctx context.Context, bp *ir.Blueprint, files fs.FS, opts BuildOptions
 	if typed {
 		// The modules' own dependencies may have raised controller-runtime
 		// or a Kubernetes module; still before compiling.
-		if err := builder.Recheck(opts.Out, opts.Out); err != nil {
+		if err := opts.Modules.Recheck(opts.Out, opts.Out); err != nil {
 			return p, err
 		}
 	}
@@ -214,52 +218,4 @@ func (p *prefixWriter) Flush() {
 		fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf)
 		p.buf = nil
 	}
-}
-
-// link adds the Go modules mods to the project written in opts.Out: its
-// go.mod requires them, with their local replace directives (package
-// builder's AddModules, as for an inrun built with --with), and its go.sum
-// gets theirs. It returns their packages (builder.Packages), which
-// ComponentsFile imports.
-func link(ctx context.Context, opts BuildOptions, mods []*builder.GoMod) ([]string, error) {
-	dir, err := filepath.Abs(opts.Out)
-	if err != nil {
-		return nil, err
-	}
-	gomod := filepath.Join(dir, "go.mod")
-	data, err := os.ReadFile(gomod)
-	if err != nil {
-		return nil, err
-	}
-	f, err := modfile.Parse(gomod, data, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := builder.AddModules(f, dir, mods); err != nil {
-		return nil, err
-	}
-	f.Cleanup()
-	if data, err = f.Format(); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(gomod, data, 0o644); err != nil {
-		return nil, err
-	}
-	sum := append(GoSum(), builder.Sums(mods)...)
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
-		return nil, err
-	}
-	return builder.Packages(func(args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, opts.Go, args...)
-		cmd.Dir = dir
-		// -mod=mod: go list resolves what go mod tidy will record.
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return nil, fmt.Errorf("go %s in %s: %v\n%s", strings.Join(args, " "), opts.Out, err, stderr.Bytes())
-		}
-		return out, nil
-	}, mods)
 }

@@ -74,7 +74,8 @@
 // Blueprint's CRD.
 //
 // Build runs the whole of inrun build on a Project: write, go mod tidy, go
-// vet, the generated tests, go build. With BuildOptions.With it first
-// checks the modules' versions and links them, with package builder's
-// steps; BuildOptions.NoCompile stops after go mod tidy.
+// vet, the generated tests, go build. With BuildOptions.Modules it links
+// them after writing the project (package builder implements Modules, and
+// its Operator checks their versions before calling Build);
+// BuildOptions.NoCompile stops after go mod tidy.
 package codegen

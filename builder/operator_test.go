@@ -1,4 +1,4 @@
-package codegen_test
+package builder_test
 
 import (
 	"bytes"
@@ -24,11 +24,7 @@ import (
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
 
-// typedModule registers reconciler webapp and transform size; its go.mod
-// replaces example.com/greeting with a local directory.
-const typedModule = "example.com/webapp=../builder/testdata/webapp"
-
-// TestBuildTypedOperator is inrun build --operator --with on a typed
+// TestBuildTypedOperator is inrun build --operator --with (Operator) on a typed
 // Blueprint (the test module's own, beside its hooks: a child completed by the Go transform size, and
 // the Go reconciler webapp): the operator links the module, keeping its
 // local replace directive and leaving its go.mod as it was, and the binary,
@@ -39,12 +35,12 @@ func TestBuildTypedOperator(t *testing.T) {
 		t.Skip("builds an operator and starts a local control plane")
 	}
 	clustertest.RequireAssets(t, localcluster.Options{})
-	const path = "../builder/testdata/webapp/blueprint.yaml"
+	const path = "testdata/webapp/blueprint.yaml"
 	bp, err := compiler.CompileFile(path, compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := builder.ParseWith(typedModule)
+	w, err := builder.ParseWith(webapp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +51,8 @@ func TestBuildTypedOperator(t *testing.T) {
 	dir := t.TempDir()
 	out, bin := filepath.Join(dir, "webapp-operator"), filepath.Join(dir, "bin", "webapp-operator")
 	var progress bytes.Buffer
-	_, err = codegen.Build(context.Background(), bp, os.DirFS(filepath.Dir(path)), codegen.BuildOptions{
-		Out: out, Binary: bin, Progress: &progress, SkipTests: true, With: []builder.With{w},
+	_, err = builder.Operator(context.Background(), bp, os.DirFS(filepath.Dir(path)), []builder.With{w}, codegen.BuildOptions{
+		Out: out, Binary: bin, Progress: &progress, SkipTests: true,
 	})
 	t.Log("\n" + progress.String())
 	if err != nil {
@@ -77,7 +73,7 @@ func TestBuildTypedOperator(t *testing.T) {
 	for _, r := range f.Replace {
 		replaced[r.Old.Path] = r.New.Path
 	}
-	greeting, _ := filepath.Abs("../builder/testdata/greeting")
+	greeting, _ := filepath.Abs("testdata/greeting")
 	if got := replaced["example.com/greeting"]; got == "" || filepath.Join(out, got) != greeting {
 		t.Errorf("the module's replace of example.com/greeting = %q, want %s relative to %s", got, greeting, out)
 	}
