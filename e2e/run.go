@@ -251,7 +251,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		fmt.Fprintf(opts.Progress, "The gateway serves target %s at %s.\n", r.gateway.target.Name(), r.gateway.url)
 		defer r.gateway.close()
 	}
-	if counter, ok := runtime.(Counter); ok && !opts.SkipIdleCheck {
+	// A controller-runtime reconciler (reconcile.go.controller) does its
+	// own writes, as its authors wrote it: the idle check is Inrun's
+	// promise about its own.
+	if counter, ok := runtime.(Counter); ok && !opts.SkipIdleCheck && !ownsWrites(opts.Blueprint) {
 		r.counter = counter
 	}
 	rep := &Report{File: opts.File}
@@ -368,6 +371,12 @@ func servedBy(cfg *rest.Config) (func(schema.GroupVersionKind) bool, error) {
 		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		return err == nil || !meta.IsNoMatchError(err)
 	}, nil
+}
+
+// ownsWrites reports whether bp's reconciler does its own writes.
+func ownsWrites(bp *ir.Blueprint) bool {
+	r := bp.Reconcile
+	return r != nil && r.Remote != nil && r.Remote.Controller != nil
 }
 
 // run is the state of one Run once the cluster and the runtime are up.

@@ -98,6 +98,9 @@ func (o *Options) setDefaults() {
 // Setup adds a controller for bp to mgr.
 func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	opts.setDefaults()
+	if bp.Reconcile != nil && bp.Reconcile.Remote != nil && bp.Reconcile.Remote.Controller != nil {
+		return setupController(mgr, bp, opts)
+	}
 	remoteNeeded := bp.Reconcile != nil && bp.Reconcile.Remote != nil && opts.Remote == nil
 	if opts.Renderer == nil || remoteNeeded {
 		// One set of programs serves the templates and reconcile.api.
@@ -248,14 +251,22 @@ func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
 	crKinds := map[schema.GroupVersionKind]bool{}
 	for _, bp := range bps {
 		crKinds[bp.Resource.GroupVersionKind] = true
+		// A controller-runtime reconciler reads the kinds it declares
+		// through the cache, its own objects unlabelled: cached whole.
+		if r := bp.Reconcile; r != nil && r.Remote != nil && r.Remote.Controller != nil {
+			for _, k := range r.Remote.Resources {
+				crKinds[k.GroupVersionKind] = true
+			}
+		}
 	}
 	selector := labels.SelectorFromSet(labels.Set{reconciler.LabelManagedBy: reconciler.ManagedBy})
 	byObject := map[client.Object]cache.ByObject{}
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, bp := range bps {
 		for _, k := range reconciler.OwnedKinds(bp) {
-			// A kind that is also some Blueprint's custom resource must be
-			// cached whole; externalRefs are read without the cache.
+			// A kind that is also some Blueprint's custom resource, or that
+			// a controller reads, must be cached whole; externalRefs are
+			// read without the cache.
 			if crKinds[k.GroupVersionKind] || seen[k.GroupVersionKind] {
 				continue
 			}

@@ -142,6 +142,11 @@ func run(ctx context.Context, opts Options) error {
 		return err
 	}
 	mopts.Scheme = Scheme()
+	// The Go types modules compiled in register (components.RegisterScheme),
+	// for the controllers that read them typed.
+	if err := opts.Components.AddToScheme(mopts.Scheme); err != nil {
+		return err
+	}
 	if len(opts.Namespaces) > 0 {
 		mopts.Cache.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range opts.Namespaces {
