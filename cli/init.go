@@ -116,8 +116,18 @@ func printCreated(w io.Writer, pack, dir string) {
 	if filepath.Clean(start) != "." {
 		fmt.Fprintf(w, "  cd %s\n", start)
 	}
-	fmt.Fprintln(w, "  inrun simulate      # check it without a cluster")
-	fmt.Fprintln(w, "  inrun --dev         # run it; makes a local cluster if none is reachable")
+	next := []string{
+		"inrun simulate      # check it without a cluster",
+		"inrun --dev         # run it; makes a local cluster if none is reachable",
+	}
+	for _, p := range packs.List() {
+		if p.Name == pack && len(p.Next) > 0 {
+			next = p.Next
+		}
+	}
+	for _, line := range next {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
 	fmt.Fprintln(w, "\nREADME.md walks through the rest.")
 }
 

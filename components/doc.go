@@ -1,7 +1,13 @@
-// Package components is the registry of Go code compiled into an inrun:
-// reconcilers a Blueprint names in reconcile.go and hooks its children
-// name (go: {transform: NAME}), registered by name by the Go modules an
-// inrun is built with.
+// Package components is the registry of Go code compiled into an inrun,
+// registered by name by the Go modules an inrun is built with:
+//   - reconcilers built from a constructor (reconcile.go: {name: NAME}),
+//     which answer the same sdk.Result as a reconciler over HTTP;
+//   - hooks: transforms of a rendered child (go: {transform: NAME} on the
+//     child), args for a reconciler and status fields (go: {args: NAME,
+//     status: NAME} at the top of the Blueprint);
+//   - controller-runtime reconcilers, unchanged, by the setup that adds
+//     them to a manager (reconcile.go: {controller: NAME});
+//   - the scheme additions (AddToScheme) of the API types they read.
 //
 // A module registers in an init function, as database/sql drivers and Caddy
 // modules do:
@@ -32,8 +38,4 @@
 //   - Missing lists every name a Blueprint needs that the registry lacks,
 //     so that an inrun without them refuses the Blueprint before it
 //     reconciles anything, naming all of them.
-//
-// The other hooks (extra args, status), controller-runtime reconcilers and
-// scheme additions will register here too; they are not implemented yet
-// (see docs/typed.md).
 package components

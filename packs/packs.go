@@ -18,7 +18,7 @@ import (
 // The "all:" prefix keeps files that a plain pattern would skip, so a pack
 // that gains a dotfile (a .gitignore, say) copies it too.
 //
-//go:embed all:website all:declarative all:remote all:intent
+//go:embed all:website all:declarative all:remote all:intent all:typed
 var content embed.FS
 
 // Default is the pack `inrun init` copies when no pack is named.
@@ -40,6 +40,10 @@ type Pack struct {
 	Name string `json:"name"`
 	// Description is one line, shown by `inrun init --list`.
 	Description string `json:"description"`
+	// Next are the commands `inrun init` suggests running first in an
+	// example, each with its comment; empty for the usual simulate and
+	// --dev.
+	Next []string `json:"next,omitempty"`
 }
 
 // CopyOptions tunes Copy.
@@ -72,7 +76,7 @@ func Examples(name string) []string {
 		}
 		if !d.IsDir() && d.Name() == blueprintFile {
 			rel := strings.TrimPrefix(path.Dir(p), name)
-			rel = strings.TrimPrefix(rel, "/")
+			rel = Target(strings.TrimPrefix(rel, "/"))
 			if rel == "" {
 				rel = "."
 			}
@@ -89,6 +93,23 @@ func Examples(name string) []string {
 	dirs = slices.DeleteFunc(dirs, func(d string) bool { return used[d] })
 	slices.Sort(dirs)
 	return dirs
+}
+
+// GoModule reports whether the named pack's example is a Go module of its
+// own, whose Blueprint names Go code: a plain inrun cannot run it; it runs
+// on the inrun its Makefile builds (make registry, make build).
+func GoModule(pack, example string) bool {
+	dir := pack
+	if example != "." {
+		for _, rel := range storedFiles(pack) {
+			if path.Base(rel) == "_go.mod" && Target(path.Dir(rel)) == example {
+				return true
+			}
+		}
+		return false
+	}
+	_, err := fs.Stat(content, dir+"/_go.mod")
+	return err == nil
 }
 
 // usedBlueprints returns the paths the Blueprint at p names in uses:
@@ -120,6 +141,33 @@ func usedBlueprints(p string) []string {
 // paths relative to the target directory, sorted. It returns nil for an
 // unknown pack.
 func Files(name string) []string {
+	stored := storedFiles(name)
+	files := make([]string, len(stored))
+	for i, rel := range stored {
+		files[i] = Target(rel)
+	}
+	slices.Sort(files)
+	return files
+}
+
+// Target is where Copy writes the pack file stored at rel: rel without the
+// leading '_' of any of its path elements. A Go module in a pack is stored
+// so (_hooks/_go.mod for hooks/go.mod): Go's tools skip a directory whose
+// name starts with '_', so its packages are not Inrun's, and go:embed
+// cannot embed a directory that holds a go.mod.
+func Target(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i, p := range parts {
+		if len(p) > 1 && p[0] == '_' {
+			parts[i] = p[1:]
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// storedFiles returns the named pack's files as they are stored, but
+// pack.yaml, sorted; nil for an unknown pack.
+func storedFiles(name string) []string {
 	if !known(name) {
 		return nil
 	}
@@ -152,12 +200,12 @@ func Copy(name, dir string, opts CopyOptions) error {
 	if err := prepareDir(dir, opts.Force); err != nil {
 		return err
 	}
-	for _, rel := range Files(name) {
+	for _, rel := range storedFiles(name) {
 		data, err := content.ReadFile(name + "/" + rel)
 		if err != nil {
 			return fmt.Errorf("reading pack %s: %w", name, err)
 		}
-		dst := filepath.Join(dir, filepath.FromSlash(rel))
+		dst := filepath.Join(dir, filepath.FromSlash(Target(rel)))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
 package packs
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -188,6 +190,10 @@ func TestPackContent(t *testing.T) {
 }
 
 func checkExample(t *testing.T, dir string) {
+	if bp, _ := childIDs(t, filepath.Join(dir, "blueprint.yaml")); isController(bp) {
+		checkControllerExample(t, dir, bp)
+		return
+	}
 	for _, f := range exampleFiles {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatalf("missing %s", f)
@@ -352,6 +358,80 @@ type blueprint struct {
 	OnCreate    []child        `json:"onCreate"`
 	OnReconcile []child        `json:"onReconcile"`
 	Reconcile   map[string]any `json:"reconcile"`
+}
+
+// isController reports whether bp names a controller-runtime reconciler
+// (reconcile.go.controller): its example keeps kubebuilder's layout.
+func isController(bp blueprint) bool {
+	g, _ := bp.Reconcile["go"].(map[string]any)
+	return g["controller"] != nil
+}
+
+// checkControllerExample checks an example in kubebuilder's layout: the CRD
+// where crd.file says, the e2e cases' CRs valid against it. It has no
+// simulate cases: the simulator does not run controllers.
+func checkControllerExample(t *testing.T, dir string, bp blueprint) {
+	for _, f := range []string{"README.md", "Makefile", "go.mod", "test/e2e.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("missing %s", f)
+		}
+	}
+	crd, s, props := loadCRD(t, filepath.Join(dir, filepath.FromSlash(bp.CRD.File)))
+	var e2e struct {
+		Cases []struct {
+			CR string `json:"cr"`
+		} `json:"cases"`
+	}
+	readYAML(t, filepath.Join(dir, "test", "e2e.yaml"), &e2e)
+	if len(e2e.Cases) == 0 {
+		t.Fatal("test/e2e.yaml has no case")
+	}
+	for _, c := range e2e.Cases {
+		var cr map[string]any
+		readYAML(t, filepath.Join(dir, "test", filepath.FromSlash(c.CR)), &cr)
+		if cr["kind"] != crd.Spec.Names.Kind {
+			t.Errorf("%s: kind %v, want %s", c.CR, cr["kind"], crd.Spec.Names.Kind)
+		}
+		validateCR(t, c.CR, cr, s, props)
+	}
+}
+
+// TestKubebuilderUnchanged: the typed pack's controller example holds
+// kubebuilder's output unchanged, byte for byte: testdata/kubebuilder-memcached
+// is what kubebuilder v4.16.0 generated (see its README).
+func TestKubebuilderUnchanged(t *testing.T) {
+	const ref = "testdata/kubebuilder-memcached"
+	dir := t.TempDir()
+	if err := Copy("typed", dir, CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err := filepath.WalkDir(ref, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".txt") || filepath.Base(p) == "README.md" {
+			return err
+		}
+		rel, _ := filepath.Rel(ref, p)
+		want, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "controller", rel))
+		if err != nil {
+			t.Errorf("controller/%s: %v", rel, err)
+			return nil
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("controller/%s differs from kubebuilder's output", rel)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 5 {
+		t.Fatalf("compared %d files; want kubebuilder's types, controller and CRD", n)
+	}
 }
 
 // childIDs returns the ids of the Blueprint at file, and of the children of

@@ -1,0 +1,5 @@
+module example.com/typed-reconciler
+
+go 1.26.0
+
+require github.com/inrun/inrun v0.0.0-00010101000000-000000000000
