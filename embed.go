@@ -14,7 +14,11 @@
 // third_party/inrun.
 package inrun
 
-import "embed"
+import (
+	"embed"
+	"io/fs"
+	"strings"
+)
 
 // Source is Inrun's go.mod and go.sum and the trees of the packages
 // generated operators and their tests may import, and of those package cli
@@ -27,3 +31,20 @@ import "embed"
 //go:embed cli builder codegen compiler devcluster importer install load migrate registry simpleschema
 //go:embed all:packs all:templates
 var Source embed.FS
+
+// Files returns every file of Source but tests, by slash-separated path:
+// what a build that links Go modules (inrun build --with, inrun build
+// --operator --with) writes into third_party/inrun, since a module may
+// import any of Inrun's packages.
+func Files() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(Source, ".", func(name string, d fs.DirEntry, err error) error {
+		// Tests stay out: go mod tidy would resolve what they import.
+		if err != nil || d.IsDir() || strings.HasSuffix(name, "_test.go") {
+			return err
+		}
+		out[name], err = fs.ReadFile(Source, name)
+		return err
+	})
+	return out, err
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/mod/modfile"
 
 	inrun "github.com/inrun/inrun"
+	"github.com/inrun/inrun/internal/outdir"
 )
 
 const (
@@ -48,6 +48,10 @@ type Options struct {
 	Go string
 	// Progress receives a line per step; nil for none.
 	Progress io.Writer
+	// NoCompile stops before go build: the versions checked, the main
+	// module generated, go mod tidy run and its versions checked again,
+	// in seconds (make registry). Binary is not written.
+	NoCompile bool
 }
 
 // Build builds an inrun with opts.With compiled in:
@@ -96,7 +100,7 @@ func Build(ctx context.Context, opts Options) ([]*GoMod, error) {
 	if err != nil {
 		return mods, err
 	}
-	if info, err := os.Stat(filepath.Dir(binary)); err != nil || !info.IsDir() {
+	if info, err := os.Stat(filepath.Dir(binary)); !opts.NoCompile && (err != nil || !info.IsDir()) {
 		if opts.Binary != filepath.Join("bin", "inrun") {
 			return mods, fmt.Errorf("-o %s: the directory %s does not exist; create it first, or name a binary in an existing directory", opts.Binary, filepath.Dir(opts.Binary))
 		}
@@ -108,35 +112,75 @@ func Build(ctx context.Context, opts Options) ([]*GoMod, error) {
 	if err != nil {
 		return mods, err
 	}
-	if err := prepare(dir); err != nil {
+	if err := output.Prepare(dir); err != nil {
 		return mods, err
 	}
 	if err := writeSource(dir, gomod, mods); err != nil {
 		return mods, err
 	}
 
-	run := func(args ...string) ([]byte, error) {
+	run := goRunner(ctx, opts.Go, dir, opts.Dir, progress, "CGO_ENABLED=0")
+	pkgs, err := Packages(run, mods)
+	if err != nil {
+		return mods, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), MainFile(pkgs), 0o644); err != nil {
+		return mods, err
+	}
+	if _, err := run("mod", "tidy"); err != nil {
+		return mods, err
+	}
+	// The modules' own dependencies may have raised a pinned module
+	// beyond what each go.mod said; still before compiling.
+	if err := Recheck(dir, opts.Dir); err != nil {
+		return mods, err
+	}
+	if opts.NoCompile {
+		fmt.Fprintf(progress, "Prepared %s with %s, not compiled (%s); go build in it, or run again without --no-compile\n", opts.Dir, stamp(mods), since(start))
+		return mods, nil
+	}
+	if _, err := run("build", "-trimpath", "-buildvcs=false",
+		"-ldflags=-X "+BuiltWith+"="+stamp(mods), "-o", binary, "."); err != nil {
+		return mods, err
+	}
+	fmt.Fprintf(progress, "Built %s with %s compiled in (%s)\n", opts.Binary, stamp(mods), since(start))
+	return mods, nil
+}
+
+// GoRunner runs the go command with args in the build directory and
+// returns its standard output.
+type GoRunner func(args ...string) ([]byte, error)
+
+// goRunner runs goCmd in dir (shown in messages as shown) with GOWORK=off
+// and GOFLAGS=-mod=mod (go list resolves what go mod tidy will record),
+// and env; each step's duration goes to progress.
+func goRunner(ctx context.Context, goCmd, dir, shown string, progress io.Writer, env ...string) GoRunner {
+	return func(args ...string) ([]byte, error) {
 		step := time.Now()
-		cmd := exec.CommandContext(ctx, opts.Go, args...)
+		cmd := exec.CommandContext(ctx, goCmd, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+		cmd.Env = append(append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod"), env...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("go %s in %s: %v\n%s", strings.Join(args, " "), opts.Dir, err, stderr.Bytes())
+			return nil, fmt.Errorf("go %s in %s: %v\n%s", strings.Join(args, " "), shown, err, stderr.Bytes())
 		}
 		fmt.Fprintf(progress, "go %s (%s)\n", args[0], since(step))
 		return out, nil
 	}
-	// Every package of every module, but main and internal packages
-	// (which cannot be imported from here; a module's own packages import
-	// them when they register).
+}
+
+// Packages lists, with go list in the main module run runs in, every
+// package of every module that can be imported from there: all but main
+// packages and internal ones (a module's own packages import those when
+// they register). A module with none is refused.
+func Packages(run GoRunner, mods []*GoMod) ([]string, error) {
 	var pkgs []string
 	for _, m := range mods {
 		out, err := run("list", "-f", "{{.ImportPath}} {{.Name}}", m.With.Module+"/...")
 		if err != nil {
-			return mods, err
+			return nil, err
 		}
 		n := len(pkgs)
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -147,34 +191,25 @@ func Build(ctx context.Context, opts Options) ([]*GoMod, error) {
 			pkgs = append(pkgs, path)
 		}
 		if len(pkgs) == n {
-			return mods, fmt.Errorf("%s has no package that inrun can import: a module compiled in registers from an init function of a package that is neither main nor internal", m.With)
+			return nil, fmt.Errorf("%s has no package that inrun can import: a module compiled in registers from an init function of a package that is neither main nor internal", m.With)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), MainFile(pkgs), 0o644); err != nil {
-		return mods, err
-	}
-	if _, err := run("mod", "tidy"); err != nil {
-		return mods, err
-	}
-	// The modules' own dependencies may have raised a pinned module
-	// beyond what each go.mod said; still before compiling.
+	sort.Strings(pkgs)
+	return pkgs, nil
+}
+
+// Recheck reads the go.mod go mod tidy left in dir and checks it with
+// CheckResolved; shown is dir as the user gave it, for messages.
+func Recheck(dir, shown string) error {
 	pins, err := ownPins()
 	if err != nil {
-		return mods, err
+		return err
 	}
 	resolved, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
-		return mods, err
+		return err
 	}
-	if err := CheckResolved(pins, opts.Dir, resolved); err != nil {
-		return mods, err
-	}
-	if _, err := run("build", "-trimpath", "-buildvcs=false",
-		"-ldflags=-X "+BuiltWith+"="+stamp(mods), "-o", binary, "."); err != nil {
-		return mods, err
-	}
-	fmt.Fprintf(progress, "Built %s with %s compiled in (%s)\n", opts.Binary, stamp(mods), since(start))
-	return mods, nil
+	return CheckResolved(pins, shown, resolved)
 }
 
 // Check reads every module's go.mod and checks it against Inrun's pinned
@@ -257,13 +292,16 @@ func stamp(mods []*GoMod) string {
 	return strings.Join(s, ",")
 }
 
+// mainHeader starts the generated main.go.
+const mainHeader = "// Code generated by inrun build --with. DO NOT EDIT."
+
 // MainFile is the generated main package: a blank import of every package
 // of the modules, whose init functions register, then cli.Main.
 func MainFile(pkgs []string) []byte {
 	pkgs = append([]string(nil), pkgs...)
 	sort.Strings(pkgs)
 	var b bytes.Buffer
-	b.WriteString("// Code generated by inrun build --with. DO NOT EDIT.\n\n")
+	b.WriteString(mainHeader + "\n\n")
 	b.WriteString("// Command inrun is an inrun with Go modules compiled in: each package\n// imported here registers its reconcilers and hooks from an init function.\npackage main\n\nimport (\n")
 	b.WriteString("\t\"" + inrunModule + "/cli\"\n\n")
 	for _, p := range pkgs {
@@ -299,9 +337,35 @@ func GoModFile(dir string, mods []*GoMod) ([]byte, error) {
 	if err := f.AddReplace(inrunModule, "", "./"+ThirdPartyDir, ""); err != nil {
 		return nil, err
 	}
+	if err := AddModules(f, dir, mods); err != nil {
+		return nil, err
+	}
+	f.Cleanup()
+	return f.Format()
+}
+
+// AddModules adds mods to the main module f generated in dir (absolute):
+// each required (a local one at v0.0.0 and replaced by its directory,
+// relative to dir) with the replace directives of each local module's
+// go.mod, which Go would ignore in a module that is not the main one. A
+// replacement of Inrun itself is dropped: f's is the inrun being built. A
+// path replaced twice differently (by two modules, or by a module and f)
+// is refused. inrun build --with and inrun build --operator --with share
+// it.
+func AddModules(f *modfile.File, dir string, mods []*GoMod) error {
 	// The replacements so far, by old path, and who asked for each.
 	type repl struct{ to, by string }
-	replaced := map[string]repl{inrunModule: {"./" + ThirdPartyDir, "inrun"}}
+	replaced := map[string]repl{}
+	for _, r := range f.Replace {
+		key, show := r.Old.Path, r.New.Path
+		if r.Old.Version != "" {
+			key += "@" + r.Old.Version
+		}
+		if r.New.Version != "" {
+			show += " " + r.New.Version
+		}
+		replaced[key] = repl{show, "inrun"}
+	}
 	var errs []error
 	replace := func(old, oldV, to, toV, by string) {
 		key := old
@@ -368,40 +432,32 @@ func GoModFile(dir string, mods []*GoMod) ([]byte, error) {
 			replace(r.Old.Path, r.Old.Version, to, r.New.Version, fmt.Sprintf("%s (%s)", w.Module, m.File))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	f.Cleanup()
-	return f.Format()
+	return errors.Join(errs...)
 }
 
-// marker is how prepare recognises an earlier build directory.
-const marker = "main.go"
-
-// prepare empties dir of an earlier build, or makes it; it refuses a
-// directory that holds anything else, so that a mistyped directory is
-// never overwritten.
-func prepare(dir string) error {
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return os.MkdirAll(dir, 0o755)
-	case err != nil:
-		return err
-	case len(entries) == 0:
-		return nil
-	}
-	head, err := os.ReadFile(filepath.Join(dir, marker))
-	if err != nil || !bytes.HasPrefix(head, []byte("// Code generated by inrun build --with.")) {
-		return fmt.Errorf("%s is not empty and holds no earlier inrun build --with; choose an empty directory", dir)
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return err
+// Sums are the go.sum lines of mods' local directories, which a main
+// module adds to its own so that go mod tidy verifies what they already
+// verified.
+func Sums(mods []*GoMod) []byte {
+	var sums []byte
+	for _, m := range mods {
+		if m.With.Dir == "" {
+			continue
+		}
+		if theirs, err := os.ReadFile(filepath.Join(m.With.Dir, "go.sum")); err == nil {
+			sums = append(sums, theirs...)
 		}
 	}
-	return nil
+	return sums
 }
+
+// marker is the file that marks a build directory: main.go, written
+// first.
+const marker = "main.go"
+
+// output is how Build recognises an earlier build directory, which it
+// replaces whole.
+var output = outdir.Output{Marker: marker, Header: mainHeader, What: "inrun build --with"}
 
 // writeSource writes Inrun's embedded source into dir/third_party/inrun,
 // the go.mod, and a go.sum started from Inrun's and each local module's,
@@ -413,38 +469,24 @@ func writeSource(dir string, gomod []byte, mods []*GoMod) error {
 	if err := os.WriteFile(filepath.Join(dir, marker), MainFile(nil), 0o644); err != nil {
 		return err
 	}
-	err := fs.WalkDir(inrun.Source, ".", func(name string, d fs.DirEntry, err error) error {
-		// Tests stay out: go mod tidy would resolve what they import.
-		if err != nil || d.IsDir() || strings.HasSuffix(name, "_test.go") {
-			return err
-		}
-		data, err := fs.ReadFile(inrun.Source, name)
-		if err != nil {
-			return err
-		}
+	files, err := inrun.Files()
+	if err != nil {
+		return err
+	}
+	for name, data := range files {
 		path := filepath.Join(dir, ThirdPartyDir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(path, data, 0o644)
-	})
-	if err != nil {
-		return err
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return err
+		}
 	}
 	sum, err := inrun.Source.ReadFile("go.sum")
 	if err != nil {
 		return err
 	}
-	sums := []byte(nil)
-	sums = append(sums, sum...)
-	for _, m := range mods {
-		if m.With.Dir == "" {
-			continue
-		}
-		if theirs, err := os.ReadFile(filepath.Join(m.With.Dir, "go.sum")); err == nil {
-			sums = append(sums, theirs...)
-		}
-	}
+	sums := append(append([]byte(nil), sum...), Sums(mods)...)
 	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sums, 0o644); err != nil {
 		return err
 	}

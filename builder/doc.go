@@ -22,5 +22,13 @@
 //     a module's dependencies may raise them), then go build -trimpath -buildvcs=false with
 //     CGO_ENABLED=0 and fixed flags, so that the same inputs give the same
 //     binary; the linker stamps the module list (BuiltWith) for inrun
-//     version --components.
+//     version --components. Options.NoCompile stops before go build
+//     (inrun build --no-compile, make registry).
+//
+// Operator is inrun build --operator --with: it links the same modules
+// into a typed Blueprint's operator, with the same steps (Check,
+// AddModules: requires and replace directives into a go.mod, Sums,
+// Packages: what to import, found with go list, and Recheck), given to
+// codegen.Build as its Modules. The output directory is prepared by
+// internal/outdir, as codegen's is.
 package builder

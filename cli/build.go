@@ -41,11 +41,26 @@ are built), and go build into -o. Each step prints its duration.
 An earlier inrun build output in --out is replaced; any other non-empty
 directory is refused.
 
-With --with MODULE[@VERSION][=PATH] (repeatable), build builds something
-else: an inrun with those Go modules compiled in, whose reconcilers and
-hooks Blueprints name with reconcile.go and go.transform (docs/typed.md).
-No Blueprint is read. MODULE@VERSION comes through the Go module proxy (the
-default version is latest); MODULE=PATH is a local directory.
+A Blueprint that names Go code (reconcile.go, go.transform) is typed: its
+operator must link the Go modules that register that code, and plain inrun
+build refuses it, naming where it names Go. Build it with
+
+  inrun build --operator --with MODULE[@VERSION][=PATH]
+
+The modules' versions are checked first (as below, before anything is
+written), then the project is generated as above with the modules
+required in its go.mod (a local module replaced by its directory, its own
+replace directives kept), internal/controller/components.go importing
+their packages, and cmd/main.go passing what they registered
+(components.Default) to the runtime; the versions go mod tidy resolved are
+checked again before go vet, the tests and go build.
+
+With --with MODULE[@VERSION][=PATH] (repeatable) and no --operator, build
+builds something else: an inrun with those Go modules compiled in, whose
+reconcilers and hooks Blueprints name with reconcile.go and go.transform
+(docs/typed.md). No Blueprint is read. MODULE@VERSION comes through the Go
+module proxy (the default version is latest); MODULE=PATH is a local
+directory.
 
   1. Every module's go.mod is read, and a module that requires
      controller-runtime or a Kubernetes module at another minor than this
@@ -61,7 +76,11 @@ default version is latest); MODULE=PATH is a local directory.
      with CGO_ENABLED=0 into -o (default ./bin/inrun): the same inputs give
      the same binary.
 
-inrun version --components of the result lists what was compiled in.`
+inrun version --components of the result lists what was compiled in.
+
+--no-compile stops before compiling: the version checks, the generated
+module and go mod tidy, in seconds, but no go vet, tests or go build (a
+typed pack's make registry; make build then builds).`
 
 func newBuildCommand() *cobra.Command {
 	var (
@@ -69,6 +88,7 @@ func newBuildCommand() *cobra.Command {
 		opts      codegen.BuildOptions
 		skipTests bool
 		with      []string
+		operator  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "build",
@@ -78,13 +98,22 @@ func newBuildCommand() *cobra.Command {
   inrun build -o /usr/local/bin/website-operator
   inrun build --out ../website-operator --skip-tests
   inrun build --with example.com/webapp=../webapp
-  inrun build --with example.com/webapp@v1.2.0 -o /usr/local/bin/inrun`,
+  inrun build --with example.com/webapp@v1.2.0 -o /usr/local/bin/inrun
+  inrun build --with example.com/webapp=../webapp --no-compile
+  inrun build --operator --with example.com/webapp=../webapp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if len(with) > 0 && !operator {
+				return buildWith(ctx, cmd.OutOrStdout(), with, opts)
+			}
+			var mods []builder.With
 			if len(with) > 0 {
-				return buildWith(ctx, cmd.OutOrStdout(), with, opts.Out, opts.Binary)
+				var err error
+				if mods, err = parseWith(with); err != nil {
+					return err
+				}
 			}
 			opts.SkipTests = skipTests
 			opts.Progress = cmd.OutOrStdout()
@@ -102,7 +131,12 @@ func newBuildCommand() *cobra.Command {
 					return fmt.Errorf("-o %s: the directory %s does not exist; create it first, or name a binary in an existing directory", opts.Binary, dir)
 				}
 			}
-			_, err = codegen.Build(ctx, bp, os.DirFS(filepath.Dir(path)), opts)
+			files := os.DirFS(filepath.Dir(path))
+			if len(mods) > 0 {
+				_, err = builder.Operator(ctx, bp, files, mods, opts)
+				return err
+			}
+			_, err = codegen.Build(ctx, bp, files, opts)
 			return err
 		},
 	}
@@ -111,24 +145,34 @@ func newBuildCommand() *cobra.Command {
 	cmd.Flags().StringVar(&opts.Out, "out", "", "the directory of the generated project (default ./build/<name>-operator; with --with, ./build/inrun)")
 	cmd.Flags().StringVar(&opts.Module, "module", "", "the generated project's Go module path (default <name>-operator)")
 	cmd.Flags().BoolVar(&skipTests, "skip-tests", false, "do not run the generated project's tests")
-	cmd.Flags().StringArrayVar(&with, "with", nil, "MODULE[@VERSION][=PATH]: build an inrun with this Go module compiled in (repeatable; docs/typed.md)")
+	cmd.Flags().StringArrayVar(&with, "with", nil, "MODULE[@VERSION][=PATH]: build an inrun with this Go module compiled in, or with --operator link it into the operator (repeatable; docs/typed.md)")
+	cmd.Flags().BoolVar(&operator, "operator", false, "with --with: build the Blueprint's operator with the modules linked, not an inrun (a typed Blueprint needs it)")
+	cmd.Flags().BoolVar(&opts.NoCompile, "no-compile", false, "stop before compiling: check versions, generate, go mod tidy, check again (make registry)")
 	return cmd
 }
 
 // buildWith builds an inrun with the modules --with names compiled in:
-// their versions checked first, then a main module generated in out and
-// built into binary (package builder).
-func buildWith(ctx context.Context, progress io.Writer, args []string, out, binary string) error {
-	opts := builder.Options{Dir: out, Binary: binary, Progress: progress}
-	var errs []error
+// their versions checked first, then a main module generated in --out and
+// built into -o (package builder).
+func buildWith(ctx context.Context, progress io.Writer, args []string, o codegen.BuildOptions) error {
+	with, err := parseWith(args)
+	if err != nil {
+		return err
+	}
+	_, err = builder.Build(ctx, builder.Options{With: with, Dir: o.Out, Binary: o.Binary, Progress: progress, NoCompile: o.NoCompile})
+	return err
+}
+
+// parseWith reads every --with, reporting every mistake at once.
+func parseWith(args []string) ([]builder.With, error) {
+	var (
+		with []builder.With
+		errs []error
+	)
 	for _, a := range args {
 		w, err := builder.ParseWith(a)
 		errs = append(errs, err)
-		opts.With = append(opts.With, w)
+		with = append(with, w)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	_, err := builder.Build(ctx, opts)
-	return err
+	return with, errors.Join(errs...)
 }

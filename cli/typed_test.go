@@ -10,6 +10,7 @@ import (
 
 	inrun "github.com/inrun/inrun"
 	"github.com/inrun/inrun/builder"
+	"github.com/inrun/inrun/codegen"
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/sdk"
 )
@@ -151,8 +152,10 @@ func TestTypedBlueprintBuiltInrun(t *testing.T) {
 
 // TestBuildWithChecksVersions: inrun build --with refuses a module pinned
 // to another controller-runtime minor before writing or compiling
-// anything, naming it alone. (Building with modules that agree is tested in
-// package builder, which builds an inrun.)
+// anything, naming it alone: for an inrun, with --no-compile (make
+// registry), and for a typed Blueprint's operator. (Building with modules
+// that agree is tested in package builder, which builds an inrun, and in
+// package codegen, which builds an operator.)
 func TestBuildWithChecksVersions(t *testing.T) {
 	gomod, _ := inrun.Source.ReadFile("go.mod")
 	pins, err := builder.Pinned(gomod)
@@ -160,19 +163,86 @@ func TestBuildWithChecksVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	cr := pins["sigs.k8s.io/controller-runtime"]
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, "skewed/go.mod"), "module example.com/skewed\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime v0.19.4\n")
-	write(t, filepath.Join(dir, "agrees/go.mod"), "module example.com/agrees\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime "+cr+"\n")
-	_, err = run(t, dir, "build", "--with", "example.com/skewed=./skewed", "--with", "example.com/agrees=./agrees")
-	if err == nil || !strings.Contains(err.Error(), "example.com/skewed (skewed/go.mod) requires sigs.k8s.io/controller-runtime v0.19.4 (inrun has "+cr+")") || !strings.Contains(err.Error(), "Fix: in example.com/skewed, run go get sigs.k8s.io/controller-runtime@"+cr) {
-		t.Errorf("build --with a skewed module = %v", err)
+	for _, extra := range [][]string{nil, {"--no-compile"}, {"--operator"}, {"--operator", "--no-compile"}} {
+		t.Run(strings.Join(append([]string{"build"}, extra...), " "), func(t *testing.T) {
+			dir := typedDir(t, "webapp")
+			write(t, filepath.Join(dir, "skewed/go.mod"), "module example.com/skewed\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime v0.19.4\n")
+			write(t, filepath.Join(dir, "agrees/go.mod"), "module example.com/agrees\n\ngo 1.26\n\nrequire sigs.k8s.io/controller-runtime "+cr+"\n")
+			_, err = run(t, dir, append([]string{"build", "--with", "example.com/skewed=./skewed", "--with", "example.com/agrees=./agrees"}, extra...)...)
+			if err == nil || !strings.Contains(err.Error(), "example.com/skewed (skewed/go.mod) requires sigs.k8s.io/controller-runtime v0.19.4 (inrun has "+cr+")") || !strings.Contains(err.Error(), "Fix: in example.com/skewed, run go get sigs.k8s.io/controller-runtime@"+cr) {
+				t.Errorf("build --with a skewed module = %v", err)
+			}
+			if err != nil && strings.Contains(err.Error(), "example.com/agrees (") {
+				t.Errorf("build --with names the module that agrees: %v", err)
+			}
+			for _, p := range []string{"build", "bin"} {
+				if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+					t.Errorf("build --with a skewed module wrote %s", p)
+				}
+			}
+		})
 	}
-	if err != nil && strings.Contains(err.Error(), "example.com/agrees (") {
-		t.Errorf("build --with names the module that agrees: %v", err)
+}
+
+// webappModule is builder's test module: reconciler webapp, transform
+// size, and a replace of a local module in its go.mod.
+var webappModule, _ = filepath.Abs("../builder/testdata/webapp")
+
+// TestBuildNoCompile: --no-compile generates the main module (or the
+// operator's project), tidies it and checks its versions again, but
+// compiles nothing: no binary is written.
+func TestBuildNoCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go mod tidy resolves controller-runtime's modules")
 	}
-	for _, p := range []string{"build", "bin"} {
-		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
-			t.Errorf("build --with a skewed module wrote %s", p)
-		}
+	for _, tc := range []struct {
+		args        []string
+		file, gomod string
+		want        []string
+	}{
+		{[]string{"build"}, "build/inrun/main.go", "build/inrun/go.mod", []string{`_ "example.com/webapp/hooks"`, `_ "example.com/webapp/reconciler"`, "cli.Main()"}},
+		{[]string{"build", "--operator"}, "build/webapp-operator/" + codegen.ComponentsFile, "build/webapp-operator/go.mod", []string{`_ "example.com/webapp/hooks"`, `_ "example.com/webapp/reconciler"`}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			dir := typedDir(t, "webapp")
+			out, err := run(t, dir, append(tc.args, "--with", "example.com/webapp="+webappModule, "--no-compile")...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if !strings.Contains(out, "not compiled") {
+				t.Errorf("the progress does not say it compiled nothing:\n%s", out)
+			}
+			src, err := os.ReadFile(filepath.Join(dir, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(src), w) {
+					t.Errorf("%s does not hold %s:\n%s", tc.file, w, src)
+				}
+			}
+			// Tidied: the module's own dependency is resolved.
+			mod, err := os.ReadFile(filepath.Join(dir, tc.gomod))
+			if err != nil || !strings.Contains(string(mod), "example.com/greeting") {
+				t.Errorf("go.mod after go mod tidy = %v\n%s", err, mod)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "bin")); err == nil {
+				t.Errorf("--no-compile made bin/")
+			}
+		})
+	}
+}
+
+// TestBuildRefusesTypedBlueprint: inrun build (an operator, no --with) of a
+// Blueprint that names Go code says where it names it and the command that
+// links its module, before writing anything.
+func TestBuildRefusesTypedBlueprint(t *testing.T) {
+	dir := typedDir(t, "webapp")
+	_, err := run(t, dir, "build", "--skip-tests")
+	if err == nil || !strings.Contains(err.Error(), `blueprint.yaml:8:14: the Blueprint names Go reconciler "webapp"`) || !strings.Contains(err.Error(), "inrun build --operator --with MODULE[@VERSION][=PATH]") {
+		t.Errorf("build of a typed Blueprint = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "build")); err == nil {
+		t.Errorf("build of a typed Blueprint wrote build/")
 	}
 }

@@ -31,6 +31,28 @@ type BuildOptions struct {
 	Progress io.Writer
 	// Go is the go command. Default "go".
 	Go string
+	// Modules are the Go modules the operator links, for a Blueprint that
+	// names Go code (inrun build --operator --with: package builder's
+	// Operator, which checks their versions first); nil for none. With
+	// them the operator is typed (Options.Typed).
+	Modules Modules
+	// NoCompile stops after go mod tidy (and, with Modules, the versions
+	// it resolved checked again): no go vet, tests or go build.
+	NoCompile bool
+}
+
+// Modules link Go modules into a generated operator. Package builder
+// implements it, with the steps it builds an inrun with.
+type Modules interface {
+	// Link adds the modules to the project written in dir: its go.mod
+	// requires them (with their replace directives), its go.sum gets
+	// theirs. It returns their packages, which ComponentsFile imports.
+	Link(ctx context.Context, dir, goCmd string) ([]string, error)
+	// Recheck checks, before compiling, the versions go mod tidy resolved
+	// in dir; shown is dir for messages.
+	Recheck(dir, shown string) error
+	// Len is how many modules there are, for the progress.
+	Len() int
 }
 
 // Build is inrun build once the Blueprint is compiled: it generates the
@@ -46,7 +68,9 @@ func Build(ctx context.Context, bp *ir.Blueprint, files fs.FS, opts BuildOptions
 		opts.Go = "go"
 	}
 	start := time.Now()
-	p, err := Generate(bp, files, Options{Module: opts.Module})
+	typed := opts.Modules != nil
+	gen := Options{Module: opts.Module, Typed: typed}
+	p, err := Generate(bp, files, gen)
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +88,9 @@ func Build(ctx context.Context, bp *ir.Blueprint, files fs.FS, opts BuildOptions
 		fmt.Fprintf(opts.Progress, "  %-40s %s\n", name, since(t))
 	}
 	fmt.Fprintf(opts.Progress, "inrun build: the %s Blueprint becomes %s, in %s\n", p.Blueprint.Name, p.Name, opts.Out)
+	if typed {
+		step(fmt.Sprintf("%d Go module(s), their versions checked", opts.Modules.Len()), start)
+	}
 	step(fmt.Sprintf("generate (%d of %d expressions in Go)", p.Compiled, p.Total), start)
 
 	t := time.Now()
@@ -106,8 +133,37 @@ func Build(ctx context.Context, bp *ir.Blueprint, files fs.FS, opts BuildOptions
 		step(name, t)
 		return nil
 	}
+	if typed {
+		t := time.Now()
+		dir, err := filepath.Abs(opts.Out)
+		if err != nil {
+			return p, err
+		}
+		if gen.Packages, err = opts.Modules.Link(ctx, dir, opts.Go); err != nil {
+			return p, err
+		}
+		// Generate is deterministic: again, with the packages to import.
+		if p, err = Generate(bp, files, gen); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(opts.Out, filepath.FromSlash(ComponentsFile)), p.Files[ComponentsFile], 0o644); err != nil {
+			return p, err
+		}
+		step(fmt.Sprintf("link %d package(s) of the Go modules", len(gen.Packages)), t)
+	}
 	if err := run(false, "mod", "tidy"); err != nil {
 		return p, err
+	}
+	if typed {
+		// The modules' own dependencies may have raised controller-runtime
+		// or a Kubernetes module; still before compiling.
+		if err := opts.Modules.Recheck(opts.Out, opts.Out); err != nil {
+			return p, err
+		}
+	}
+	if opts.NoCompile {
+		fmt.Fprintf(opts.Progress, "prepared %s in %s, not compiled (--no-compile)\n", opts.Out, since(start))
+		return p, nil
 	}
 	if err := run(false, "vet", "./..."); err != nil {
 		return p, err

@@ -25,11 +25,25 @@ const UsesFile = "uses.ir.json"
 // Blueprint, as ir.Marshal encodes it; the operator embeds it.
 const IRFile = "blueprint.ir.json"
 
+// ComponentsFile is the file of a typed operator (Options.Typed) that
+// imports the Go modules' packages: in the controller's package, so that
+// both the binary and the generated tests link them.
+const ComponentsFile = "internal/controller/components.go"
+
 // Options configure Generate.
 type Options struct {
 	// Module is the Go module path of the generated operator. Default: the
 	// project name, <blueprint name>-operator.
 	Module string
+	// Typed generates an operator that links Go modules (inrun build
+	// --operator --with): the Blueprint may name Go code, cmd/main.go
+	// checks components.Default and passes it to the runtime, and
+	// internal/controller/components.go imports Packages. Without it a
+	// Blueprint that names Go code is refused.
+	Typed bool
+	// Packages are the Go packages of the modules, imported for their
+	// init functions, which register in components.Default.
+	Packages []string
 }
 
 // Project is a generated operator, in memory: nothing is written until
@@ -48,6 +62,8 @@ type Project struct {
 	// Compiled and Total count the Blueprint's expressions compiled to Go
 	// and in all; the rest run as CEL.
 	Compiled, Total int
+	// Typed is Options.Typed: the operator links Go modules.
+	Typed bool
 }
 
 // Paths returns the paths of p.Files, sorted.
@@ -70,11 +86,13 @@ func Generate(bp *ir.Blueprint, files fs.FS, opts Options) (*Project, error) {
 			return nil, fmt.Errorf("%s: crd.file %s is outside the Blueprint's directory; inrun build copies the Blueprint's directory only: move the CRD next to it", bp.File, crd)
 		}
 	}
-	if needs := components.Needs(bp); len(needs) > 0 {
-		// An operator with Go compiled in needs the module's source and a
-		// build that resolves it, which inrun build --with will bring.
-		n := needs[0]
-		return nil, fmt.Errorf("%s: the Blueprint names Go %s %q: inrun build does not compile typed Blueprints yet (see docs/typed.md); run it with an inrun that has it compiled in", n.Pos, n.What, n.Name)
+	if needs := components.Needs(bp); len(needs) > 0 && !opts.Typed {
+		// Its operator must link the modules that register them.
+		var errs []error
+		for _, n := range needs {
+			errs = append(errs, fmt.Errorf("%s: the Blueprint names Go %s %q: its operator must link the Go module that registers it; build it with inrun build --operator --with MODULE[@VERSION][=PATH] (see docs/typed.md)", n.Pos, n.What, n.Name))
+		}
+		return nil, errors.Join(errs...)
 	}
 	bp = relocate(bp)
 	name := bp.Name + "-operator"
@@ -82,13 +100,37 @@ func Generate(bp *ir.Blueprint, files fs.FS, opts Options) (*Project, error) {
 		opts.Module = name
 	}
 	g := &project{
-		Project: &Project{Name: name, Module: opts.Module, Blueprint: bp, Files: map[string][]byte{}},
+		Project: &Project{Name: name, Module: opts.Module, Blueprint: bp, Files: map[string][]byte{}, Typed: opts.Typed},
 		files:   files,
+		pkgs:    opts.Packages,
 	}
 	if err := g.generate(); err != nil {
 		return nil, err
 	}
 	return g.Project, nil
+}
+
+// API returns the files of the Go API package of bp's custom resource, by
+// slash path under api/ (<version>/groupversion_info.go,
+// <version>/<kind>_types.go, <version>/zz_generated.deepcopy.go), exactly
+// as Generate writes them into an operator's api/: its Go types, derived
+// from the CRD's schema, an AddToScheme, and their deepcopy functions. pkg
+// is the package's import path. inrun generate api writes them into a Go
+// module of hooks, whose code is then type-checked against the CRD.
+func API(bp *ir.Blueprint, pkg string) (map[string][]byte, error) {
+	g := &project{Project: &Project{Module: pkg, Blueprint: bp, Files: map[string][]byte{}}}
+	g.tm = newTypeModel()
+	g.api = buildAPI(bp, pkg, g.tm)
+	g.apiFiles("")
+	return g.Files, errors.Join(g.errs...)
+}
+
+// apiFiles renders the API package into p.Files under dir.
+func (p *project) apiFiles(dir string) {
+	v := p.Blueprint.Resource.Version
+	p.goFile(dir+v+"/groupversion_info.go", p.api.groupVersionFile(p.Blueprint))
+	p.goFile(dir+v+"/"+p.lowerKind()+"_types.go", p.api.typesFile())
+	p.goFile(dir+v+"/zz_generated.deepcopy.go", p.api.deepCopyFile())
 }
 
 // relocate returns bp with positions relative to the Blueprint's directory
@@ -131,8 +173,10 @@ func relocate(bp *ir.Blueprint) *ir.Blueprint {
 type project struct {
 	*Project
 	files fs.FS
-	tm    *typeModel
-	api   *apiModel
+	// pkgs are Options.Packages.
+	pkgs []string
+	tm   *typeModel
+	api  *apiModel
 	// model is the Blueprint as the Renderer's emitters read it, and
 	// lowered the Renderer's function bodies, built once from it.
 	model   *renderModel
@@ -157,12 +201,12 @@ func (p *project) generate() error {
 	p.api = buildAPI(bp, p.apiPkg(), p.tm)
 	p.model = newRenderModel(bp, p.api, p.tm)
 	p.lowered = lowerRenderer(p.model)
-	v := bp.Resource.Version
-	p.goFile("api/"+v+"/groupversion_info.go", p.api.groupVersionFile(bp))
-	p.goFile("api/"+v+"/"+p.lowerKind()+"_types.go", p.api.typesFile())
-	p.goFile("api/"+v+"/zz_generated.deepcopy.go", p.api.deepCopyFile())
+	p.apiFiles("api/")
 	p.copyTests()
 	p.goFile("internal/controller/"+p.lowerKind()+"_controller.go", p.controllerFile())
+	if p.Typed {
+		p.goFile(ComponentsFile, p.componentsFile())
+	}
 	_, simulate := p.Files["internal/blueprint/test/simulate.yaml"]
 	_, e2e := p.Files["internal/blueprint/test/e2e.yaml"]
 	if simulate || e2e {

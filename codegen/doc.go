@@ -62,6 +62,20 @@
 // files.go what is copied and config/, and templates.go the files that are
 // the same for every operator, cmd/main.go among them.
 //
+// A Blueprint that names Go code is typed, and refused unless
+// Options.Typed: its operator links Go modules (inrun build --operator
+// --with), whose packages Options.Packages lists for
+// internal/controller/components.go to import; cmd/main.go then checks
+// components.Default, adds its schemes and passes it to the runtime, and
+// third_party/inrun holds all of Inrun's source.
+//
+// API generates the API package alone, the same files as api/<version>,
+// for inrun generate api: a module of hooks type-checks them against the
+// Blueprint's CRD.
+//
 // Build runs the whole of inrun build on a Project: write, go mod tidy, go
-// vet, the generated tests, go build.
+// vet, the generated tests, go build. With BuildOptions.Modules it links
+// them after writing the project (package builder implements Modules, and
+// its Operator checks their versions before calling Build);
+// BuildOptions.NoCompile stops after go mod tidy.
 package codegen

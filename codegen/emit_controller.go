@@ -59,3 +59,18 @@ func (p *project) reconcilerDecls() []jen.Code {
 		jen.Line(),
 	)
 }
+
+// componentsFile renders ComponentsFile: a blank import of every package
+// of the Go modules the operator links, whose init functions register
+// the reconcilers and hooks the Blueprint names, as the main.go of an
+// inrun built with --with does.
+func (p *project) componentsFile() *jen.File {
+	f := newFile(p.controllerPkg(), "controller")
+	f.Comment("The Go modules this operator links (inrun build --operator --with), for")
+	f.Comment("their init functions: they register in components.Default the Go code")
+	f.Comment("the Blueprint names.")
+	for _, pkg := range p.pkgs {
+		f.Anon(pkg)
+	}
+	return f
+}

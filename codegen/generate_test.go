@@ -149,17 +149,72 @@ func TestRoleIsInrunRBAC(t *testing.T) {
 	}
 }
 
-// TestTypedBlueprintRefused: a Blueprint whose reconciler is Go compiled
-// into inrun (reconcile.go) is refused with where it names it and what to
-// do instead, until inrun build compiles typed Blueprints.
+// TestTypedBlueprintRefused: a Blueprint that names Go code (reconcile.go)
+// is refused, with where it names it and the command that links its
+// module, unless the operator is typed: then
+// internal/controller/components.go imports the modules' packages and
+// cmd/main.go passes components.Default to the runtime.
 func TestTypedBlueprintRefused(t *testing.T) {
 	bp, err := compiler.CompileFile("../runtime-lib/reconciler/testdata/gowebapp.yaml", compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := codegen.Generate(bp, os.DirFS("../runtime-lib/reconciler/testdata"), codegen.Options{})
-	want := `gowebapp.yaml:8:14: the Blueprint names Go reconciler "webapp": inrun build does not compile typed Blueprints yet`
+	files := os.DirFS("../runtime-lib/reconciler/testdata")
+	p, err := codegen.Generate(bp, files, codegen.Options{})
+	want := `gowebapp.yaml:8:14: the Blueprint names Go reconciler "webapp": its operator must link the Go module that registers it; build it with inrun build --operator --with MODULE[@VERSION][=PATH]`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Generate = %v, %v; want %q", p, err, want)
+	}
+
+	p, err = codegen.Generate(bp, files, codegen.Options{Typed: true, Packages: []string{"example.com/webapp/reconciler", "example.com/webapp/hooks"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, wants := range map[string][]string{
+		codegen.ComponentsFile: {"package controller", "\t_ \"example.com/webapp/hooks\"\n\t_ \"example.com/webapp/reconciler\"\n"},
+		"cmd/main.go":          {"registry := components.Default", "registry.Check(bp)", "registry.AddToScheme(scheme)", "Components:  registry,"},
+	} {
+		for _, w := range wants {
+			if !strings.Contains(string(p.Files[file]), w) {
+				t.Errorf("%s does not hold %q:\n%s", file, w, p.Files[file])
+			}
+		}
+	}
+	if strings.Contains(string(p.Files["cmd/main.go"]), "reconciler-url") {
+		t.Errorf("cmd/main.go of a Go reconciler has --reconciler-url:\n%s", p.Files["cmd/main.go"])
+	}
+}
+
+// TestAPIIsWhatBuildGenerates: API (inrun generate api) gives, for every
+// pack example, exactly the files of api/ that Generate (inrun build)
+// writes into the operator.
+func TestAPIIsWhatBuildGenerates(t *testing.T) {
+	for name, path := range examples(t) {
+		t.Run(name, func(t *testing.T) {
+			p := generate(t, path)
+			// As inrun generate api compiles it: positions not relocated.
+			bp, err := compiler.CompileFile(path, compiler.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			api, err := codegen.API(bp, p.Module+"/api/"+bp.Resource.Version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for file, data := range p.Files {
+				rel, ok := strings.CutPrefix(file, "api/")
+				if !ok {
+					continue
+				}
+				n++
+				if !bytes.Equal(api[rel], data) {
+					t.Errorf("API's %s differs from inrun build's %s", rel, file)
+				}
+			}
+			if n != len(api) || n != 3 {
+				t.Errorf("inrun build writes %d files in api/, API %d; want 3", n, len(api))
+			}
+		})
 	}
 }

@@ -92,7 +92,14 @@ func imports(files map[string][]byte) ([]string, error) {
 // ThirdParty returns the files of third_party/inrun for p: Inrun's go.mod,
 // and the source, without tests, of every Inrun package p's Go files
 // import, directly or through one another.
+//
+// A typed operator's (Options.Typed) holds all of Inrun's source but
+// tests, as an inrun built with --with does: its Go modules may import any
+// of Inrun's packages.
 func (p *Project) ThirdParty() (map[string][]byte, error) {
+	if p.Typed {
+		return inrun.Files()
+	}
 	goFiles := map[string][]byte{}
 	for name, data := range p.Files {
 		if strings.HasSuffix(name, ".go") {

@@ -20,8 +20,10 @@ type templateData struct {
 	Namespaced                bool
 	// APIPackage is the import path of api/<version>, APIAlias its name.
 	APIPackage, APIAlias string
-	// Remote is set when the Blueprint calls a remote reconciler.
-	Remote             bool
+	// Remote is set when the Blueprint calls a reconciler over HTTP.
+	Remote bool
+	// Typed is set when the operator links Go modules (Options.Typed).
+	Typed              bool
 	GoVersion, GoMinor string
 	Requires           []require
 	CRDFile, Sample    string
@@ -81,7 +83,8 @@ func (p *project) templateData() (*templateData, error) {
 		Version: r.Version, Kind: r.Kind, LowerKind: p.lowerKind(),
 		Namespaced: r.Namespaced,
 		APIPackage: p.apiPkg(), APIAlias: p.api.alias,
-		Remote:    hasRemote(p.Blueprint),
+		Remote:    hasRemote(p.Blueprint) && p.Blueprint.Reconcile.Remote.Go == nil,
+		Typed:     p.Typed,
 		GoVersion: mod.goVersion, GoMinor: minor,
 		Children: p.Blueprint.Children,
 		Total:    len(p.model.exprs),

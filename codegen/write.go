@@ -1,12 +1,10 @@
 package codegen
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/inrun/inrun/internal/outdir"
 )
 
 // generatedRoots are the paths a generated project consists of: Write
@@ -49,27 +47,13 @@ func (p *Project) Write(dir string) error {
 	return write("go.sum", GoSum())
 }
 
-// marker is how Write recognises an earlier generation.
-const marker = "internal/blueprint/blueprint.go"
-
-func prepare(dir string) error {
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return os.MkdirAll(dir, 0o755)
-	case err != nil:
-		return err
-	case len(entries) == 0:
-		return nil
-	}
-	head, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(marker)))
-	if err != nil || !bytes.HasPrefix(head, []byte("// "+Header)) {
-		return fmt.Errorf("%s is not empty and holds no earlier inrun build output; choose an empty directory with --out", dir)
-	}
-	for _, name := range generatedRoots {
-		if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
-			return err
-		}
-	}
-	return nil
+// output is how Write recognises an earlier generation, and what of it
+// it replaces.
+var output = outdir.Output{
+	Marker: "internal/blueprint/blueprint.go",
+	Header: "// " + Header,
+	Roots:  generatedRoots,
+	What:   "inrun build output",
 }
+
+func prepare(dir string) error { return output.Prepare(dir) }

@@ -26,6 +26,9 @@
 // A registered reconciler takes the same sdk.Request and answers the same
 // sdk.Result as a reconciler over HTTP; the runtime does every write.
 //
+// A hook reads the custom resource it is given typed with Decode, into the
+// Go types inrun generate api writes from the Blueprint's CRD (typed.go).
+//
 // Its promises:
 //   - Registration never panics. A bad or duplicate name is recorded and
 //     reported by Registry.Err, every one at once, which inrun checks before
