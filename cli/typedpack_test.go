@@ -75,11 +75,16 @@ func TestTypedPack(t *testing.T) {
 				}
 				return string(out)
 			}
-			cmd := exec.Command(inrun, "check")
+			// A plain inrun checks the Blueprint's form and says it cannot
+			// run it; simulate refuses it, naming what it lacks.
+			if out := sh(inrun, "check"); !strings.Contains(out, "not compiled into this inrun: it cannot run here") {
+				t.Errorf("a plain inrun check:\n%s\nwant it to say it cannot run the Blueprint", out)
+			}
+			cmd := exec.Command(inrun, "simulate")
 			cmd.Dir = exDir
 			out, err := cmd.CombinedOutput()
-			if err == nil || !strings.Contains(string(out), "not compiled into this inrun") {
-				t.Errorf("a plain inrun check: %v\n%s\nwant it to say what it lacks", err, out)
+			if err == nil || !strings.Contains(string(out), "names Go code this inrun does not have") {
+				t.Errorf("a plain inrun simulate: %v\n%s\nwant it refused, naming what it lacks", err, out)
 			}
 			sh("make", "registry")
 			if _, err := os.Stat(filepath.Join(exDir, "bin", "inrun")); err == nil {

@@ -3,16 +3,23 @@
 // the requests and limits of its tier, and website.summary, a status hook
 // that counts the ready Pods. They register by name from init; an inrun
 // built with this module (make build) has them.
+//
+// They read the Website through api/v1, the Go types inrun generate api
+// wrote from the CRD: a hook that reads a field the CRD does not have does
+// not compile, and make registry fails when the CRD changed without them.
 package hooks
 
 import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/sdk"
+
+	v1 "example.com/typed-hooks/api/v1"
 )
 
 func init() {
@@ -31,10 +38,13 @@ var tiers = map[string]struct{ cpu, memory, cpuLimit, memoryLimit string }{
 // resources sets the requests and limits of the Deployment's containers
 // from the Website's spec.tier.
 func resources(_ context.Context, req *components.TransformRequest) (*sdk.Resource, error) {
-	tier, _, _ := unstructured.NestedString(req.Object, "spec", "tier")
-	t, ok := tiers[tier]
+	site, err := components.Decode[v1.Website](req.Object)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := tiers[site.Spec.Tier]
 	if !ok {
-		return nil, fmt.Errorf("spec.tier %q is not small, medium or large", tier)
+		return nil, fmt.Errorf("spec.tier %q is not small, medium or large", site.Spec.Tier)
 	}
 	containers, _, _ := unstructured.NestedSlice(req.Child.Object, "spec", "template", "spec", "containers")
 	for _, c := range containers {
@@ -56,14 +66,18 @@ func summary(_ context.Context, req *components.StatusRequest) (map[string]any, 
 	if len(deployments) == 0 {
 		return map[string]any{"summary": "no Deployment yet"}, nil
 	}
-	d := deployments[0]
-	want, _, _ := unstructured.NestedInt64(d, "spec", "replicas")
-	ready, _, _ := unstructured.NestedInt64(d, "status", "readyReplicas")
-	out := map[string]any{"summary": fmt.Sprintf("%d/%d ready", ready, want)}
-	containers, _, _ := unstructured.NestedSlice(d, "spec", "template", "spec", "containers")
-	if len(containers) > 0 {
-		if cpu, ok, _ := unstructured.NestedString(containers[0].(map[string]any), "resources", "requests", "cpu"); ok {
-			out["cpu"] = cpu
+	d, err := components.Decode[appsv1.Deployment](deployments[0])
+	if err != nil {
+		return nil, err
+	}
+	var want int32
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	out := map[string]any{"summary": fmt.Sprintf("%d/%d ready", d.Status.ReadyReplicas, want)}
+	if containers := d.Spec.Template.Spec.Containers; len(containers) > 0 {
+		if cpu, ok := containers[0].Resources.Requests["cpu"]; ok {
+			out["cpu"] = cpu.String()
 		}
 	}
 	return out, nil
