@@ -137,7 +137,9 @@ Patterns run by name too. An argument that is not a file and reads as
 REGISTRY/[NAMESPACE/]NAME[@VERSION] is a pattern (docs/registry.md): the
 version, or without one the newest, is resolved through the namespace's
 index to a digest, read, and its proof verified with the trusted keys
-(inrun keys; --key). A pattern that does not verify is refused unless
+(inrun keys; --key). NAME@sha256:DIGEST runs that manifest exactly: read
+by digest, it must hold the pattern NAME, and its proof must name that
+digest. A pattern that does not verify is refused unless
 --allow-unverified. --stack FILE runs every pattern of a Stack, each the
 newest version that meets its constraint. A deprecated version
 (lifecycle.deprecation) runs only when the Stack accepts it, until the
@@ -156,7 +158,7 @@ A bare "inrun" is "inrun run".`
 func newRunCommand() *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run [BLUEPRINT | PATTERN[@VERSION]]... [--stack FILE]",
+		Use:   "run [BLUEPRINT | PATTERN[@VERSION|@sha256:DIGEST]]... [--stack FILE]",
 		Short: "Run the interpreted runtime against the current cluster",
 		Long:  runLong,
 		Example: `  inrun run --dev
@@ -164,6 +166,7 @@ func newRunCommand() *cobra.Command {
   inrun run --from-configmaps --configmap-namespace inrun-system
   inrun run --dev --serve
   inrun run localhost:5000/patterns/website@1.2.0 --dev
+  inrun run localhost:5000/patterns/website@sha256:<digest from inrun inspect>
   inrun --dev 127.0.0.1:5000/inrun/website@1.0.0 --allow-unverified
   inrun run --stack stack.yaml
   inrun run --serve=127.0.0.1:9000`,
