@@ -111,10 +111,13 @@ func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string
 			return nil, nil, err
 		}
 	}
-	cache, err := registry.OpenLayout(dir)
+	cache, err := registry.OpenLayout(ctx, dir, func() {
+		fmt.Fprintf(out, "Waiting for another inrun that is using the pattern cache %s...\n", dir)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
+	defer cache.Close()
 	online := map[string]registry.Registry{}
 	open := func(ctx context.Context, host string) (registry.Registry, error) {
 		if r, ok := online[host]; ok {
