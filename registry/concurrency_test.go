@@ -6,11 +6,14 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
+	"oras.land/oras-go/v2/content"
 
 	"github.com/inrun/inrun/registry"
 )
@@ -108,4 +111,110 @@ func TestLayoutWaits(t *testing.T) {
 	if err := <-opened; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestConcurrentPushesIndex: pushes to one namespace at once all end up
+// listed, on both registries.
+func TestConcurrentPushesIndex(t *testing.T) {
+	each(t, func(t *testing.T, s server) {
+		ctx := context.Background()
+		reg := registry.NewRemote(s.host)
+		const writers, rounds = 4, 3
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*rounds)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range rounds {
+					name := fmt.Sprintf("p%d", w)
+					errs <- registry.UpdateIndex(ctx, reg, "team", registry.IndexEntry{
+						Name: name, Repository: "team/" + name, Version: fmt.Sprintf("1.%d.0", r),
+						Digest: "sha256:" + strings.Repeat(fmt.Sprint(w), 64), Pushed: time.Unix(int64(r), 0).UTC(),
+					})
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		idx, err := registry.ReadIndex(ctx, reg, "team")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(idx.Patterns) != writers {
+			t.Fatalf("the index lists %d patterns, want %d: %+v", len(idx.Patterns), writers, idx.Patterns)
+		}
+		for _, p := range idx.Patterns {
+			var versions []string
+			for _, v := range p.Versions {
+				versions = append(versions, v.Version)
+			}
+			if want := []string{"1.2.0", "1.1.0", "1.0.0"}; !slices.Equal(versions, want) {
+				t.Errorf("%s: versions %v, want %v (newest push first)", p.Name, versions, want)
+			}
+		}
+	})
+}
+
+// TestIndexLostUpdate: a push whose rewrite of the index lost another's
+// version (it read the index before the other wrote it) still lists that
+// version, from its own entry tag.
+func TestIndexLostUpdate(t *testing.T) {
+	each(t, func(t *testing.T, s server) {
+		ctx := context.Background()
+		reg := registry.NewRemote(s.host)
+		entry := func(name string) registry.IndexEntry {
+			return registry.IndexEntry{Name: name, Repository: "team/" + name, Version: "1.0.0", Digest: "sha256:" + strings.Repeat("a", 64), Pushed: time.Unix(1, 0).UTC()}
+		}
+		if err := registry.UpdateIndex(ctx, reg, "team", entry("first")); err != nil {
+			t.Fatal(err)
+		}
+		repo := repository(t, s, "team/"+registry.IndexRepository)
+		before, err := repo.Resolve(ctx, registry.IndexTag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := registry.UpdateIndex(ctx, reg, "team", entry("second")); err != nil {
+			t.Fatal(err)
+		}
+		// A push that read the index before second was added writes it
+		// back without second.
+		if err := repo.Tag(ctx, before, registry.IndexTag); err != nil {
+			t.Fatal(err)
+		}
+		idx, err := registry.ReadIndex(ctx, reg, "team")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range idx.Patterns {
+			names = append(names, p.Name)
+		}
+		if !slices.Equal(names, []string{"first", "second"}) {
+			t.Errorf("the index lists %v, want [first second]", names)
+		}
+		// The next push folds it back into the index itself.
+		if err := registry.UpdateIndex(ctx, reg, "team", entry("third")); err != nil {
+			t.Fatal(err)
+		}
+		latest, err := repo.Resolve(ctx, registry.IndexTag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := fetchManifest(t, repo, latest)
+		data, err := content.FetchAll(ctx, repo, m.Layers[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{"first", "second", "third"} {
+			if !strings.Contains(string(data), `"team/`+n+`"`) {
+				t.Errorf("after the next push, %s:%s does not list %s:\n%s", registry.IndexRepository, registry.IndexTag, n, data)
+			}
+		}
+	})
 }

@@ -112,17 +112,16 @@ func (l *Layout) Save(ctx context.Context, reg Registry, f *Fetched) error {
 	if err := repo.Tag(ctx, f.Descriptor, f.Pattern.Version); err != nil {
 		return fmt.Errorf("caching %s: %w", f.Reference, err)
 	}
+	// The index as ReadIndex sees it, with the versions its entry tags
+	// add: offline, the cache's index is read alone.
 	ns := f.Reference.Namespace()
-	isrc, err := reg.Repository(ctx, indexRepository(ns))
-	if err != nil {
-		return err
-	}
-	idesc, err := isrc.Resolve(ctx, IndexTag)
+	idx, err := ReadIndex(ctx, reg, ns)
 	if err != nil {
 		return fmt.Errorf("caching the index of %s: %w", ns, err)
 	}
 	idst, _ := dst.Repository(ctx, indexRepository(ns))
-	if err := oras.CopyGraph(ctx, isrc, idst, idesc, oras.DefaultCopyGraphOptions); err != nil {
+	idesc, err := pushIndex(ctx, idst, idx)
+	if err != nil {
 		return fmt.Errorf("caching the index of %s: %w", ns, err)
 	}
 	return idst.Tag(ctx, idesc, IndexTag)
