@@ -132,8 +132,9 @@ func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string
 			fmt.Fprintf(out, "Registry %s does not answer; resolving its patterns from the cache %s.\n", host, dir)
 			return cache.Registry(host), nil
 		}
-		online[host] = r
-		return r, nil
+		// What the cache holds by digest is not fetched again.
+		online[host] = registry.ReadThrough(r, cache.Registry(host))
+		return online[host], nil
 	}
 	resolved, err := stack.Resolve(ctx, s, stack.Options{Open: open, Trusted: trusted, AllowUnverified: f.allowUnverified})
 	if err != nil {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -217,4 +219,52 @@ func TestIndexLostUpdate(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReadThrough: what the cache holds by digest is read from it, not
+// from the registry; tags and referrers still come from the registry, and
+// what is read verifies as before.
+func TestReadThrough(t *testing.T) {
+	var blobGets atomic.Int64
+	mem := ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)), ggcr.WithReferrersSupport(true))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && (strings.Contains(r.URL.Path, "/blobs/sha256:") || strings.Contains(r.URL.Path, "/manifests/sha256:")) {
+			blobGets.Add(1)
+		}
+		mem.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	s := server{name: "memory", host: strings.TrimPrefix(srv.URL, "http://")}
+	signer, key := newKey(t)
+	push(t, s, "team/website", website(), signer)
+	ctx := context.Background()
+	cache, err := registry.OpenLayout(ctx, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	remote := registry.NewRemote(s.host)
+	reg := registry.ReadThrough(remote, cache.Registry(s.host))
+	r, _ := registry.ParseReference(s.host + "/team/website:1.0.0")
+
+	blobGets.Store(0)
+	f, err := registry.Fetch(ctx, reg, r, registry.FetchOptions{Trusted: []registry.PublicKey{key}})
+	if err != nil || f.Unverified != nil {
+		t.Fatalf("cold: %v %v", err, f.Unverified)
+	}
+	cold := blobGets.Load()
+	if cold == 0 {
+		t.Fatal("a cold fetch read nothing by digest from the registry")
+	}
+	if err := cache.Save(ctx, reg, f); err != nil {
+		t.Fatal(err)
+	}
+	blobGets.Store(0)
+	f, err = registry.Fetch(ctx, reg, r, registry.FetchOptions{Trusted: []registry.PublicKey{key}})
+	if err != nil || f.Unverified != nil {
+		t.Fatalf("warm: %v %v", err, f.Unverified)
+	}
+	if warm := blobGets.Load(); warm != 0 {
+		t.Errorf("a warm fetch read %d manifests and blobs by digest from the registry (cold: %d), want 0", warm, cold)
+	}
 }
