@@ -10,6 +10,7 @@ GATEWAY_N ?= 2000
 GATEWAY_WORKERS ?= 4
 GATEWAY_COUNT ?= 1
 REQUESTS ?= 1000
+REGISTRY_N ?= 10
 
 .DEFAULT_GOAL := help
 
@@ -83,6 +84,10 @@ gateway-idempotency: assets ## REQUESTS (default 1000) concurrent requests to th
 .PHONY: migrate-scale
 migrate-scale: assets ## inrun migrate on N custom resources (default 1000): apply interrupted three times and resumed, 1% edited, rollback with drift; see docs/migration.md
 	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterApplyResumeRollback$$' -count=1 -v -timeout 60m
+
+.PHONY: bench-registry
+bench-registry: assets ## inrun run NAME@VERSION to its first reconcile, with a cold pattern cache and a warm one, REGISTRY_N runs each (default 10), on a local control plane and registry; reports x-cold; see docs/performance.md
+	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkRunPattern$$' -benchtime $(REGISTRY_N)x -count 1 -timeout 30m
 
 .PHONY: migrate-bench
 migrate-bench: assets ## Objects inrun migrate apply moves per second beside plain updates of as many, same run (N objects, default 1000)

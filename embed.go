@@ -28,7 +28,7 @@ import (
 //go:embed go.mod go.sum embed.go
 //go:embed ir expr rbac runtime-lib localcluster internal simulate e2e sdk gateway components
 //go:embed conformance/operatortest
-//go:embed cli builder codegen compiler devcluster importer install load migrate registry simpleschema
+//go:embed cli builder codegen compiler devcluster importer install load localregistry migrate registry simpleschema
 //go:embed all:packs all:templates
 var Source embed.FS
 

@@ -36,9 +36,10 @@ const envKeysDir = "INRUN_KEYS_DIR"
 
 // registryNotYet is said wherever the pattern registry stops, for now.
 const registryNotYet = `Patterns run by name with inrun run REGISTRY/[NAMESPACE/]NAME[@VERSION] or
-inrun run --stack FILE. Not yet: the registry pack (inrun init --pack
-registry), and watching registries while running (a deprecation is judged
-when inrun run starts). See docs/registry.md.`
+inrun run --stack FILE; inrun --dev starts a local registry holding the
+built-in patterns, and inrun init --pack registry walks through it all.
+Not yet: watching registries while running (a deprecation is judged when
+inrun run starts). See docs/registry.md.`
 
 func keysDir() (string, error) {
 	if d := os.Getenv(envKeysDir); d != "" {

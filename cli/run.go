@@ -58,7 +58,7 @@ type runFlags struct {
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.BoolVar(&f.dev, "dev", false, "when no cluster is reachable, start a local control plane (kind where Docker works); install the CRDs and apply manifests/ (except the CRD)")
+	fl.BoolVar(&f.dev, "dev", false, "when no cluster is reachable, start a local control plane (kind where Docker works); install the CRDs and apply manifests/ (except the CRD); start a local pattern registry holding the built-in patterns")
 	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD before starting: its crd.file, or the one generated from its schema: section (implied by --dev)")
 	fl.BoolVar(&f.fromConfigMaps, "from-configmaps", false, "run the Blueprints stored in ConfigMaps labelled "+load.LabelRole+"="+load.RoleBlueprint+" instead of files")
 	fl.StringVar(&f.cmNamespace, "configmap-namespace", "", "namespace of the Blueprint ConfigMaps (default: all namespaces)")
@@ -107,6 +107,20 @@ on first use, about 10 minutes; Ctrl-C stops it). It then installs the CRDs
 inrun crd prints it), applies manifests/*.yaml other than the CRD, and
 prints the KUBECONFIG line for a second terminal.
 
+--dev also starts a local pattern registry (the CNCF Distribution
+registry, built with the control plane) on 127.0.0.1:5000, or a free port
+when that one is taken, with its content in .inrun/registry so that what
+is pushed there survives a restart. Before anything runs, it publishes
+the built-in patterns to its namespace inrun: every example of every
+pack (inrun init --list), named after its directory (website, homepage,
+01-hello-website...), version 1.0.0 unless the directory names one
+(homepage-2.0.0). Each is published after its simulate cases pass on
+exactly its files; its e2e cases are not run (a control plane and a
+minute each), and its proof says so: it does not verify, so inrun run
+takes a built-in pattern with --allow-unverified only. The proofs are
+signed with your key (one is made when the keys directory has none).
+inrun --dev prints the registry's address and the inrun patterns line.
+
 With --serve, the intent gateway (inrun serve) runs in the same process,
 for the Blueprints that have a serve section: callers send intents, the
 runtime reconciles what they become. It listens on :8070, or on the address
@@ -123,7 +137,9 @@ Patterns run by name too. An argument that is not a file and reads as
 REGISTRY/[NAMESPACE/]NAME[@VERSION] is a pattern (docs/registry.md): the
 version, or without one the newest, is resolved through the namespace's
 index to a digest, read, and its proof verified with the trusted keys
-(inrun keys; --key). A pattern that does not verify is refused unless
+(inrun keys; --key). NAME@sha256:DIGEST runs that manifest exactly: read
+by digest, it must hold the pattern NAME, and its proof must name that
+digest. A pattern that does not verify is refused unless
 --allow-unverified. --stack FILE runs every pattern of a Stack, each the
 newest version that meets its constraint. A deprecated version
 (lifecycle.deprecation) runs only when the Stack accepts it, until the
@@ -134,15 +150,15 @@ What runs is cached by digest, with its proof, in an OCI layout
 (--pattern-cache; default inrun/patterns in the user's cache directory);
 when a registry does not answer, its patterns are resolved from the cache
 and verified again. Not yet: watching the registry while running (a
-version deprecated after inrun run starts is noticed on the next start),
-and the registry pack.
+version deprecated after inrun run starts is noticed on the next start).
+The registry pack walks through all of it: inrun init --pack registry.
 
 A bare "inrun" is "inrun run".`
 
 func newRunCommand() *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run [BLUEPRINT | PATTERN[@VERSION]]... [--stack FILE]",
+		Use:   "run [BLUEPRINT | PATTERN[@VERSION|@sha256:DIGEST]]... [--stack FILE]",
 		Short: "Run the interpreted runtime against the current cluster",
 		Long:  runLong,
 		Example: `  inrun run --dev
@@ -150,6 +166,8 @@ func newRunCommand() *cobra.Command {
   inrun run --from-configmaps --configmap-namespace inrun-system
   inrun run --dev --serve
   inrun run localhost:5000/patterns/website@1.2.0 --dev
+  inrun run localhost:5000/patterns/website@sha256:<digest from inrun inspect>
+  inrun --dev 127.0.0.1:5000/inrun/website@1.0.0 --allow-unverified
   inrun run --stack stack.yaml
   inrun run --serve=127.0.0.1:9000`,
 		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args) },
@@ -173,6 +191,20 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	if f.fromConfigMaps && f.patterns.stack != "" {
 		return errors.New("give a Stack or --from-configmaps, not both")
+	}
+	cfg, reachErr := f.restConfig()
+	if reachErr == nil {
+		reachErr = reachable(cfg)
+	}
+	// --dev's local registry comes first: the patterns named may be
+	// there. Its binary is built with the control plane's when none is
+	// reachable.
+	if f.dev {
+		_, stopRegistry, err := startDevRegistry(ctx, out, devRegistryDir, reachErr != nil)
+		if err != nil {
+			return err
+		}
+		defer stopRegistry()
 	}
 	var bps []*ir.Blueprint
 	if !f.fromConfigMaps {
@@ -205,10 +237,6 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 
-	cfg, reachErr := f.restConfig()
-	if reachErr == nil {
-		reachErr = reachable(cfg)
-	}
 	if reachErr != nil {
 		if !f.dev {
 			return fmt.Errorf("no cluster reachable: %w\nfix the kubeconfig or --context, or pass --dev to start a local control plane", reachErr)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/opencontainers/go-digest"
 	"github.com/spf13/cobra"
 
 	"github.com/inrun/inrun/compiler"
@@ -35,9 +36,9 @@ func (f *patternFlags) register(cmd *cobra.Command) {
 }
 
 // patternRef reads an argument of inrun run as a pattern reference,
-// REGISTRY/[NAMESPACE/]NAME[@VERSION|:VERSION]: one that is not a file and
-// whose first element is a registry host. ok is false for a Blueprint
-// file.
+// REGISTRY/[NAMESPACE/]NAME[@VERSION|:VERSION|@sha256:DIGEST]: one that is
+// not a file and whose first element is a registry host. ok is false for a
+// Blueprint file.
 func patternRef(arg string) (e *stack.Entry, ok bool, err error) {
 	if _, statErr := os.Stat(arg); statErr == nil || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
 		return nil, false, nil
@@ -46,12 +47,14 @@ func patternRef(arg string) (e *stack.Entry, ok bool, err error) {
 	if !found || !(strings.ContainsAny(host, ".:") || host == "localhost") {
 		return nil, false, nil
 	}
-	repo, version := rest, ""
-	if i := strings.LastIndexAny(rest, "@:"); i > 0 {
+	repo, version, dgst := rest, "", ""
+	if r, d, found := strings.Cut(rest, "@sha256:"); found {
+		repo, dgst = r, "sha256:"+d
+		if _, err := digest.Parse(dgst); err != nil {
+			return nil, true, fmt.Errorf("%s: %q is not a sha256 digest (%v); copy it from inrun inspect or inrun patterns", arg, dgst, err)
+		}
+	} else if i := strings.LastIndexAny(rest, "@:"); i > 0 {
 		repo, version = rest[:i], rest[i+1:]
-	}
-	if strings.HasPrefix(version, "sha256") || strings.Contains(repo, "@") {
-		return nil, true, fmt.Errorf("%s: inrun run takes a pattern by version, not digest; write %s/%s@VERSION (inrun pull takes a digest)", arg, host, strings.Split(repo, "@")[0])
 	}
 	e = &stack.Entry{Name: repo[strings.LastIndex(repo, "/")+1:], Registry: host, Version: version}
 	if i := strings.LastIndex(repo, "/"); i > 0 {
@@ -62,9 +65,10 @@ func patternRef(arg string) (e *stack.Entry, ok bool, err error) {
 	}
 	s, err := stack.Read(arg, []byte(fmt.Sprintf("apiVersion: inrun.dev/v1alpha1\nkind: Stack\npatterns:\n  - {name: %q, registry: %q, version: %q}\n", e.Name, e.Registry, e.Version)))
 	if err != nil {
-		return nil, true, fmt.Errorf("%s is not a pattern reference: write REGISTRY/[NAMESPACE/]NAME[@VERSION] with a semver VERSION, such as localhost:5000/team/website@1.2.0", arg)
+		return nil, true, fmt.Errorf("%s is not a pattern reference: write REGISTRY/[NAMESPACE/]NAME[@VERSION] with a semver VERSION, such as localhost:5000/team/website@1.2.0, or NAME@sha256:DIGEST", arg)
 	}
 	e = s.Patterns[0]
+	e.Digest = dgst
 	e.Pos = ir.Pos{File: arg}
 	return e, true, nil
 }
@@ -107,10 +111,13 @@ func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string
 			return nil, nil, err
 		}
 	}
-	cache, err := registry.OpenLayout(dir)
+	cache, err := registry.OpenLayout(ctx, dir, func() {
+		fmt.Fprintf(out, "Waiting for another inrun that is using the pattern cache %s...\n", dir)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
+	defer cache.Close()
 	online := map[string]registry.Registry{}
 	open := func(ctx context.Context, host string) (registry.Registry, error) {
 		if r, ok := online[host]; ok {
@@ -125,8 +132,9 @@ func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string
 			fmt.Fprintf(out, "Registry %s does not answer; resolving its patterns from the cache %s.\n", host, dir)
 			return cache.Registry(host), nil
 		}
-		online[host] = r
-		return r, nil
+		// What the cache holds by digest is not fetched again.
+		online[host] = registry.ReadThrough(r, cache.Registry(host))
+		return online[host], nil
 	}
 	resolved, err := stack.Resolve(ctx, s, stack.Options{Open: open, Trusted: trusted, AllowUnverified: f.allowUnverified})
 	if err != nil {

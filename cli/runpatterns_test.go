@@ -26,7 +26,7 @@ func TestPatternRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		arg, registry, name, version, err string
+		arg, registry, name, version, digest, err string
 	}{
 		{arg: "blueprint.yaml"},
 		{arg: "other/blueprint.yaml"},
@@ -34,7 +34,8 @@ func TestPatternRef(t *testing.T) {
 		{arg: "localhost:5000/team/website@1.2.0", registry: "localhost:5000/team", name: "website", version: "1.2.0"},
 		{arg: "registry.example/a/b/website:1.2.0", registry: "registry.example/a/b", name: "website", version: "1.2.0"},
 		{arg: "registry.example/website", registry: "registry.example", name: "website", version: "*"},
-		{arg: "localhost:5000/team/website@sha256:abc", err: "by version, not digest"},
+		{arg: "localhost:5000/team/website@sha256:" + strings.Repeat("ab", 32), registry: "localhost:5000/team", name: "website", version: "*", digest: "sha256:" + strings.Repeat("ab", 32)},
+		{arg: "localhost:5000/team/website@sha256:abc", err: "is not a sha256 digest"},
 		{arg: "localhost:5000/team/website@nightly", err: "with a semver VERSION"},
 	} {
 		e, ok, err := patternRef(c.arg)
@@ -47,7 +48,7 @@ func TestPatternRef(t *testing.T) {
 			t.Errorf("%s: %v", c.arg, err)
 		case c.name == "" && ok:
 			t.Errorf("%s is a file, read as a pattern %+v", c.arg, e)
-		case c.name != "" && (!ok || e.Registry != c.registry || e.Name != c.name || e.Version != c.version):
+		case c.name != "" && (!ok || e.Registry != c.registry || e.Name != c.name || e.Version != c.version || e.Digest != c.digest):
 			t.Errorf("%s: %+v, want %s in %s at %s", c.arg, e, c.name, c.registry, c.version)
 		}
 	}
@@ -134,5 +135,84 @@ func TestRunPatterns(t *testing.T) {
 	flags.cacheDir = t.TempDir()
 	if _, _, err := flags.resolve(context.Background(), &out, nil); err == nil || !strings.Contains(err.Error(), "is in the pattern cache") {
 		t.Errorf("offline with an empty cache: %v", err)
+	}
+}
+
+// TestRunPatternByDigest resolves what inrun run NAME@sha256:... would
+// run: that manifest, verified and cached, then offline from the cache;
+// a deprecated one, another repository's digest, one not there, and one
+// signed by an untrusted key are each refused.
+func TestRunPatternByDigest(t *testing.T) {
+	srv := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
+	host := strings.TrimPrefix(srv.URL, "http://")
+	dir := initPattern(t)
+	files, err := gate.Collect(filepath.Join(dir, "blueprint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign, err := signer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := registry.Results{InrunVersion: "test", KubernetesVersion: assets.KubernetesVersion,
+		Simulate: registry.Suite{File: "test/simulate.yaml", Cases: 4, Passed: 4, Duration: "1s"},
+		E2E:      registry.Suite{File: "test/e2e.yaml", Cases: 1, Passed: 1, Duration: "1m"}}
+	digests := map[string]string{}
+	for _, v := range []struct {
+		repo, version string
+		dep           *registry.Deprecation
+	}{{"team/website", "1.0.0", nil}, {"team/website", "1.1.0", &registry.Deprecation{Message: "use webapp", Replacement: "webapp"}}, {"team/shop", "1.0.0", nil}} {
+		ref, _ := registry.ParseReference(host + "/" + v.repo + ":" + v.version)
+		p := &registry.Pattern{Name: ref.Name(), Version: v.version, Files: files, Deprecation: v.dep}
+		pushed, err := registry.Push(context.Background(), registry.NewRemote(host), ref, p, registry.PushOptions{Signer: sign, Results: results})
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests[v.repo+":"+v.version] = pushed.Pattern.Digest.String()
+	}
+	flags := &patternFlags{cacheDir: t.TempDir()}
+	var out bytes.Buffer
+	byDigest := host + "/team/website@" + digests["team/website:1.0.0"]
+	bps, _, err := flags.resolve(context.Background(), &out, []string{byDigest})
+	if err != nil {
+		t.Fatalf("by digest: %v\n%s", err, out.String())
+	}
+	if len(bps) != 1 || bps[0].Resource.Kind != "Website" || bps[0].Deprecated != nil {
+		t.Fatalf("by digest: %d Blueprints\n%s", len(bps), out.String())
+	}
+	if want := "Pattern " + host + "/team/website:1.0.0: " + digests["team/website:1.0.0"] + " (verified, signed by"; !strings.Contains(out.String(), want) {
+		t.Errorf("output has no %q:\n%s", want, out.String())
+	}
+
+	for _, c := range []struct{ arg, want string }{
+		{host + "/team/website@" + digests["team/website:1.1.0"], "website 1.1.0 is deprecated: use webapp"},
+		// Another repository's pattern is not found in this one.
+		{host + "/team/website@" + digests["team/shop:1.0.0"], "not found"},
+		{host + "/team/website@sha256:" + strings.Repeat("0", 64), "not found"},
+	} {
+		if _, _, err := flags.resolve(context.Background(), &out, []string{c.arg}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.arg, err, c.want)
+		}
+	}
+	// Trusting another key only: the proof does not verify.
+	other := t.TempDir()
+	if _, pub, err := registry.CreateKey(other, "other"); err != nil {
+		t.Fatal(err)
+	} else {
+		untrusting := &patternFlags{cacheDir: t.TempDir(), keys: []string{pub}}
+		if _, _, err := untrusting.resolve(context.Background(), &out, []string{byDigest}); err == nil || !strings.Contains(err.Error(), "does not verify") {
+			t.Errorf("by digest with an untrusted key: %v", err)
+		}
+	}
+
+	// Offline: the digest resolves from the cache, verified again.
+	srv.Close()
+	out.Reset()
+	bps, _, err = flags.resolve(context.Background(), &out, []string{byDigest})
+	if err != nil || len(bps) != 1 {
+		t.Fatalf("offline by digest: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "resolving its patterns from the cache") || !strings.Contains(out.String(), "verified, signed by") {
+		t.Errorf("offline by digest:\n%s", out.String())
 	}
 }

@@ -144,9 +144,20 @@ func TestWalkthrough(t *testing.T) {
 	}
 	t.Chdir(dir)
 	t.Setenv("KUBECONFIG", filepath.Join(dir, "no-such-kubeconfig"))
+	// --dev signs the built-in patterns with a key it makes: one of the
+	// test's own.
+	t.Setenv(envKeysDir, filepath.Join(t.TempDir(), "keys"))
 
 	s := startDev(t, bin)
 	s.eventually(t, "status readyReplicas", regexp.MustCompile(`"readyReplicas":2\b`), "get", "website", "hello-website", "-o", "jsonpath={.status}")
+	// The local registry it started lists the built-in patterns at once.
+	m := regexp.MustCompile(`export INRUN_REGISTRY=(\S+)`).FindStringSubmatch(s.out.String())
+	if m == nil {
+		t.Fatalf("inrun --dev printed no registry:\n%s", s.out)
+	}
+	if out, err := run(t, dir, "patterns", m[1]+"/inrun"); err != nil || !regexp.MustCompile(`(?m)^website\s+1\.0\.0\s`).MatchString(out) || !strings.Contains(out, "homepage 1.0.0 is deprecated") {
+		t.Errorf("inrun patterns of the --dev registry = %v\n%s", err, out)
+	}
 	s.eventually(t, "children", regexp.MustCompile(`(?s)deployment.apps/hello-website\s+2/2.*service/hello-website`), "get", "deployment,service")
 	s.stop(t)
 

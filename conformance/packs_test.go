@@ -30,6 +30,9 @@ func TestEveryPackExample(t *testing.T) {
 	// both runtimes are told where they listen. The intent pack's also runs
 	// the gateway, whose requests make its custom resources.
 	examples = append(examples, "remote", "intent")
+	for _, ex := range packs.Examples("registry") {
+		examples = append(examples, filepath.Join("registry", ex))
+	}
 	conformEach(t, examples)
 }
 

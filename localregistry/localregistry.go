@@ -24,6 +24,10 @@ type Options struct {
 	// StorageDir keeps the registry's content. Empty: a temporary
 	// directory that Stop removes.
 	StorageDir string
+	// Address is the loopback host:port to listen on when it is free, so
+	// that a registry started again is found where it was. Empty, or
+	// taken: a free port.
+	Address string
 }
 
 // Registry is a running registry.
@@ -94,7 +98,11 @@ func Start(ctx context.Context, opts Options) (*Registry, error) {
 	// A port picked free can be taken before the registry binds it; a
 	// second try with another port settles that.
 	for attempt := 0; ; attempt++ {
-		err := r.start(ctx, filepath.Join(opts.AssetsDir, assets.Registry), storage)
+		addr := ""
+		if attempt == 0 && opts.Address != "" && free(opts.Address) {
+			addr = opts.Address
+		}
+		err := r.start(ctx, filepath.Join(opts.AssetsDir, assets.Registry), storage, addr)
 		if err == nil {
 			return r, nil
 		}
@@ -105,12 +113,15 @@ func Start(ctx context.Context, opts Options) (*Registry, error) {
 	}
 }
 
-func (r *Registry) start(ctx context.Context, bin, storage string) error {
-	port, err := freePort()
-	if err != nil {
-		return err
+func (r *Registry) start(ctx context.Context, bin, storage, addr string) error {
+	r.Host = addr
+	if addr == "" {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		r.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	}
-	r.Host = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	config := fmt.Sprintf(`version: 0.1
 log:
   level: warn
@@ -199,6 +210,16 @@ func (r *Registry) Stop() error {
 
 // Log returns what the registry printed.
 func (r *Registry) Log() string { return r.log.String() }
+
+// free reports whether addr can be listened on now.
+func free(addr string) bool {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

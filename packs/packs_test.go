@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Masterminds/semver/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -25,6 +26,8 @@ import (
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/registry"
+	"github.com/inrun/inrun/registry/stack"
 )
 
 // exampleFiles are the files every example must have: the layout the READMEs
@@ -76,6 +79,9 @@ func TestExamples(t *testing.T) {
 	}
 	if got := Examples("intent"); !slices.Equal(got, []string{"."}) {
 		t.Errorf("Examples(intent) = %v; want [.]", got)
+	}
+	if got := Examples("registry"); !slices.Equal(got, []string{"homepage-1.0.0", "homepage-2.0.0"}) {
+		t.Errorf("Examples(registry) = %v; want [homepage-1.0.0 homepage-2.0.0]", got)
 	}
 	if got := Examples("no-such-pack"); got != nil {
 		t.Errorf("Examples(no-such-pack) = %v; want nil", got)
@@ -603,4 +609,86 @@ func TestIntentPack(t *testing.T) {
 			t.Errorf("the intent pack's README does not say %q", step)
 		}
 	}
+}
+
+// TestRegistryPack checks that the registry pack's pieces tell one story:
+// 2.0.0 deprecates 1.0.0 and 1.0.0 alone, the Stack runs the 1.x line and
+// accepts exactly that deprecation until a day the publisher still
+// allows, and the README walks through run, push, deprecate and accept.
+func TestRegistryPack(t *testing.T) {
+	dir := t.TempDir()
+	if err := Copy("registry", dir, CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	compile := func(version string) *ir.Blueprint {
+		bp, err := compiler.CompileFile(filepath.Join(dir, "homepage-"+version, "blueprint.yaml"), compiler.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bp
+	}
+	v1, v2 := compile("1.0.0"), compile("2.0.0")
+	if v1.Name != v2.Name || v1.Resource.GroupVersionKind != v2.Resource.GroupVersionKind {
+		t.Errorf("the two versions are not one pattern: %s %v and %s %v", v1.Name, v1.Resource.GroupVersionKind, v2.Name, v2.Resource.GroupVersionKind)
+	}
+	if d := registry.DeprecationOf(v1); d != nil {
+		t.Errorf("1.0.0 carries a deprecation: %v", d)
+	}
+	d := registry.DeprecationOf(v2)
+	if d == nil || d.After == "" || d.Replacement == "" {
+		t.Fatalf("2.0.0's deprecation = %+v; want one with a replacement and an after day", d)
+	}
+	if !d.Covers("2.0.0", "1.0.0") || !d.Covers("2.0.0", "1.9.9") || d.Covers("2.0.0", "2.0.0") {
+		t.Errorf("2.0.0's deprecation (versions %q) should cover 1.x and not itself", d.Versions)
+	}
+
+	s, err := stack.ReadFile(filepath.Join(dir, "stack.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Patterns) != 1 || s.Patterns[0].Name != v1.Name {
+		t.Fatalf("stack.yaml names %d patterns; want the one %s", len(s.Patterns), v1.Name)
+	}
+	e := s.Patterns[0]
+	if !e.Constraint.Check(mustVersion(t, "1.0.0")) || e.Constraint.Check(mustVersion(t, "2.0.0")) {
+		t.Errorf("stack.yaml's constraint %q should take 1.0.0 and not 2.0.0", e.Version)
+	}
+	if len(e.Accept) != 1 || !e.Accept[0].Constraint.Check(mustVersion(t, "1.0.0")) {
+		t.Fatalf("stack.yaml should accept 1.0.0's deprecation once: %+v", e.Accept)
+	}
+	if until := e.Accept[0].Until.Format("2006-01-02"); until > d.After {
+		t.Errorf("stack.yaml accepts until %s, after the publisher's last day %s: the acceptance would be refused", until, d.After)
+	}
+
+	readme, err := content.ReadFile("registry/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{
+		"inrun keys create",
+		"inrun --dev 127.0.0.1:5000/inrun/website@1.0.0",
+		"inrun patterns 127.0.0.1:5000/inrun",
+		"inrun inspect",
+		"inrun push 127.0.0.1:5000/team/homepage:1.0.0",
+		"inrun push 127.0.0.1:5000/team/homepage:2.0.0",
+		"inrun patterns --stack stack.yaml",
+		"inrun --dev --stack stack.yaml",
+		`type=="Deprecated"`,
+	} {
+		if !strings.Contains(string(readme), step) {
+			t.Errorf("the registry pack's README does not say %q", step)
+		}
+	}
+	if !strings.Contains(s.Patterns[0].Registry, "127.0.0.1:5000/team") {
+		t.Errorf("stack.yaml's registry %q is not the namespace the README pushes to", s.Patterns[0].Registry)
+	}
+}
+
+func mustVersion(t *testing.T, v string) *semver.Version {
+	t.Helper()
+	sv, err := semver.NewVersion(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sv
 }

@@ -10,6 +10,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content/oci"
+
+	"github.com/inrun/inrun/internal/filelock"
 )
 
 // Layout is an OCI image layout directory that holds patterns, their
@@ -18,22 +20,52 @@ import (
 // registry is reachable. Content is kept by digest; a tag is written as
 // the ref name host/repository:tag, so that one layout holds many
 // repositories. What is read from it is verified as from a registry.
+//
+// A Layout is locked from OpenLayout to Close: the layout's index.json,
+// where its tags are, is read when it opens and rewritten whole on every
+// tag, so two processes that had it open at once would each write back
+// their own view, and the last would drop the other's tags. The lock
+// makes two inrun run at once take turns at the cache; neither holds it
+// while it runs what it resolved.
 type Layout struct {
 	// Dir is the layout's directory.
-	Dir   string
-	store *oci.Store
+	Dir    string
+	store  *oci.Store
+	unlock func()
 }
 
-// OpenLayout opens the OCI layout at dir, making it when it is missing.
-func OpenLayout(dir string) (*Layout, error) {
+// LockFile is the file in a layout's directory that OpenLayout locks. It
+// is not part of the OCI layout, which ignores it.
+const LockFile = ".inrun.lock"
+
+// OpenLayout opens the OCI layout at dir, making it when it is missing,
+// and locks it until Close, waiting while another process has it open
+// (waiting, when not nil, is called once then), until ctx is done.
+func OpenLayout(ctx context.Context, dir string, waiting func()) (*Layout, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("the pattern cache: %w", err)
 	}
-	s, err := oci.New(dir)
+	unlock, err := filelock.Lock(ctx, filepath.Join(dir, LockFile), waiting)
 	if err != nil {
 		return nil, fmt.Errorf("the pattern cache %s: %w", dir, err)
 	}
-	return &Layout{Dir: dir, store: s}, nil
+	// Opened under the lock, the store reads the tags as the last
+	// holder left them.
+	s, err := oci.New(dir)
+	if err != nil {
+		unlock()
+		return nil, fmt.Errorf("the pattern cache %s: %w", dir, err)
+	}
+	return &Layout{Dir: dir, store: s, unlock: unlock}, nil
+}
+
+// Close releases the layout's lock. The Layout is not used after.
+func (l *Layout) Close() error {
+	if l.unlock != nil {
+		l.unlock()
+		l.unlock = nil
+	}
+	return nil
 }
 
 // DefaultCacheDir is the pattern cache: inrun/patterns in the user's
@@ -80,17 +112,16 @@ func (l *Layout) Save(ctx context.Context, reg Registry, f *Fetched) error {
 	if err := repo.Tag(ctx, f.Descriptor, f.Pattern.Version); err != nil {
 		return fmt.Errorf("caching %s: %w", f.Reference, err)
 	}
+	// The index as ReadIndex sees it, with the versions its entry tags
+	// add: offline, the cache's index is read alone.
 	ns := f.Reference.Namespace()
-	isrc, err := reg.Repository(ctx, indexRepository(ns))
-	if err != nil {
-		return err
-	}
-	idesc, err := isrc.Resolve(ctx, IndexTag)
+	idx, err := ReadIndex(ctx, reg, ns)
 	if err != nil {
 		return fmt.Errorf("caching the index of %s: %w", ns, err)
 	}
 	idst, _ := dst.Repository(ctx, indexRepository(ns))
-	if err := oras.CopyGraph(ctx, isrc, idst, idesc, oras.DefaultCopyGraphOptions); err != nil {
+	idesc, err := pushIndex(ctx, idst, idx)
+	if err != nil {
 		return fmt.Errorf("caching the index of %s: %w", ns, err)
 	}
 	return idst.Tag(ctx, idesc, IndexTag)

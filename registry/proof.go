@@ -57,7 +57,8 @@ type Suite struct {
 }
 
 // Check reports why r is not a passing result: both suites must have run
-// at least one case, and passed every one.
+// at least one case, and passed every one. A simulate-only result
+// (SimulateOnly) is not a passing one.
 func (r *Results) Check() error {
 	var probs []string
 	for _, s := range []struct {
@@ -75,6 +76,16 @@ func (r *Results) Check() error {
 		return errors.New(strings.Join(probs, "; "))
 	}
 	return nil
+}
+
+// SimulateOnly reports whether r is a result of simulate alone: simulate
+// ran at least one case and passed every one, and e2e ran none. inrun
+// --dev publishes the built-in patterns with such a proof so that they are
+// there at once; it is signed like any other and says exactly what ran,
+// but it does not verify (Verify): only a pattern that also passed on a
+// real API server does.
+func (r *Results) SimulateOnly() bool {
+	return r.Simulate.Cases > 0 && r.Simulate.Passed == r.Simulate.Cases && r.E2E.Cases == 0
 }
 
 // Statement is an in-toto Statement v1 whose predicate is Results.
@@ -113,9 +124,9 @@ func pae(payloadType string, payload []byte) []byte {
 
 // Sign returns a DSSE envelope, signed by s, around an in-toto Statement
 // that r is the result of the pattern whose manifest is subject. It refuses
-// a result that is not passing.
+// a result that is neither passing nor SimulateOnly.
 func Sign(s *Signer, subject ocispec.Descriptor, name string, r Results) ([]byte, error) {
-	if err := r.Check(); err != nil {
+	if err := r.Check(); err != nil && !r.SimulateOnly() {
 		return nil, fmt.Errorf("not signing a failed result: %w", err)
 	}
 	st := Statement{
@@ -239,6 +250,10 @@ func Verify(envelope []byte, subject digest.Digest, trusted []PublicKey) (Result
 	if got != subject.Encoded() {
 		return fail("the proof belongs to another pattern; push this pattern with inrun push to make its own",
 			"the proof is for %s:%s, not this pattern", subject.Algorithm(), got)
+	}
+	if st.Predicate.SimulateOnly() {
+		return fail("inrun --dev publishes the built-in patterns so, to have them at once: pass --allow-unverified to run one anyway; inrun push runs both",
+			"its proof records simulate only (%d/%d cases): its e2e cases never ran on a real API server", st.Predicate.Simulate.Passed, st.Predicate.Simulate.Cases)
 	}
 	if err := st.Predicate.Check(); err != nil {
 		return fail("fix the failing tests and push again", "the proof records a failing result: %v", err)

@@ -618,3 +618,38 @@ func wantUnverified(t *testing.T, f *registry.Fetched, want ...string) {
 		t.Errorf("Proof = %+v alongside Unverified", f.Proof)
 	}
 }
+
+// TestSimulateOnly: a simulate-only result (inrun --dev's built-in
+// patterns) is pushed only when asked for, signed, and never verifies.
+func TestSimulateOnly(t *testing.T) {
+	each(t, func(t *testing.T, s server) {
+		ctx := context.Background()
+		signer, pub := newKey(t)
+		reg := registry.NewRemote(s.host)
+		r := passing()
+		r.E2E = registry.Suite{}
+		if !r.SimulateOnly() {
+			t.Fatal("a result whose e2e ran no case is not SimulateOnly")
+		}
+		if _, err := registry.Push(ctx, reg, ref(t, s, "team/website"), website(), registry.PushOptions{Signer: signer, Results: r}); err == nil || !strings.Contains(err.Error(), "e2e ran no case") {
+			t.Errorf("push of a simulate-only result without SimulateOnly = %v", err)
+		}
+		if _, err := registry.Push(ctx, reg, ref(t, s, "team/website"), website(), registry.PushOptions{Signer: signer, Results: r, SimulateOnly: true}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := fetch(t, s, "team/website:1.0.0", pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantUnverified(t, f, "records simulate only (3/3 cases)", "--allow-unverified")
+
+		// SimulateOnly does not let a failing simulate through.
+		r.Simulate.Passed = 1
+		if r.SimulateOnly() {
+			t.Error("a failing simulate is SimulateOnly")
+		}
+		if _, err := registry.Push(ctx, reg, ref(t, s, "team/other"), website(), registry.PushOptions{Signer: signer, Results: r, SimulateOnly: true}); err == nil {
+			t.Error("push of a failing simulate with SimulateOnly succeeded")
+		}
+	})
+}

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -72,7 +73,7 @@ func ResolveEntry(ctx context.Context, e *Entry, opts Options) (*Resolved, error
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if e.Constraint == nil {
+	if e.Constraint == nil && e.Digest == "" {
 		return nil, fmt.Errorf("pattern %s has no version constraint", e.Name)
 	}
 	reg, err := opts.Open(ctx, e.Host())
@@ -84,6 +85,13 @@ func ResolveEntry(ctx context.Context, e *Entry, opts Options) (*Resolved, error
 		return nil, fmt.Errorf("pattern %s: %w", e.Name, err)
 	}
 	i := slices.IndexFunc(idx.Patterns, func(p registry.IndexPattern) bool { return p.Name == e.Name })
+	if e.Digest != "" {
+		ip := &registry.IndexPattern{Name: e.Name, Repository: path.Join(e.Namespace(), e.Name)}
+		if i >= 0 {
+			ip = &idx.Patterns[i]
+		}
+		return resolveDigest(ctx, e, reg, ip, opts)
+	}
 	if i < 0 {
 		return nil, unresolved(e, "pattern %s is not in %s", "list what it holds with inrun patterns "+e.Registry, e.Name, e.Registry)
 	}
@@ -112,6 +120,30 @@ func ResolveEntry(ctx context.Context, e *Entry, opts Options) (*Resolved, error
 	r := &Resolved{Entry: e, Version: chosen.Version, Fetched: f}
 	r.Deprecation = deprecation(ip, f.Pattern, sv.Original())
 	if r.Deprecation == nil {
+		return r, nil
+	}
+	return r, judge(e, r, opts.Now())
+}
+
+// resolveDigest resolves an entry that names a digest: the pattern there,
+// read and verified, must be the entry's, and is judged against its
+// deprecation, its own or one the index's other versions scope over it,
+// as a version is. The digest needs no index entry: a pattern copied
+// without its index runs by digest.
+func resolveDigest(ctx context.Context, e *Entry, reg registry.Registry, ip *registry.IndexPattern, opts Options) (*Resolved, error) {
+	ref := registry.Reference{Registry: e.Host(), Repository: ip.Repository, Reference: e.Digest}
+	f, err := registry.Fetch(ctx, reg, ref, registry.FetchOptions{Trusted: opts.Trusted})
+	if err != nil {
+		return nil, err
+	}
+	if f.Pattern.Name != e.Name {
+		return nil, unresolved(e, "%s holds the pattern %s, not %s", "check the digest: inrun inspect shows a pattern's", e.Digest, f.Pattern.Name, e.Name)
+	}
+	if f.Unverified != nil && !opts.AllowUnverified {
+		return nil, unresolved(e, "%s@%s does not verify: %v", "trust the publisher's key (inrun keys), or ask them to push it again", e.Name, e.Digest, f.Unverified)
+	}
+	r := &Resolved{Entry: e, Version: f.Pattern.Version, Fetched: f}
+	if r.Deprecation = deprecation(ip, f.Pattern, f.Pattern.Version); r.Deprecation == nil {
 		return r, nil
 	}
 	return r, judge(e, r, opts.Now())

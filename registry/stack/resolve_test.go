@@ -253,7 +253,7 @@ func TestOfflineFromCache(t *testing.T) {
 	s := readStack(t, host, "  - name: website\n    version: ^1\n    accept: {version: 1.1.0, until: 2027-12-31}\n")
 
 	dir := t.TempDir()
-	cache, err := registry.OpenLayout(dir)
+	cache, err := registry.OpenLayout(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,14 +264,16 @@ func TestOfflineFromCache(t *testing.T) {
 	if err := cache.Save(ctx, registry.NewRemote(host), rs[0].Fetched); err != nil {
 		t.Fatal(err)
 	}
+	cache.Close()
 	stop()
 
+	cache, err = registry.OpenLayout(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
 	offline := pub.options()
 	offline.Open = func(_ context.Context, h string) (registry.Registry, error) {
-		cache, err := registry.OpenLayout(dir)
-		if err != nil {
-			return nil, err
-		}
 		return cache.Registry(h), nil
 	}
 	rs, err = stack.Resolve(ctx, s, offline)

@@ -40,6 +40,11 @@ type Entry struct {
 	// Version is the constraint as written; Constraint is it parsed.
 	Version    string
 	Constraint *semver.Constraints
+	// Digest, when set, names the one pattern manifest to run
+	// (sha256:...), instead of the newest version that meets Constraint.
+	// inrun run REGISTRY/NAME@sha256:... sets it; a Stack file names
+	// versions.
+	Digest string
 	// Accept are the deprecations of this pattern the team accepts.
 	Accept []*Acceptance
 	// Pos is where the entry is.

@@ -1,27 +1,24 @@
 //go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
 
-package assets
+package filelock
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 )
 
-// lockDir takes an exclusive lock on dir, waiting while another process
-// holds it, until ctx is done. The lock is an flock(2) on a file in dir, so
-// it is released when its holder exits, however it exits.
-func lockDir(ctx context.Context, dir string, p *printer) (unlock func(), err error) {
-	path := filepath.Join(dir, ".lock")
+// Lock takes an exclusive lock on the file at path, making it if needed,
+// and waits while another process holds it, until ctx is done. waiting,
+// when not nil, is called once if Lock has to wait.
+func Lock(ctx context.Context, path string, waiting func()) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	waiting := false
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
@@ -34,15 +31,15 @@ func lockDir(ctx context.Context, dir string, p *printer) (unlock func(), err er
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
-		if !waiting {
-			p.printf("Waiting for another process that is building the assets in %s...", dir)
-			waiting = true
+		if waiting != nil {
+			waiting()
+			waiting = nil
 		}
 		select {
 		case <-ctx.Done():
 			f.Close()
 			return nil, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

@@ -1,0 +1,42 @@
+package registry
+
+import (
+	"context"
+	"io"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// ReadThrough returns reg with content read from cache when cache holds
+// it: manifests and blobs are addressed by digest, so a copy in the cache
+// is the same bytes, and every reader checks them against the digest
+// anyway. Tags, referrers and what the cache lacks come from reg, so a
+// version's digest, its proofs and the index are as the registry has them
+// now; only the bytes already fetched once are not fetched again.
+func ReadThrough(reg, cache Registry) Registry { return readThrough{reg: reg, cache: cache} }
+
+type readThrough struct{ reg, cache Registry }
+
+func (r readThrough) Repository(ctx context.Context, name string) (Target, error) {
+	remote, err := r.reg.Repository(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	cached, err := r.cache.Repository(ctx, name)
+	if err != nil {
+		return remote, nil
+	}
+	return &readThroughTarget{Target: remote, cache: cached}, nil
+}
+
+type readThroughTarget struct {
+	Target
+	cache Target
+}
+
+func (t *readThroughTarget) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
+	if ok, err := t.cache.Exists(ctx, desc); err == nil && ok {
+		return t.cache.Fetch(ctx, desc)
+	}
+	return t.Target.Fetch(ctx, desc)
+}
