@@ -146,6 +146,9 @@ func publishBuiltins(ctx context.Context, reg registry.Registry, host string, si
 			return n, err
 		}
 		for _, ex := range packs.Examples(p.Name) {
+			if packs.GoModule(p.Name, ex) {
+				continue // names Go code: only an inrun built with it runs it
+			}
 			name, version := builtinPattern(p.Name, ex)
 			ref, err := registry.ParseReference(host + "/" + builtinNamespace + "/" + name + ":" + version)
 			if err != nil {
