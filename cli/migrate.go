@@ -18,8 +18,8 @@ import (
 )
 
 // migrateNotYet is what every migration command says is still to come.
-const migrateNotYet = `Not implemented yet: kind moves (migrate.to, migrate.selection), the
-transitional CRD that Inrun writes for you, and inrun clean. Until then, keep
+const migrateNotYet = `Not implemented yet: the transitional CRD that Inrun writes for you,
+and inrun clean. Until then, keep
 both paths in the CRD yourself while values move (mark the old one
 deprecated in its description), and delete the snapshots with
   kubectl delete secret,configmap -n inrun-system -l migrate.inrun.dev/id=<ID>
@@ -93,6 +93,8 @@ migrate.inrun.dev/id=<ID>. Interrupted at any point (Ctrl-C, kill -9), it is
 run again and finishes: marked objects are skipped, none is moved twice.
 inrun rollback undoes it.
 
+` + kindMoveHelp + `
+
 ` + migrateNotYet,
 		Args: cobra.NoArgs,
 	}
@@ -112,12 +114,18 @@ func newMigratePlanCommand() *cobra.Command {
 migration its served fields declare (migrate.from): how many objects would
 move, how many are already moved or have nothing to move, every value a move
 would drop (and whether the Blueprint acknowledges it), objects written in
-the old shape after they were moved, and sample diffs. It writes nothing.`,
+the old shape after they were moved, and sample diffs. It writes nothing.
+
+For a kind move (migrate.to at the Blueprint's top) it counts the custom
+resources the selection picks and their children, lists every object in
+the way (an object of the target kind already holding the name, or two
+that would get the same one), every value the target's schema would drop
+(and whether migrate.acceptLoss acknowledges it), and sample diffs.`,
 		Example: `  inrun migrate plan
   inrun migrate plan -f blueprint.yaml --samples 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := f.migration()
+			k, err := f.kindMove()
 			if err != nil {
 				return err
 			}
@@ -128,6 +136,13 @@ the old shape after they were moved, and sample diffs. It writes nothing.`,
 			opts.Samples = samples
 			if samples == 0 {
 				opts.Samples = -1
+			}
+			if k != nil {
+				return kindPlan(cmd, k, opts)
+			}
+			m, err := f.migration()
+			if err != nil {
+				return err
 			}
 			p, err := m.Plan(cmd.Context(), opts)
 			if err != nil {
@@ -159,12 +174,20 @@ Blueprint does not acknowledge. Progress (objects, rate) goes to stderr.
 Interrupted, run it again: marked objects are skipped, none moves twice.
 It exits 1 when an object could not be moved (each is listed).
 
+For a kind move (migrate.to), each selected custom resource is, in this
+order: snapshotted (and its snapshot recorded in the ledger), marked with
+migrate.inrun.dev/id, created anew as the target kind with the annotations
+migrate.inrun.dev/id and migrate.inrun.dev/from-uid (and a snapshot of it as
+created), given its status, its children re-parented, and deleted. It
+refuses to start, writing nothing, while the plan has a conflict or an
+unacknowledged loss. Interrupted, run it again: each step is done once.
+
 ` + migrateNotYet,
 		Example: `  inrun migrate plan && inrun migrate apply
   inrun migrate apply --workers 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := f.migration()
+			k, err := f.kindMove()
 			if err != nil {
 				return err
 			}
@@ -174,9 +197,17 @@ It exits 1 when an object could not be moved (each is listed).
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			opts.Progress = progress(cmd.ErrOrStderr(), "moved")
+			if k != nil {
+				cmd.SetContext(ctx)
+				return kindApply(cmd, k, opts)
+			}
+			m, err := f.migration()
+			if err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			m.Describe(out)
-			opts.Progress = progress(cmd.ErrOrStderr(), "moved")
 			p, res, err := m.Apply(ctx, opts)
 			if err != nil {
 				return err
@@ -223,18 +254,35 @@ touched. It exits 2 when drift was left in place, 1 on failure.
 
 Rollback can be run again: restored fields are left alone.
 
+A kind move (migrate.to) rolls back per custom resource: the old one is
+created again from its snapshot (a new UID; the annotation
+migrate.inrun.dev/rollback-of names the one it replaces) with its status,
+the children are re-parented back to it (they keep their UIDs), and the new
+one is deleted. A field of spec, a label or an annotation edited on the new
+one after the move is drift: reported with its three values, and the
+restored custom resource keeps the edited value, unless --force names it.
+
 ` + migrateNotYet,
 		Example: `  inrun rollback
   inrun rollback --force apps/payments-api
   inrun rollback --id app-3f9a2c1b7d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			kind := false
 			if id == "" {
-				m, err := f.migration()
+				k, err := f.kindMove()
 				if err != nil {
 					return fmt.Errorf("%w\n(or name the migration with --id)", err)
 				}
-				id = m.ID
+				if k != nil {
+					id, kind = k.ID, true
+				} else {
+					m, err := f.migration()
+					if err != nil {
+						return fmt.Errorf("%w\n(or name the migration with --id)", err)
+					}
+					id = m.ID
+				}
 			}
 			opts, err := f.options()
 			if err != nil {
@@ -242,13 +290,25 @@ Rollback can be run again: restored fields are left alone.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			cmd.SetContext(ctx)
 			opts.Progress = progress(cmd.ErrOrStderr(), "checked")
-			m, res, err := migrate.Rollback(ctx, id, migrate.RollbackOptions{Options: opts, Force: force})
-			if m != nil && (err == nil || !errors.Is(err, migrate.ErrTampered)) {
-				m.Describe(cmd.OutOrStdout())
+			if !kind {
+				if kind, err = migrate.IsKindMove(ctx, id, opts); err != nil {
+					return err
+				}
 			}
-			if res != nil {
-				res.Report(cmd.OutOrStdout())
+			var res *migrate.RollbackResult
+			if kind {
+				res, err = kindRollback(cmd, id, opts, force)
+			} else {
+				var m *migrate.Migration
+				m, res, err = migrate.Rollback(ctx, id, migrate.RollbackOptions{Options: opts, Force: force})
+				if m != nil && (err == nil || !errors.Is(err, migrate.ErrTampered)) {
+					m.Describe(cmd.OutOrStdout())
+				}
+				if res != nil {
+					res.Report(cmd.OutOrStdout())
+				}
 			}
 			switch {
 			case err != nil:
