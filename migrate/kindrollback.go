@@ -205,13 +205,21 @@ func (k *KindMove) restoreOne(ctx context.Context, c client.Client, e Entry, bef
 			out.gone = true
 			return nil
 		}
+		var drift []fieldDrift
+		if nu != nil && written != nil {
+			// Computed again by a resumed run, from the same three states.
+			drift = drifted(e, before, written, nu, force)
+			for _, d := range drift {
+				out.drift = append(out.drift, d.Drift)
+			}
+		}
 		if old == nil {
 			if nu == nil {
 				out.gone = true // the new one was deleted since: nothing to restore
 				return nil
 			}
 			var err error
-			if old, err = k.recreate(ctx, c, e, before, written, nu, force, &out); err != nil {
+			if old, err = k.recreate(ctx, c, e, before, drift); err != nil {
 				return err
 			}
 			out.written = true
@@ -254,45 +262,60 @@ func (k *KindMove) restoreOne(ctx context.Context, c client.Client, e Entry, bef
 	return out, nil
 }
 
+// fieldDrift is a Drift, and where its live value goes in the custom
+// resource a rollback creates again.
+type fieldDrift struct {
+	Drift
+	path   []string
+	live   any
+	liveOK bool
+}
+
+// drifted compares, for every value a kind move carries, the value before
+// the move, the one it wrote and the live one on the new custom resource.
+func drifted(e Entry, before, written, nu *unstructured.Unstructured, force bool) []fieldDrift {
+	var out []fieldDrift
+	b, w, l := leaves(before), leaves(written), leaves(nu)
+	paths := map[string]bool{}
+	for _, m := range []map[string]leaf{b, w, l} {
+		for p := range m {
+			paths[p] = true
+		}
+	}
+	for p := range paths {
+		bv, bok := b[p]
+		wv, wok := w[p]
+		lv, lok := l[p]
+		if same(lv.v, lok, wv.v, wok) || same(lv.v, lok, bv.v, bok) {
+			continue
+		}
+		path := lv.path
+		if !lok {
+			path = wv.path
+		}
+		out = append(out, fieldDrift{Drift: Drift{Object: e.Object(), Field: p, Before: Show(bv.v, bok), Written: Show(wv.v, wok), Live: Show(lv.v, lok), Forced: force}, path: path, live: lv.v, liveOK: lok})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
+	return out
+}
+
 // recreate creates the old custom resource again from its snapshot, with
-// the fields edited on the new one since the move kept (unless forced),
-// and restores its status.
-func (k *KindMove) recreate(ctx context.Context, c client.Client, e Entry, before, written, nu *unstructured.Unstructured, force bool, out *restored) (*unstructured.Unstructured, error) {
+// the drifted fields' live values (unless forced), and restores its
+// status.
+func (k *KindMove) recreate(ctx context.Context, c client.Client, e Entry, before *unstructured.Unstructured, drift []fieldDrift) (*unstructured.Unstructured, error) {
 	obj := before.DeepCopy()
 	status := obj.Object["status"]
 	delete(obj.Object, "status")
 	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"} {
 		unstructured.RemoveNestedField(obj.Object, "metadata", f)
 	}
-	if written != nil {
-		b, w, l := leaves(before), leaves(written), leaves(nu)
-		paths := map[string][]string{}
-		for _, m := range []map[string]leaf{b, w, l} {
-			for p, v := range m {
-				paths[p] = v.path
-			}
-		}
-		names := make([]string, 0, len(paths))
-		for p := range paths {
-			names = append(names, p)
-		}
-		sort.Strings(names)
-		for _, p := range names {
-			bv, bok := b[p]
-			wv, wok := w[p]
-			lv, lok := l[p]
-			if same(lv.v, lok, wv.v, wok) || same(lv.v, lok, bv.v, bok) {
-				continue
-			}
-			out.drift = append(out.drift, Drift{Object: e.Object(), Field: p, Before: Show(bv.v, bok), Written: Show(wv.v, wok), Live: Show(lv.v, lok), Forced: force})
-			if force {
-				continue
-			}
-			if lok {
-				_ = unstructured.SetNestedField(obj.Object, runtimeCopy(lv.v), paths[p]...)
-			} else {
-				unstructured.RemoveNestedField(obj.Object, paths[p]...)
-			}
+	for _, d := range drift {
+		switch {
+		case d.Forced:
+		case d.liveOK:
+			_ = unstructured.SetNestedField(obj.Object, runtimeCopy(d.live), d.path...)
+		default:
+			unstructured.RemoveNestedField(obj.Object, d.path...)
 		}
 	}
 	ann := obj.GetAnnotations()

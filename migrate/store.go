@@ -1,12 +1,14 @@
 package migrate
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,6 +109,10 @@ func (s *store) begin(ctx context.Context, m any) error {
 	if err != nil {
 		return err
 	}
+	// A resumed run finds the head an earlier one made, and writes nothing.
+	if _, err := s.headData(ctx); err == nil {
+		return nil
+	}
 	head := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: headName(s.id), Namespace: s.ns, Labels: s.labels()}, Data: map[string]string{headKey: string(data)}}
 	err = s.c.Create(ctx, head)
 	if !apierrors.IsAlreadyExists(err) {
@@ -201,6 +207,9 @@ func (s *store) put(ctx context.Context, sec *corev1.Secret) error {
 	if !s.ours(&cur) {
 		return fmt.Errorf("Secret %s/%s exists and was not made by migration %s; it is left alone", s.ns, sec.Name, s.id)
 	}
+	if bytes.Equal(cur.Data[chunkKey], sec.Data[chunkKey]) && maps.Equal(cur.Annotations, sec.Annotations) {
+		return nil // an interrupted run saved the same state
+	}
 	cur.Data = sec.Data
 	cur.Annotations = sec.Annotations
 	return s.c.Update(ctx, &cur)
@@ -233,6 +242,9 @@ func (s *store) record(ctx context.Context, e Entry) error {
 		}
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
+		}
+		if cm.Data[e.UID] == string(val) {
+			return nil // an interrupted run recorded it
 		}
 		cm.Data[e.UID] = string(val)
 		return s.c.Update(ctx, &cm)
