@@ -7,6 +7,9 @@ DEMO     ?= demo
 N        ?= 1000
 FUZZTIME ?= 30s
 GATEWAY_N ?= 2000
+# KIND_N is how many custom resources make migrate-kind-scale moves to
+# another kind: 1,000 by default, 10,000 for the large run.
+KIND_N   ?= 1000
 GATEWAY_WORKERS ?= 4
 GATEWAY_COUNT ?= 1
 REQUESTS ?= 1000
@@ -83,6 +86,10 @@ gateway-idempotency: assets ## REQUESTS (default 1000) concurrent requests to th
 .PHONY: migrate-scale
 migrate-scale: assets ## inrun migrate on N custom resources (default 1000): apply interrupted three times and resumed, 1% edited, rollback with drift; see docs/migration.md
 	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterApplyResumeRollback$$' -count=1 -v -timeout 60m
+
+.PHONY: migrate-kind-scale
+migrate-kind-scale: assets ## A kind move (migrate.to) of KIND_N custom resources (default 1000; KIND_N=10000 for the large run) with their children: apply interrupted three times and resumed, 1% edited, rollback interrupted twice and resumed, with drift; no child's UID changes; see docs/migration.md
+	INRUN_MIGRATE_KIND_OBJECTS=$(KIND_N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterKindMoveScale$$' -count=1 -v -timeout 120m
 
 .PHONY: migrate-bench
 migrate-bench: assets ## Objects inrun migrate apply moves per second beside plain updates of as many, same run (N objects, default 1000)

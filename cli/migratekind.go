@@ -86,5 +86,3 @@ func kindRollback(cmd *cobra.Command, id string, opts migrate.Options, force []s
 	}
 	return res, err
 }
-
-

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -404,5 +406,207 @@ func TestClusterKindMove(t *testing.T) {
 	_, rb, err = migrate.RollbackKind(ctx, k.ID, migrate.RollbackOptions{Options: migrate.Options{Client: c, Namespace: snapNS}})
 	if err != nil || rb.Restored != 0 || len(rb.Failed) > 0 {
 		t.Errorf("second rollback: %v %+v", err, rb)
+	}
+}
+
+// TestClusterKindMoveScale moves $INRUN_MIGRATE_KIND_OBJECTS Sites (20 by
+// default; make migrate-kind-scale runs 1,000) with the apply interrupted
+// three times and resumed; then edits 1% of the WebApps (at least two)
+// and rolls back, interrupted twice and resumed: exactly the edited fields
+// are drift, and no child's UID changes on the way there or back.
+func TestClusterKindMoveScale(t *testing.T) {
+	n := 20
+	if v := os.Getenv("INRUN_MIGRATE_KIND_OBJECTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 10 {
+			t.Fatalf("INRUN_MIGRATE_KIND_OBJECTS=%q: want a number of at least 10", v)
+		}
+	}
+	cl := clustertest.Shared(t)
+	cfg := cl.RESTConfig()
+	ctx := t.Context()
+	site, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	webapp := site.Uses[0].Compiled
+	if err := runner.InstallCRDs(ctx, cfg, []*ir.Blueprint{site, webapp}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := clustertest.NewNamespace(t, cl)
+	snapNS := clustertest.NewNamespace(t, cl)
+	k, err := migrate.KindFromBlueprint(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stopRuntime := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runner.Run(rctx, runner.Options{Config: cfg, Blueprints: []*ir.Blueprint{site, webapp}, Namespaces: []string{ns},
+			MetricsAddr: "0", ProbeAddr: "0", SkipNameValidation: true, Log: zap.New(zap.WriteTo(io.Discard))})
+	}()
+	t.Cleanup(func() {
+		stopRuntime()
+		if err := <-done; err != nil {
+			t.Errorf("runtime: %v", err)
+		}
+	})
+	names := make([]string, n)
+	for i := range n {
+		names[i] = fmt.Sprintf("site-%05d", i)
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(siteKind)
+		u.SetNamespace(ns)
+		u.SetName(names[i])
+		u.SetLabels(map[string]string{"tier": "web"})
+		u.Object["spec"] = map[string]any{"image": "nginx:" + names[i], "replicas": int64(1 + i%3)}
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// uids waits until every child (a ConfigMap, a ClusterRole) carries
+	// the inventory of the custom resource of kind gvk of its name, and
+	// returns the children's UIDs.
+	uids := func(gvk schema.GroupVersionKind, blueprint string) map[string]types.UID {
+		t.Helper()
+		var last string
+		for deadline := time.Now().Add(2*time.Minute + time.Duration(n)*100*time.Millisecond); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			owners := map[string]types.UID{}
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range list.Items {
+				owners[o.GetName()] = o.GetUID()
+			}
+			var cms corev1.ConfigMapList
+			var roles rbacv1.ClusterRoleList
+			if err := c.List(ctx, &cms, client.InNamespace(ns), client.HasLabels{ir.LabelOwnerUID}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.List(ctx, &roles, client.HasLabels{ir.LabelOwnerUID}); err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]types.UID{}
+			last = ""
+			for _, cm := range cms.Items {
+				if cm.Labels[ir.LabelOwnerUID] != string(owners[cm.Name]) || cm.Labels[ir.LabelBlueprint] != blueprint {
+					last = fmt.Sprintf("ConfigMap %s carries %v", cm.Name, cm.Labels)
+				}
+				out["ConfigMap "+cm.Name] = cm.UID
+			}
+			for _, r := range roles.Items {
+				name, ok := strings.CutPrefix(r.Name, ns+"-")
+				if !ok {
+					continue
+				}
+				if r.Labels[ir.LabelOwnerUID] != string(owners[name]) || r.Labels[ir.LabelBlueprint] != blueprint {
+					last = fmt.Sprintf("ClusterRole %s carries %v", r.Name, r.Labels)
+				}
+				out["ClusterRole "+name] = r.UID
+			}
+			if last == "" && len(owners) == n && len(out) == 2*n {
+				return out
+			}
+			if last == "" {
+				last = fmt.Sprintf("%d %ss, %d children", len(owners), gvk.Kind, len(out))
+			}
+		}
+		t.Fatalf("the children are not the %ss': %s", gvk.Kind, last)
+		return nil
+	}
+	before := uids(siteKind, "site")
+	opts := migrate.Options{Client: c, Namespace: snapNS, Only: ns, Workers: 4}
+
+	// Each object takes about nine writes.
+	w := &kindWrites{}
+	for _, limit := range []int{5, n*9/4 + 1, n*9/2 + 2} {
+		actx, cancel := context.WithCancel(ctx)
+		o := opts
+		o.Client = w.client(c, limit, cancel)
+		_, res, err := k.Apply(actx, o)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("apply interrupted after %d writes: %v (result %+v)", limit, err, res)
+		}
+	}
+	o := opts
+	o.Client = w.client(c, 0, nil)
+	p, res, err := k.Apply(ctx, o)
+	if err != nil || len(res.Failed) > 0 {
+		t.Fatalf("resumed apply: %v %+v", err, res)
+	}
+	if p.Moved == 0 || p.Moved+p.ToMove+p.InProgress != n {
+		t.Errorf("resumed plan: %d moved before, %d to move, %d begun", p.Moved, p.ToMove, p.InProgress)
+	}
+	for _, name := range names {
+		if got := w.get("create WebApp " + ns + "/" + name); got != 1 {
+			t.Errorf("WebApp %s created %d times, want once", name, got)
+		}
+	}
+	if after := uids(webAppKind, "webapp"); !mapsEqual(after, before) {
+		t.Errorf("child UIDs changed by the move")
+	}
+
+	edited := map[string]bool{}
+	step := n / max(2, n/100)
+	for i := 1; i < n; i += step {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(webAppKind)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names[i]}, u); err != nil {
+			t.Fatal(err)
+		}
+		_ = unstructured.SetNestedField(u.Object, "nginx:edited", "spec", "image")
+		if err := c.Update(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		edited[ns+"/"+names[i]] = true
+	}
+	drift := map[string]bool{}
+	rbOpts := func(cl client.Client) migrate.RollbackOptions {
+		return migrate.RollbackOptions{Options: migrate.Options{Client: cl, Namespace: snapNS, Workers: 4}}
+	}
+	for _, limit := range []int{3, n * 2} {
+		actx, cancel := context.WithCancel(ctx)
+		_, rb, err := migrate.RollbackKind(actx, k.ID, rbOpts(w.client(c, limit, cancel)))
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("rollback interrupted after %d writes: %v (result %+v)", limit, err, rb)
+		}
+		for _, d := range rb.Drift {
+			drift[d.Object] = true
+		}
+	}
+	_, rb, err := migrate.RollbackKind(ctx, k.ID, rbOpts(c))
+	if err != nil || len(rb.Failed) > 0 || len(rb.Gone) > 0 {
+		t.Fatalf("resumed rollback: %v %+v", err, rb)
+	}
+	for _, d := range rb.Drift {
+		if d.Field != "spec.image" || d.Live != `"nginx:edited"` {
+			t.Errorf("drift %+v", d)
+		}
+		drift[d.Object] = true
+	}
+	if !mapsEqual(drift, edited) {
+		t.Errorf("drift on %v, want exactly %v", drift, edited)
+	}
+	if back := uids(siteKind, "site"); !mapsEqual(back, before) {
+		t.Errorf("child UIDs changed by the rollback")
+	}
+	for i, name := range names {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(siteKind)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+			t.Fatal(err)
+		}
+		img, _, _ := unstructured.NestedString(u.Object, "spec", "image")
+		if want := map[bool]string{true: "nginx:edited", false: "nginx:" + name}[edited[ns+"/"+name]]; img != want {
+			t.Errorf("Site %s: image %q after the rollback, want %q (%d)", name, img, want, i)
+		}
 	}
 }

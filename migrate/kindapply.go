@@ -28,7 +28,8 @@ type KindPlan struct {
 	// ToMove are selected and not begun; InProgress carry the marker of a
 	// move begun and not finished (apply finishes it).
 	ToMove, InProgress int
-	// Moved are custom resources of the target kind this move made.
+	// Moved are custom resources of the target kind this move made, whose
+	// old one is gone: moves finished.
 	Moved int
 	// Children is the number of objects Apply would re-parent.
 	Children int
@@ -88,8 +89,14 @@ func (k *KindMove) Plan(ctx context.Context, opts Options) (*KindPlan, error) {
 		return nil, err
 	}
 	p := &KindPlan{Move: k, Objects: len(objs)}
+	olds := map[string]bool{}
+	for _, obj := range objs {
+		olds[string(obj.GetUID())] = true
+	}
 	for _, t := range targets {
-		if t.GetAnnotations()[AnnotationID] == k.ID {
+		// A move begun and not finished still has its old one, and is
+		// counted in InProgress.
+		if t.GetAnnotations()[AnnotationID] == k.ID && !olds[t.GetAnnotations()[AnnotationFromUID]] {
 			p.Moved++
 		}
 	}
