@@ -19,11 +19,12 @@ import (
 
 // migrateNotYet is what every migration command says is still to come.
 const migrateNotYet = `Not implemented yet: the transitional CRD that Inrun writes for you,
-and inrun clean. Until then, keep
-both paths in the CRD yourself while values move (mark the old one
-deprecated in its description), and delete the snapshots with
+and inrun clean. Until then, keep both paths in the CRD yourself while
+values move (mark the old one deprecated in its description), and delete
+the snapshots with
   kubectl delete secret,configmap -n inrun-system -l migrate.inrun.dev/id=<ID>
-once you no longer need to roll back.`
+once you no longer need to roll back (and, after a kind move, the old
+kind's CRD).`
 
 // migrateFlags are the flags migrate plan, apply and rollback share.
 type migrateFlags struct {
@@ -65,7 +66,7 @@ func (f *migrateFlags) migration() (*migrate.Migration, error) {
 func newMigrateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Move values stored in custom resources to the paths the Blueprint serves",
+		Short: "Move values stored in custom resources to the paths the Blueprint serves, or custom resources to another kind",
 		Long: `Migrate moves the values custom resources hold at old paths to the paths
 their served fields have now. A field says where its value was stored before:
 

@@ -20,7 +20,7 @@ another kind instead (a new group, version or kind, or a new scope):
     - blueprint: ../webapp/blueprint.yaml   # the kind they move to
   migrate:
     to: {apiVersion: platform.example.dev/v1, kind: WebApp}
-    selection:                              # which move; {} for all
+    selection:                              # which ones move; {} for all
       matchLabels: {tier: web}
       includeWhen: ${self.spec.replicas > 0}
 
