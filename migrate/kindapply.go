@@ -118,6 +118,12 @@ func (k *KindMove) Plan(ctx context.Context, opts Options) (*KindPlan, error) {
 			}
 		}
 		p.Selected++
+		if owner := obj.GetLabels()[ir.LabelOwnerUID]; owner != "" && !begun {
+			// Its parent's runtime would create it again as soon as it
+			// is gone.
+			p.Conflicts = append(p.Conflicts, fmt.Sprintf("%s is a child of %s (Blueprint %s): its parent's runtime would create it again; change the parent's Blueprint to make a %s instead", name, obj.GetAnnotations()[ir.AnnotationOwner], obj.GetLabels()[ir.LabelBlueprint], k.To.Kind))
+			continue
+		}
 		key := k.targetKey(obj)
 		tname := objectKey(key.Namespace, key.Name)
 		if t := existing[key]; t != nil && t.GetAnnotations()[AnnotationFromUID] != string(obj.GetUID()) {
