@@ -31,8 +31,8 @@ func crdObject(t testing.TB, crd any) *unstructured.Unstructured {
 
 // TestKindPlanScope plans a namespaced kind's move to a cluster-scoped
 // one: two custom resources of one name would become one, a third
-// already has its name taken, and neither moves; the selection's
-// includeWhen leaves out a fourth. Apply refuses and writes nothing.
+// already has its name taken, a fourth is another one's child, and none
+// of them moves; the selection's includeWhen leaves out a fifth. Apply refuses and writes nothing.
 func TestKindPlanScope(t *testing.T) {
 	bp, err := compiler.CompileFile("testdata/kind/tenant.yaml", compiler.Options{})
 	if err != nil {
@@ -53,13 +53,16 @@ func TestKindPlanScope(t *testing.T) {
 		"apiVersion": "platform.inrun.dev/v1", "kind": "Tenant",
 		"metadata": map[string]any{"name": "taken"},
 	}}
+	child := space("c", "child", 1).(*unstructured.Unstructured)
+	child.SetLabels(map[string]string{"inrun.dev/owner-uid": "uid-parent", "inrun.dev/blueprint": "org"})
+	child.SetAnnotations(map[string]string{"inrun.dev/owner": "example.inrun.dev/Org//acme"})
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
 		crdObject(t, bp.Resource.CRD), crdObject(t, bp.Uses[0].CRD),
-		space("a", "shared", 1), space("b", "shared", 2), space("a", "taken", 1), space("a", "solo", 1), space("a", "empty", 0), taken,
+		space("a", "shared", 1), space("b", "shared", 2), space("a", "taken", 1), space("a", "solo", 1), space("a", "empty", 0), taken, child,
 	).Build()
 	p, err := k.Plan(context.Background(), migrate.Options{Client: c})
 	if err != nil {
@@ -68,11 +71,16 @@ func TestKindPlanScope(t *testing.T) {
 	want := []string{
 		"a/taken: Tenant taken already exists and was not made by this move from it",
 		"a/shared and b/shared would both become Tenant shared",
+		"c/child is a child of example.inrun.dev/Org//acme (Blueprint org): its parent's runtime would create it again",
 	}
-	if strings.Join(p.Conflicts, "\n") != strings.Join(want, "\n") {
+	got := make([]string, len(p.Conflicts))
+	for i, c := range p.Conflicts {
+		got[i], _, _ = strings.Cut(c, "; change")
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("conflicts:\n%s\nwant:\n%s", strings.Join(p.Conflicts, "\n"), strings.Join(want, "\n"))
 	}
-	if p.Objects != 5 || p.Selected != 4 || p.ToMove != 2 || !p.Refused() {
+	if p.Objects != 6 || p.Selected != 5 || p.ToMove != 2 || !p.Refused() {
 		t.Errorf("plan: %d objects, %d selected, %d to move, refused %v", p.Objects, p.Selected, p.ToMove, p.Refused())
 	}
 	if _, _, err := k.Apply(context.Background(), migrate.Options{Client: c}); err == nil || !strings.Contains(err.Error(), "nothing was written") {
