@@ -1,14 +1,18 @@
 package migrate_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -468,59 +472,7 @@ func TestClusterKindMoveScale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// uids waits until every child (a ConfigMap, a ClusterRole) carries
-	// the inventory of the custom resource of kind gvk of its name, and
-	// returns the children's UIDs.
-	uids := func(gvk schema.GroupVersionKind, blueprint string) map[string]types.UID {
-		t.Helper()
-		var last string
-		for deadline := time.Now().Add(2*time.Minute + time.Duration(n)*100*time.Millisecond); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-			owners := map[string]types.UID{}
-			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-			if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-				t.Fatal(err)
-			}
-			for _, o := range list.Items {
-				owners[o.GetName()] = o.GetUID()
-			}
-			var cms corev1.ConfigMapList
-			var roles rbacv1.ClusterRoleList
-			if err := c.List(ctx, &cms, client.InNamespace(ns), client.HasLabels{ir.LabelOwnerUID}); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.List(ctx, &roles, client.HasLabels{ir.LabelOwnerUID}); err != nil {
-				t.Fatal(err)
-			}
-			out := map[string]types.UID{}
-			last = ""
-			for _, cm := range cms.Items {
-				if cm.Labels[ir.LabelOwnerUID] != string(owners[cm.Name]) || cm.Labels[ir.LabelBlueprint] != blueprint {
-					last = fmt.Sprintf("ConfigMap %s carries %v", cm.Name, cm.Labels)
-				}
-				out["ConfigMap "+cm.Name] = cm.UID
-			}
-			for _, r := range roles.Items {
-				name, ok := strings.CutPrefix(r.Name, ns+"-")
-				if !ok {
-					continue
-				}
-				if r.Labels[ir.LabelOwnerUID] != string(owners[name]) || r.Labels[ir.LabelBlueprint] != blueprint {
-					last = fmt.Sprintf("ClusterRole %s carries %v", r.Name, r.Labels)
-				}
-				out["ClusterRole "+name] = r.UID
-			}
-			if last == "" && len(owners) == n && len(out) == 2*n {
-				return out
-			}
-			if last == "" {
-				last = fmt.Sprintf("%d %ss, %d children", len(owners), gvk.Kind, len(out))
-			}
-		}
-		t.Fatalf("the children are not the %ss': %s", gvk.Kind, last)
-		return nil
-	}
-	before := uids(siteKind, "site")
+	before := siteChildren(t, c, ns, siteKind, "site", n)
 	opts := migrate.Options{Client: c, Namespace: snapNS, Only: ns, Workers: 4}
 
 	// Each object takes about nine writes.
@@ -549,7 +501,7 @@ func TestClusterKindMoveScale(t *testing.T) {
 			t.Errorf("WebApp %s created %d times, want once", name, got)
 		}
 	}
-	if after := uids(webAppKind, "webapp"); !mapsEqual(after, before) {
+	if after := siteChildren(t, c, ns, webAppKind, "webapp", n); !mapsEqual(after, before) {
 		t.Errorf("child UIDs changed by the move")
 	}
 
@@ -595,7 +547,7 @@ func TestClusterKindMoveScale(t *testing.T) {
 	if !mapsEqual(drift, edited) {
 		t.Errorf("drift on %v, want exactly %v", drift, edited)
 	}
-	if back := uids(siteKind, "site"); !mapsEqual(back, before) {
+	if back := siteChildren(t, c, ns, siteKind, "site", n); !mapsEqual(back, before) {
 		t.Errorf("child UIDs changed by the rollback")
 	}
 	for i, name := range names {
@@ -608,5 +560,158 @@ func TestClusterKindMoveScale(t *testing.T) {
 		if want := map[bool]string{true: "nginx:edited", false: "nginx:" + name}[edited[ns+"/"+name]]; img != want {
 			t.Errorf("Site %s: image %q after the rollback, want %q (%d)", name, img, want, i)
 		}
+	}
+}
+
+// siteChildren waits until every child (a ConfigMap, a ClusterRole) of
+// the n custom resources in ns carries the inventory of the custom
+// resource of kind gvk of its name, and returns the children's UIDs.
+func siteChildren(t *testing.T, c client.Client, ns string, gvk schema.GroupVersionKind, blueprint string, n int) map[string]types.UID {
+	t.Helper()
+	ctx := t.Context()
+	var last string
+	for deadline := time.Now().Add(2*time.Minute + time.Duration(n)*100*time.Millisecond); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		owners := map[string]types.UID{}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range list.Items {
+			owners[o.GetName()] = o.GetUID()
+		}
+		var cms corev1.ConfigMapList
+		var roles rbacv1.ClusterRoleList
+		if err := c.List(ctx, &cms, client.InNamespace(ns), client.HasLabels{ir.LabelOwnerUID}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.List(ctx, &roles, client.HasLabels{ir.LabelOwnerUID}); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]types.UID{}
+		last = ""
+		for _, cm := range cms.Items {
+			if cm.Labels[ir.LabelOwnerUID] != string(owners[cm.Name]) || cm.Labels[ir.LabelBlueprint] != blueprint {
+				last = fmt.Sprintf("ConfigMap %s carries %v", cm.Name, cm.Labels)
+			}
+			out["ConfigMap "+cm.Name] = cm.UID
+		}
+		for _, r := range roles.Items {
+			name, ok := strings.CutPrefix(r.Name, ns+"-")
+			if !ok {
+				continue
+			}
+			if r.Labels[ir.LabelOwnerUID] != string(owners[name]) || r.Labels[ir.LabelBlueprint] != blueprint {
+				last = fmt.Sprintf("ClusterRole %s carries %v", r.Name, r.Labels)
+			}
+			out["ClusterRole "+name] = r.UID
+		}
+		if last == "" && len(owners) == n && len(out) == 2*n {
+			return out
+		}
+		if last == "" {
+			last = fmt.Sprintf("%d %ss, %d children", len(owners), gvk.Kind, len(out))
+		}
+	}
+	t.Fatalf("the children are not the %ss': %s", gvk.Kind, last)
+	return nil
+}
+
+// TestClusterKindKill9 kills inrun migrate apply of a kind move with
+// SIGKILL twice, as soon as it reports progress, then runs it to the end;
+// then kills inrun rollback once and runs it to the end. Every Site moves
+// and comes back, and no child's UID changes.
+func TestClusterKindKill9(t *testing.T) {
+	const n = 30
+	cl := clustertest.Shared(t)
+	cfg := cl.RESTConfig()
+	ctx := t.Context()
+	site, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	webapp := site.Uses[0].Compiled
+	if err := runner.InstallCRDs(ctx, cfg, []*ir.Blueprint{site, webapp}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := clustertest.NewNamespace(t, cl)
+	snapNS := clustertest.NewNamespace(t, cl)
+	rctx, stopRuntime := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runner.Run(rctx, runner.Options{Config: cfg, Blueprints: []*ir.Blueprint{site, webapp}, Namespaces: []string{ns},
+			MetricsAddr: "0", ProbeAddr: "0", SkipNameValidation: true, Log: zap.New(zap.WriteTo(io.Discard))})
+	}()
+	t.Cleanup(func() {
+		stopRuntime()
+		if err := <-done; err != nil {
+			t.Errorf("runtime: %v", err)
+		}
+	})
+	for i := range n {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(siteKind)
+		u.SetNamespace(ns)
+		u.SetName(fmt.Sprintf("site-%02d", i))
+		u.SetLabels(map[string]string{"tier": "web"})
+		u.Object["spec"] = map[string]any{"image": "nginx", "replicas": int64(1)}
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := siteChildren(t, c, ns, siteKind, "site", n)
+	bin := filepath.Join(t.TempDir(), "inrun")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/inrun").CombinedOutput(); err != nil {
+		t.Fatalf("building inrun: %v\n%s", err, out)
+	}
+	flags := []string{"-f", "testdata/kind/site.yaml", "--kubeconfig", cl.KubeconfigPath(), "--snapshot-namespace", snapNS, "-n", ns, "--workers", "2"}
+	count := func(gvk schema.GroupVersionKind) int {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Items)
+	}
+	kill := func(what string, args []string, rounds int) {
+		for round := range rounds {
+			cmd := exec.Command(bin, args...)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, _ := bufio.NewReader(stderr).ReadString('\n')
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			err = cmd.Wait()
+			t.Logf("%s, round %d: killed after %q (%v); %d Sites, %d WebApps", what, round, strings.TrimSpace(line), err, count(siteKind), count(webAppKind))
+			if !strings.Contains(line, "objects") {
+				t.Fatalf("%s, round %d: inrun said %q before it was killed", what, round, line)
+			}
+		}
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("inrun %s after the kills: %v\n%s", what, err, out)
+		}
+	}
+	kill("migrate apply", append([]string{"migrate", "apply"}, flags...), 2)
+	if s, w := count(siteKind), count(webAppKind); s != 0 || w != n {
+		t.Errorf("after the move: %d Sites, %d WebApps", s, w)
+	}
+	if after := siteChildren(t, c, ns, webAppKind, "webapp", n); !mapsEqual(after, before) {
+		t.Errorf("child UIDs changed by the move")
+	}
+	kill("rollback", append([]string{"rollback"}, flags...), 1)
+	if s, w := count(siteKind), count(webAppKind); s != n || w != 0 {
+		t.Errorf("after the rollback: %d Sites, %d WebApps", s, w)
+	}
+	if back := siteChildren(t, c, ns, siteKind, "site", n); !mapsEqual(back, before) {
+		t.Errorf("child UIDs changed by the rollback")
 	}
 }
