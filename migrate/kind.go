@@ -193,12 +193,13 @@ func (k *KindMove) keepsOwners(obj *unstructured.Unstructured) bool {
 // newObject returns the custom resource obj becomes: the same name, spec,
 // labels and annotations (kubectl's last-applied record aside), owner
 // references while they stay valid, Inrun's finalizer when the target is
-// a Blueprint's, and the move's annotations. Status is written afterwards
-// through the status subresource.
+// a Blueprint's, and the move's annotations.
 func (k *KindMove) newObject(obj *unstructured.Unstructured, needFinalizer bool) *unstructured.Unstructured {
 	out := &unstructured.Unstructured{Object: map[string]any{}}
+	// status goes too: a CRD without the status subresource keeps it; one
+	// with it ignores it on create, and restoreStatus writes it.
 	for f, v := range obj.Object {
-		if f != "metadata" && f != "status" {
+		if f != "metadata" {
 			out.Object[f] = runtimeCopy(v)
 		}
 	}

@@ -496,8 +496,11 @@ func TestClusterKindMoveScale(t *testing.T) {
 	if p.Moved == 0 || p.Moved+p.ToMove+p.InProgress != n {
 		t.Errorf("resumed plan: %d moved before, %d to move, %d begun", p.Moved, p.ToMove, p.InProgress)
 	}
+	// A create in flight when the context ended may have succeeded
+	// unseen, so the count is at most one; that every WebApp exists is
+	// checked with their children next.
 	for _, name := range names {
-		if got := w.get("create WebApp " + ns + "/" + name); got != 1 {
+		if got := w.get("create WebApp " + ns + "/" + name); got > 1 {
 			t.Errorf("WebApp %s created %d times, want once", name, got)
 		}
 	}

@@ -305,7 +305,6 @@ func drifted(e Entry, before, written, nu *unstructured.Unstructured, force bool
 func (k *KindMove) recreate(ctx context.Context, c client.Client, e Entry, before *unstructured.Unstructured, drift []fieldDrift) (*unstructured.Unstructured, error) {
 	obj := before.DeepCopy()
 	status := obj.Object["status"]
-	delete(obj.Object, "status")
 	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"} {
 		unstructured.RemoveNestedField(obj.Object, "metadata", f)
 	}
