@@ -703,6 +703,10 @@ func TestClusterKindKill9(t *testing.T) {
 			t.Fatalf("inrun %s after the kills: %v\n%s", what, err, out)
 		}
 	}
+	out, err := exec.Command(bin, append([]string{"migrate", "plan"}, flags...)...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("%d Site objects, %d selected: %d to move", n, n, n)) || !strings.Contains(string(out), fmt.Sprintf("%d children to re-parent", 2*n)) {
+		t.Fatalf("inrun migrate plan: %v\n%s", err, out)
+	}
 	kill("migrate apply", append([]string{"migrate", "apply"}, flags...), 2)
 	if s, w := count(siteKind), count(webAppKind); s != 0 || w != n {
 		t.Errorf("after the move: %d Sites, %d WebApps", s, w)

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/migrate"
 )
 
@@ -91,5 +92,34 @@ func TestKindPlanScope(t *testing.T) {
 	list.SetKind("SecretList")
 	if err := c.List(context.Background(), list); err != nil || len(list.Items) != 0 {
 		t.Errorf("a refused apply wrote %d Secrets (%v)", len(list.Items), err)
+	}
+}
+
+// TestKindMoveID: the same Blueprint gives the same ID, acceptLoss does
+// not change it, and another selection does.
+func TestKindMoveID(t *testing.T) {
+	id := func(edit func(bp *ir.Blueprint)) string {
+		bp, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			edit(bp)
+		}
+		k, err := migrate.KindFromBlueprint(bp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.ID
+	}
+	a := id(nil)
+	if !strings.HasPrefix(a, "site-") || a != id(nil) {
+		t.Errorf("IDs %s, %s", a, id(nil))
+	}
+	if b := id(func(bp *ir.Blueprint) { bp.Migrate.AcceptLoss = false }); b != a {
+		t.Errorf("acceptLoss changed the ID: %s, %s", a, b)
+	}
+	if c := id(func(bp *ir.Blueprint) { bp.Migrate.Selection.MatchLabels = map[string]string{"tier": "db"} }); c == a {
+		t.Errorf("another selection kept the ID %s", a)
 	}
 }
