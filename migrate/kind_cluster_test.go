@@ -370,15 +370,28 @@ func TestClusterKindMove(t *testing.T) {
 	if err := c.Update(ctx, edited); err != nil {
 		t.Fatal(err)
 	}
-	_, rb, err := migrate.RollbackKind(ctx, k.ID, migrate.RollbackOptions{Options: migrate.Options{Client: c, Namespace: snapNS, Workers: 2}})
+	// And a label of another, whose edit --force overrides.
+	forced, _ := get(webAppKind, "a")
+	forced.SetLabels(map[string]string{"tier": "edited"})
+	if err := c.Update(ctx, forced); err != nil {
+		t.Fatal(err)
+	}
+	_, rb, err := migrate.RollbackKind(ctx, k.ID, migrate.RollbackOptions{Options: migrate.Options{Client: c, Namespace: snapNS, Workers: 2}, Force: []string{ns + "/a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rb.Restored != 4 || len(rb.Failed) > 0 || len(rb.Gone) > 0 {
 		t.Errorf("rollback: %+v", rb)
 	}
-	if len(rb.Drift) != 1 || rb.Drift[0].Object != ns+"/d" || rb.Drift[0].Field != "spec.replicas" || rb.Drift[0].Before != "1" || rb.Drift[0].Written != "1" || rb.Drift[0].Live != "9" {
-		t.Errorf("drift: %+v", rb.Drift)
+	wantDrift := []migrate.Drift{
+		{Object: ns + "/a", Field: "metadata.labels.tier", Before: `"web"`, Written: `"web"`, Live: `"edited"`, Forced: true},
+		{Object: ns + "/d", Field: "spec.replicas", Before: "1", Written: "1", Live: "9"},
+	}
+	if fmt.Sprint(rb.Drift) != fmt.Sprint(wantDrift) {
+		t.Errorf("drift:\n%+v\nwant\n%+v", rb.Drift, wantDrift)
+	}
+	if a, _ := get(siteKind, "a"); a.GetLabels()["tier"] != "web" {
+		t.Errorf("Site a, forced: labels %v, want the snapshot's", a.GetLabels())
 	}
 	for _, n := range moving {
 		if _, err := get(webAppKind, n); !apierrors.IsNotFound(err) {
