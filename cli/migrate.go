@@ -55,12 +55,19 @@ func (f *migrateFlags) options() (migrate.Options, error) {
 	return migrate.Options{Client: c, Namespace: f.namespace, Only: f.only, Workers: f.workers}, nil
 }
 
-func (f *migrateFlags) migration() (*migrate.Migration, error) {
+// migration returns what the Blueprint declares: a kind move (its
+// migrate section), or else its field moves.
+func (f *migrateFlags) migration() (*migrate.KindMove, *migrate.Migration, error) {
 	bp, err := loadBlueprint(f.blueprint)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return migrate.FromBlueprint(bp)
+	if bp.Migrate != nil {
+		k, err := migrate.KindFromBlueprint(bp)
+		return k, nil, err
+	}
+	m, err := migrate.FromBlueprint(bp)
+	return nil, m, err
 }
 
 func newMigrateCommand() *cobra.Command {
@@ -126,7 +133,7 @@ that would get the same one), every value the target's schema would drop
   inrun migrate plan -f blueprint.yaml --samples 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, err := f.kindMove()
+			k, m, err := f.migration()
 			if err != nil {
 				return err
 			}
@@ -140,10 +147,6 @@ that would get the same one), every value the target's schema would drop
 			}
 			if k != nil {
 				return kindPlan(cmd, k, opts)
-			}
-			m, err := f.migration()
-			if err != nil {
-				return err
 			}
 			p, err := m.Plan(cmd.Context(), opts)
 			if err != nil {
@@ -188,7 +191,7 @@ unacknowledged loss. Interrupted, run it again: each step is done once.
   inrun migrate apply --workers 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, err := f.kindMove()
+			k, m, err := f.migration()
 			if err != nil {
 				return err
 			}
@@ -202,10 +205,6 @@ unacknowledged loss. Interrupted, run it again: each step is done once.
 			if k != nil {
 				cmd.SetContext(ctx)
 				return kindApply(cmd, k, opts)
-			}
-			m, err := f.migration()
-			if err != nil {
-				return err
 			}
 			out := cmd.OutOrStdout()
 			m.Describe(out)
@@ -271,17 +270,13 @@ restored custom resource keeps the edited value, unless --force names it.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			kind := false
 			if id == "" {
-				k, err := f.kindMove()
-				if err != nil {
+				k, m, err := f.migration()
+				switch {
+				case err != nil:
 					return fmt.Errorf("%w\n(or name the migration with --id)", err)
-				}
-				if k != nil {
+				case k != nil:
 					id, kind = k.ID, true
-				} else {
-					m, err := f.migration()
-					if err != nil {
-						return fmt.Errorf("%w\n(or name the migration with --id)", err)
-					}
+				default:
 					id = m.ID
 				}
 			}

@@ -32,19 +32,6 @@ collection deletes nothing), and only then is the old one deleted, without
 Inrun's finalizer, so that the runtime finalizes nothing away. See
 docs/migration.md, "Moving CRs to another kind".`
 
-// kindMove returns the kind move the Blueprint declares, nil when it
-// declares none.
-func (f *migrateFlags) kindMove() (*migrate.KindMove, error) {
-	bp, err := loadBlueprint(f.blueprint)
-	if err != nil {
-		return nil, err
-	}
-	if bp.Migrate == nil {
-		return nil, nil
-	}
-	return migrate.KindFromBlueprint(bp)
-}
-
 func kindPlan(cmd *cobra.Command, k *migrate.KindMove, opts migrate.Options) error {
 	p, err := k.Plan(cmd.Context(), opts)
 	if err != nil {
@@ -75,7 +62,7 @@ func kindApply(cmd *cobra.Command, k *migrate.KindMove, opts migrate.Options) er
 	return nil
 }
 
-// kindRollback undoes kind move id; ok is false when id is no kind move.
+// kindRollback undoes kind move id and reports what it did.
 func kindRollback(cmd *cobra.Command, id string, opts migrate.Options, force []string) (*migrate.RollbackResult, error) {
 	k, res, err := migrate.RollbackKind(cmd.Context(), id, migrate.RollbackOptions{Options: opts, Force: force})
 	if k != nil && (err == nil || !errors.Is(err, migrate.ErrTampered)) {
