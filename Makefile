@@ -7,6 +7,9 @@ DEMO     ?= demo
 N        ?= 1000
 FUZZTIME ?= 30s
 GATEWAY_N ?= 2000
+# KIND_N is how many custom resources make migrate-kind-scale moves to
+# another kind: 1,000 by default, 10,000 for the large run.
+KIND_N   ?= 1000
 GATEWAY_WORKERS ?= 4
 GATEWAY_COUNT ?= 1
 REQUESTS ?= 1000
@@ -88,6 +91,10 @@ migrate-scale: assets ## inrun migrate on N custom resources (default 1000): app
 .PHONY: bench-registry
 bench-registry: assets ## inrun run NAME@VERSION to its first reconcile, with a cold pattern cache and a warm one, REGISTRY_N runs each (default 10), on a local control plane and registry; reports x-cold; see docs/performance.md
 	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkRunPattern$$' -benchtime $(REGISTRY_N)x -count 1 -timeout 30m
+
+.PHONY: migrate-kind-scale
+migrate-kind-scale: assets ## A kind move (migrate.to) of KIND_N custom resources (default 1000; KIND_N=10000 for the large run) with their children: apply interrupted three times and resumed, 1% edited, rollback interrupted twice and resumed, with drift; no child's UID changes; see docs/migration.md
+	INRUN_MIGRATE_KIND_OBJECTS=$(KIND_N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterKindMoveScale$$' -count=1 -v -timeout 120m
 
 .PHONY: migrate-bench
 migrate-bench: assets ## Objects inrun migrate apply moves per second beside plain updates of as many, same run (N objects, default 1000)

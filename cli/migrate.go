@@ -18,12 +18,13 @@ import (
 )
 
 // migrateNotYet is what every migration command says is still to come.
-const migrateNotYet = `Not implemented yet: kind moves (migrate.to, migrate.selection), the
-transitional CRD that Inrun writes for you, and inrun clean. Until then, keep
-both paths in the CRD yourself while values move (mark the old one
-deprecated in its description), and delete the snapshots with
+const migrateNotYet = `Not implemented yet: the transitional CRD that Inrun writes for you,
+and inrun clean. Until then, keep both paths in the CRD yourself while
+values move (mark the old one deprecated in its description), and delete
+the snapshots with
   kubectl delete secret,configmap -n inrun-system -l migrate.inrun.dev/id=<ID>
-once you no longer need to roll back.`
+once you no longer need to roll back (and, after a kind move, the old
+kind's CRD).`
 
 // migrateFlags are the flags migrate plan, apply and rollback share.
 type migrateFlags struct {
@@ -54,18 +55,25 @@ func (f *migrateFlags) options() (migrate.Options, error) {
 	return migrate.Options{Client: c, Namespace: f.namespace, Only: f.only, Workers: f.workers}, nil
 }
 
-func (f *migrateFlags) migration() (*migrate.Migration, error) {
+// migration returns what the Blueprint declares: a kind move (its
+// migrate section), or else its field moves.
+func (f *migrateFlags) migration() (*migrate.KindMove, *migrate.Migration, error) {
 	bp, err := loadBlueprint(f.blueprint)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return migrate.FromBlueprint(bp)
+	if bp.Migrate != nil {
+		k, err := migrate.KindFromBlueprint(bp)
+		return k, nil, err
+	}
+	m, err := migrate.FromBlueprint(bp)
+	return nil, m, err
 }
 
 func newMigrateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Move values stored in custom resources to the paths the Blueprint serves",
+		Short: "Move values stored in custom resources to the paths the Blueprint serves, or custom resources to another kind",
 		Long: `Migrate moves the values custom resources hold at old paths to the paths
 their served fields have now. A field says where its value was stored before:
 
@@ -93,6 +101,8 @@ migrate.inrun.dev/id=<ID>. Interrupted at any point (Ctrl-C, kill -9), it is
 run again and finishes: marked objects are skipped, none is moved twice.
 inrun rollback undoes it.
 
+` + kindMoveHelp + `
+
 ` + migrateNotYet,
 		Args: cobra.NoArgs,
 	}
@@ -112,12 +122,18 @@ func newMigratePlanCommand() *cobra.Command {
 migration its served fields declare (migrate.from): how many objects would
 move, how many are already moved or have nothing to move, every value a move
 would drop (and whether the Blueprint acknowledges it), objects written in
-the old shape after they were moved, and sample diffs. It writes nothing.`,
+the old shape after they were moved, and sample diffs. It writes nothing.
+
+For a kind move (migrate.to at the Blueprint's top) it counts the custom
+resources the selection picks and their children, lists every object in
+the way (an object of the target kind already holding the name, or two
+that would get the same one), every value the target's schema would drop
+(and whether migrate.acceptLoss acknowledges it), and sample diffs.`,
 		Example: `  inrun migrate plan
   inrun migrate plan -f blueprint.yaml --samples 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := f.migration()
+			k, m, err := f.migration()
 			if err != nil {
 				return err
 			}
@@ -128,6 +144,9 @@ the old shape after they were moved, and sample diffs. It writes nothing.`,
 			opts.Samples = samples
 			if samples == 0 {
 				opts.Samples = -1
+			}
+			if k != nil {
+				return kindPlan(cmd, k, opts)
 			}
 			p, err := m.Plan(cmd.Context(), opts)
 			if err != nil {
@@ -159,12 +178,20 @@ Blueprint does not acknowledge. Progress (objects, rate) goes to stderr.
 Interrupted, run it again: marked objects are skipped, none moves twice.
 It exits 1 when an object could not be moved (each is listed).
 
+For a kind move (migrate.to), each selected custom resource is, in this
+order: snapshotted (and its snapshot recorded in the ledger), marked with
+migrate.inrun.dev/id, created anew as the target kind with the annotations
+migrate.inrun.dev/id and migrate.inrun.dev/from-uid (and a snapshot of it as
+created), given its status, its children re-parented, and deleted. It
+refuses to start, writing nothing, while the plan has a conflict or an
+unacknowledged loss. Interrupted, run it again: each step is done once.
+
 ` + migrateNotYet,
 		Example: `  inrun migrate plan && inrun migrate apply
   inrun migrate apply --workers 8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := f.migration()
+			k, m, err := f.migration()
 			if err != nil {
 				return err
 			}
@@ -174,9 +201,13 @@ It exits 1 when an object could not be moved (each is listed).
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			opts.Progress = progress(cmd.ErrOrStderr(), "moved")
+			if k != nil {
+				cmd.SetContext(ctx)
+				return kindApply(cmd, k, opts)
+			}
 			out := cmd.OutOrStdout()
 			m.Describe(out)
-			opts.Progress = progress(cmd.ErrOrStderr(), "moved")
 			p, res, err := m.Apply(ctx, opts)
 			if err != nil {
 				return err
@@ -223,18 +254,31 @@ touched. It exits 2 when drift was left in place, 1 on failure.
 
 Rollback can be run again: restored fields are left alone.
 
+A kind move (migrate.to) rolls back per custom resource: the old one is
+created again from its snapshot (a new UID; the annotation
+migrate.inrun.dev/rollback-of names the one it replaces) with its status,
+the children are re-parented back to it (they keep their UIDs), and the new
+one is deleted. A field of spec, a label or an annotation edited on the new
+one after the move is drift: reported with its three values, and the
+restored custom resource keeps the edited value, unless --force names it.
+
 ` + migrateNotYet,
 		Example: `  inrun rollback
   inrun rollback --force apps/payments-api
   inrun rollback --id app-3f9a2c1b7d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			kind := false
 			if id == "" {
-				m, err := f.migration()
-				if err != nil {
+				k, m, err := f.migration()
+				switch {
+				case err != nil:
 					return fmt.Errorf("%w\n(or name the migration with --id)", err)
+				case k != nil:
+					id, kind = k.ID, true
+				default:
+					id = m.ID
 				}
-				id = m.ID
 			}
 			opts, err := f.options()
 			if err != nil {
@@ -242,13 +286,25 @@ Rollback can be run again: restored fields are left alone.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			cmd.SetContext(ctx)
 			opts.Progress = progress(cmd.ErrOrStderr(), "checked")
-			m, res, err := migrate.Rollback(ctx, id, migrate.RollbackOptions{Options: opts, Force: force})
-			if m != nil && (err == nil || !errors.Is(err, migrate.ErrTampered)) {
-				m.Describe(cmd.OutOrStdout())
+			if !kind {
+				if kind, err = migrate.IsKindMove(ctx, id, opts); err != nil {
+					return err
+				}
 			}
-			if res != nil {
-				res.Report(cmd.OutOrStdout())
+			var res *migrate.RollbackResult
+			if kind {
+				res, err = kindRollback(cmd, id, opts, force)
+			} else {
+				var m *migrate.Migration
+				m, res, err = migrate.Rollback(ctx, id, migrate.RollbackOptions{Options: opts, Force: force})
+				if m != nil && (err == nil || !errors.Is(err, migrate.ErrTampered)) {
+					m.Describe(cmd.OutOrStdout())
+				}
+				if res != nil {
+					res.Report(cmd.OutOrStdout())
+				}
 			}
 			switch {
 			case err != nil:

@@ -22,6 +22,8 @@ type exprSite struct {
 	where  string
 	isBool bool
 	api    bool // in reconcile.api: sees args, finalizing and response
+	// selfOnly marks an expression that sees self alone: migrate's.
+	selfOnly bool
 	// own marks a collection's own expressions, which see its iterators
 	// and each.
 	own bool
@@ -79,6 +81,9 @@ func (c *checker) sites() []exprSite {
 	for _, x := range c.bp.APIExprs() {
 		out = append(out, exprSite{x: x, where: "reconcile.api", api: true})
 	}
+	for _, x := range c.bp.MigrateExprs() {
+		out = append(out, exprSite{x: x, where: "migrate.selection.includeWhen", isBool: true, selfOnly: true})
+	}
 	return out
 }
 
@@ -110,9 +115,19 @@ func (c *checker) checkExpressions() {
 	for _, ch := range usable {
 		vars = append(vars, ch.ID)
 	}
-	var apiEnv *expr.Env
+	var apiEnv, selfEnv *expr.Env
 	collections := map[*ir.Child]*expr.Env{}
 	for _, s := range sites {
+		if s.selfOnly {
+			if selfEnv == nil {
+				if selfEnv, err = expr.NewEnv(&ir.Blueprint{Resource: c.bp.Resource}); err != nil {
+					c.errs.Add(s.x.Pos, diag.ExprType, "", "cannot build the expression environment: %v", err)
+					return
+				}
+			}
+			c.checkExpr(selfEnv, []string{expr.Self}, s)
+			continue
+		}
 		if s.own {
 			cenv, ok := collections[s.child]
 			if !ok {

@@ -72,7 +72,7 @@ func Compile(src *load.Source, opts Options) (*ir.Blueprint, error) {
 // decoder is the first half of a compilation: it reads the YAML into an
 // ir.Blueprint whose expressions are not checked yet, one section a file
 // (metadata.go, crd.go or schema.go, children.go, status.go, reconcile.go,
-// serve.go, lifecycle.go, reserved.go).
+// serve.go, lifecycle.go, migratekind.go, reserved.go).
 type decoder struct {
 	*yamlpos.Reader
 	src  *load.Source
@@ -138,6 +138,7 @@ func (d *decoder) decode() (*ir.Blueprint, *structuralschema.Structural) {
 	d.controllerAlone(top)
 	d.serve(top)
 	d.lifecycle(top)
+	d.migrate(top)
 	d.reserved(top)
 	return d.bp, d.self
 }

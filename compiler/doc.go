@@ -5,8 +5,10 @@
 // in two halves. The decoder reads the YAML with positions
 // (internal/yamlpos) into an ir.Blueprint, one file per section:
 // metadata.go, crd.go, uses.go, children.go, status.go, reconcile.go,
-// lifecycle.go, and reserved.go for the sections later versions will implement (an error
-// until then). uses.go compiles the Blueprints a Blueprint builds on in
+// serve.go and migrate.go (a served field's migrate), lifecycle.go,
+// migratekind.go (the top-level migrate: a kind move, checked against the
+// target kind's schema), and reserved.go for the sections later versions
+// will implement (an error until then). uses.go compiles the Blueprints a Blueprint builds on in
 // the same session, each once, and reports a cycle of them. The checker then checks templates against the types of the
 // objects they write (check.go), type-checks every ${...} expression
 // against the CRD's schema and the built-in kinds' Go types, offline, and

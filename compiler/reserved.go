@@ -9,9 +9,8 @@ import (
 // version does not implement, with what each will do. Until one is
 // implemented (and typed in the IR), using it is an error: a Blueprint
 // that sets it would otherwise run without what it asks for.
-var reservedSections = []struct{ key, what string }{
-	{"migrate", "moving custom resources to another kind (migrate.to, migrate.selection); a field move is migrate.from on a served field (serve.fields.<name>.migrate)"},
-}
+// None is reserved at the moment.
+var reservedSections = []struct{ key, what string }{}
 
 // reserved reports every reserved section that is set.
 func (d *decoder) reserved(top *yamlpos.Map) {

@@ -472,3 +472,15 @@ func NormalizeNumbers(v any) any {
 	}
 	return v
 }
+
+// CompileSelf plans the programs of expressions that see self alone, such
+// as a kind move's selection (ir.Blueprint.MigrateExprs), in the
+// environment of bp's kind without its children.
+func CompileSelf(bp *ir.Blueprint, xs []*ir.Expr) (*Programs, error) {
+	env, err := NewEnv(&ir.Blueprint{Resource: bp.Resource})
+	if err != nil {
+		return nil, err
+	}
+	p := &Programs{env: env, progs: map[*ir.Expr]cel.Program{}}
+	return p, p.plan(env, xs)
+}

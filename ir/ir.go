@@ -68,6 +68,10 @@ type Blueprint struct {
 	// for what. Nil when the Blueprint has no lifecycle section.
 	Lifecycle *Lifecycle `json:",omitempty"`
 
+	// Migrate is the kind move the Blueprint declares (inrun migrate); nil
+	// when it declares none.
+	Migrate *Migrate `json:",omitempty"`
+
 	// Deprecated is set by whoever runs the Blueprint as a pattern version
 	// that a deprecation covers and a Stack accepts (inrun run), on its own
 	// copy: the runtime then keeps a Deprecated condition on every custom

@@ -30,6 +30,18 @@
 //     the migration, the value it wrote, the live value) and skipped,
 //     unless the object is named in RollbackOptions.Force.
 //
-// Not yet here: kind moves (migrate.to, migrate.selection), the
-// transitional CRD and inrun clean.
+// A kind move (KindFromBlueprint: the Blueprint's migrate section) moves
+// the custom resources its selection picks to another kind. For each, in
+// this order, every step idempotent: its snapshot and ledger entry, the
+// marker on it, the new custom resource (and a snapshot of it as created),
+// its status, its children re-parented (owner references and Inrun's
+// inventory labels rewritten by UID, so that garbage collection deletes
+// nothing and the runtimes recreate nothing), and last the old one
+// deleted without Inrun's finalizer, at the resourceVersion it was read
+// at, so that its runtime finalizes nothing away. RollbackKind creates the
+// old ones again from their snapshots, hands the children back, and
+// deletes the new ones; a value edited on a new one since is drift, kept
+// unless forced.
+//
+// Not yet here: the transitional CRD and inrun clean.
 package migrate

@@ -63,7 +63,7 @@ type Migration struct {
 func FromBlueprint(bp *ir.Blueprint) (*Migration, error) {
 	fields := bp.Serve.Migrations()
 	if len(fields) == 0 {
-		return nil, fmt.Errorf("Blueprint %s declares no migration: add migrate: {from: <old path>} to a field under serve.fields", bp.Name)
+		return nil, fmt.Errorf("Blueprint %s declares no migration: add migrate: {from: <old path>} to a field under serve.fields, or migrate: {to: ..., selection: ...} at its top to move custom resources to another kind", bp.Name)
 	}
 	m := &Migration{Kind: bp.Resource.GroupVersionKind, Plural: bp.Resource.Plural, Namespaced: bp.Resource.Namespaced}
 	for _, f := range fields {

@@ -1,18 +1,21 @@
 package migrate
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -50,6 +53,11 @@ type Entry struct {
 	SHA256 string `json:"sha256"`
 	// Chunks is the number of Secrets the snapshot spans.
 	Chunks int `json:"chunks"`
+	// From is set on the entry of a custom resource a kind move created:
+	// the UID of the one it moved. Its snapshot is the new custom resource
+	// as created, what the move wrote, which rollback compares the live
+	// one to.
+	From string `json:"from,omitempty"`
 }
 
 // Object names the entry's object: namespace/name.
@@ -86,8 +94,9 @@ func (s *store) ours(obj client.Object) bool {
 }
 
 // begin makes the namespace (when missing) and the ledger's head, or
-// checks the head an earlier run made.
-func (s *store) begin(ctx context.Context, m *Migration) error {
+// checks the head an earlier run made. m is the *Migration or *KindMove
+// the ledger is for.
+func (s *store) begin(ctx context.Context, m any) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns, Labels: map[string]string{labelManagedBy: managedBy}}}
 	if err := s.c.Get(ctx, client.ObjectKeyFromObject(ns), &corev1.Namespace{}); apierrors.IsNotFound(err) {
 		if err := s.c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -100,17 +109,22 @@ func (s *store) begin(ctx context.Context, m *Migration) error {
 	if err != nil {
 		return err
 	}
+	// A resumed run finds the head an earlier one made, and writes nothing.
+	if _, err := s.headData(ctx); err == nil {
+		return nil
+	}
 	head := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: headName(s.id), Namespace: s.ns, Labels: s.labels()}, Data: map[string]string{headKey: string(data)}}
 	err = s.c.Create(ctx, head)
 	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	_, err = s.head(ctx)
+	_, err = s.headData(ctx)
 	return err
 }
 
-// head reads the migration the ledger was made for.
-func (s *store) head(ctx context.Context) (*Migration, error) {
+// headData reads the head ConfigMap's record of the migration the ledger
+// was made for.
+func (s *store) headData(ctx context.Context) ([]byte, error) {
 	var cm corev1.ConfigMap
 	if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: headName(s.id)}, &cm); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -121,9 +135,25 @@ func (s *store) head(ctx context.Context) (*Migration, error) {
 	if !s.ours(&cm) {
 		return nil, fmt.Errorf("ConfigMap %s/%s was not made by inrun migrate; it is left alone", s.ns, cm.Name)
 	}
-	var m Migration
-	if err := json.Unmarshal([]byte(cm.Data[headKey]), &m); err != nil || m.ID != s.id {
+	var probe struct {
+		ID string `json:"id"`
+	}
+	data := []byte(cm.Data[headKey])
+	if err := json.Unmarshal(data, &probe); err != nil || probe.ID != s.id {
 		return nil, fmt.Errorf("the ledger's head ConfigMap %s/%s is damaged: data.%s is not migration %s", s.ns, cm.Name, headKey, s.id)
+	}
+	return data, nil
+}
+
+// head reads the field migration the ledger was made for.
+func (s *store) head(ctx context.Context) (*Migration, error) {
+	data, err := s.headData(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m Migration
+	if err := json.Unmarshal(data, &m); err != nil || len(m.Moves) == 0 {
+		return nil, fmt.Errorf("migration %s moves custom resources to another kind, not fields: its Blueprint (with migrate.to) rolls it back", s.id)
 	}
 	return &m, nil
 }
@@ -177,6 +207,9 @@ func (s *store) put(ctx context.Context, sec *corev1.Secret) error {
 	if !s.ours(&cur) {
 		return fmt.Errorf("Secret %s/%s exists and was not made by migration %s; it is left alone", s.ns, sec.Name, s.id)
 	}
+	if bytes.Equal(cur.Data[chunkKey], sec.Data[chunkKey]) && maps.Equal(cur.Annotations, sec.Annotations) {
+		return nil // an interrupted run saved the same state
+	}
 	cur.Data = sec.Data
 	cur.Annotations = sec.Annotations
 	return s.c.Update(ctx, &cur)
@@ -209,6 +242,9 @@ func (s *store) record(ctx context.Context, e Entry) error {
 		}
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
+		}
+		if cm.Data[e.UID] == string(val) {
+			return nil // an interrupted run recorded it
 		}
 		cm.Data[e.UID] = string(val)
 		return s.c.Update(ctx, &cm)
@@ -268,4 +304,15 @@ func (s *store) load(ctx context.Context, e Entry) (*unstructured.Unstructured, 
 		return nil, fmt.Errorf("%s: snapshot %s/%s is of another object (UID %s)", e.Object(), s.ns, SnapshotName(s.id, e.UID, 0), obj.GetUID())
 	}
 	return obj, nil
+}
+
+// hasEntry reports whether the ledger has an entry for the object with
+// the given UID; false when it cannot tell.
+func (s *store) hasEntry(ctx context.Context, uid types.UID) bool {
+	var cm corev1.ConfigMap
+	if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: shardName(s.id, string(uid))}, &cm); err != nil {
+		return false
+	}
+	_, ok := cm.Data[string(uid)]
+	return ok
 }

@@ -53,7 +53,8 @@ const (
 	TemplateWrongType
 
 	// NotImplemented: a section the language reserves that this version of
-	// Inrun does not implement yet.
+	// Inrun does not implement yet. No section is reserved at the moment;
+	// the code stays for the next one.
 	NotImplemented
 	// UnreadableFile: a file the input names (a CR, a manifest) cannot be
 	// read or parsed.

@@ -2,6 +2,8 @@ package reconciler
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/inrun/inrun/ir"
 )
 
 // The labels and annotations that make up the inventory: every child carries
@@ -11,13 +13,13 @@ const (
 	// LabelManagedBy is the well-known label, set to "inrun".
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	// LabelBlueprint names the Blueprint that produced the child.
-	LabelBlueprint = "inrun.dev/blueprint"
+	LabelBlueprint = ir.LabelBlueprint
 	// LabelOwnerUID is the UID of the custom resource that owns the child.
-	LabelOwnerUID = "inrun.dev/owner-uid"
+	LabelOwnerUID = ir.LabelOwnerUID
 	// LabelChild is the child's id in the Blueprint.
-	LabelChild = "inrun.dev/child"
+	LabelChild = ir.LabelChild
 	// AnnotationOwner names the owner as group/Kind/namespace/name, for people.
-	AnnotationOwner = "inrun.dev/owner"
+	AnnotationOwner = ir.AnnotationOwner
 	// LabelAppliedHash is a hash of what was last applied; a child whose
 	// hash and fields match needs no write. It is a label, not an
 	// annotation, because Deployments copy their annotations onto their
@@ -27,7 +29,7 @@ const (
 
 	// Finalizer holds a custom resource until its children outside the reach
 	// of garbage collection (other namespaces, cluster scope) are deleted.
-	Finalizer = "inrun.dev/cleanup"
+	Finalizer = ir.Finalizer
 
 	// ManagedBy is the value of LabelManagedBy and the default field owner.
 	ManagedBy = "inrun"

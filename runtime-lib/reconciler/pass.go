@@ -604,27 +604,7 @@ func explainKind(err error, verb, plural string) error {
 // OwnedKinds are the kinds whose objects a Blueprint's custom resources
 // own: its template children's and those its remote reconciler may return,
 // each once. externalRefs are not owned.
-func OwnedKinds(bp *ir.Blueprint) []ir.ResourceKind {
-	var out []ir.ResourceKind
-	seen := map[schema.GroupVersionKind]bool{}
-	add := func(k ir.ResourceKind) {
-		if !seen[k.GroupVersionKind] {
-			seen[k.GroupVersionKind] = true
-			out = append(out, k)
-		}
-	}
-	for _, c := range bp.Children {
-		if !c.External {
-			add(ir.ResourceKind{Pos: c.Pos, GroupVersionKind: c.GroupVersionKind, Plural: c.Plural, Namespaced: c.Namespaced})
-		}
-	}
-	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
-		for _, k := range bp.Reconcile.Remote.Resources {
-			add(k)
-		}
-	}
-	return out
-}
+func OwnedKinds(bp *ir.Blueprint) []ir.ResourceKind { return bp.ResourceKinds() }
 
 func (p *pass) addFinalizer(ctx context.Context) error {
 	patch := client.MergeFrom(p.cr.DeepCopy())
