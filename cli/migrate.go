@@ -18,10 +18,8 @@ import (
 )
 
 // migrateNotYet is what every migration command says is still to come.
-const migrateNotYet = `Not implemented yet: kind moves (migrate.to, migrate.selection), the
-transitional CRD that Inrun writes for you, and inrun clean. Until then, keep
-both paths in the CRD yourself while values move (mark the old one
-deprecated in its description), and delete the snapshots with
+const migrateNotYet = `Not implemented yet: kind moves (migrate.to, migrate.selection), and inrun
+clean. Until then, delete the snapshots with
   kubectl delete secret,configmap -n inrun-system -l migrate.inrun.dev/id=<ID>
 once you no longer need to roll back.`
 
@@ -78,7 +76,9 @@ their served fields have now. A field says where its value was stored before:
 
 The same declaration tells the gateway (inrun serve) to write the new path
 for callers who still send the field, and to read a custom resource not yet
-moved at the old one. The CRD must serve both paths while values move.
+moved at the old one. The CRD must serve both paths while values move: the
+one Inrun generates from a schema: section does (the transitional CRD: the
+old path marked deprecated, the new one not required).
 
 Run plan first: it writes nothing, counts what apply would do and shows
 sample diffs. A move that would drop a value (an object holding different

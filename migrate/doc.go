@@ -30,6 +30,9 @@
 //     the migration, the value it wrote, the live value) and skipped,
 //     unless the object is named in RollbackOptions.Force.
 //
-// Not yet here: kind moves (migrate.to, migrate.selection), the
-// transitional CRD and inrun clean.
+// The transitional CRD, which serves the old and the new paths while values
+// move, is the compiler's (compiler/transitional.go): it is generated from
+// the Blueprint's schema section like the rest of the CRD.
+//
+// Not yet here: kind moves (migrate.to, migrate.selection) and inrun clean.
 package migrate
