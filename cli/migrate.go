@@ -18,10 +18,9 @@ import (
 )
 
 // migrateNotYet is what every migration command says is still to come.
-const migrateNotYet = `Not implemented yet: kind moves (migrate.to, migrate.selection), and inrun
-clean. Until then, delete the snapshots with
-  kubectl delete secret,configmap -n inrun-system -l migrate.inrun.dev/id=<ID>
-once you no longer need to roll back.`
+const migrateNotYet = `Once every object is moved, inrun clean removes the old paths from the CRD,
+and the snapshots and the ledger. Not implemented yet: kind moves
+(migrate.to, migrate.selection).`
 
 // migrateFlags are the flags migrate plan, apply and rollback share.
 type migrateFlags struct {
@@ -182,7 +181,7 @@ It exits 1 when an object could not be moved (each is listed).
 				return err
 			}
 			fmt.Fprintf(out, "Moved %d objects (%d skipped, already moved); %d already moved before this run; %d had nothing to move.\n", res.Moved, res.Skipped, p.Migrated, p.Untouched)
-			fmt.Fprintf(out, "Snapshots and ledger: namespace %s, label %s=%s. Undo with: inrun rollback\n", opts.Namespace, migrate.LabelID, m.ID)
+			fmt.Fprintf(out, "Snapshots and ledger: namespace %s, label %s=%s. Undo with: inrun rollback; once every object is moved, end with: inrun clean\n", opts.Namespace, migrate.LabelID, m.ID)
 			if len(res.Failed) > 0 {
 				for _, err := range res.Failed {
 					fmt.Fprintf(out, "failed: %v\n", err)

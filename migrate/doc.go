@@ -29,10 +29,18 @@
 //     since is never overwritten: it is reported as Drift (the value before
 //     the migration, the value it wrote, the live value) and skipped,
 //     unless the object is named in RollbackOptions.Force.
+//   - Clean first verifies every object of the kind: none holds a value at
+//     an old path, and each carrying the marker has its ledger entry.
+//     Otherwise it refuses, naming each object, and writes nothing. Then
+//     it removes the old paths from the installed CRD (only one Inrun
+//     installed), has the objects stored in the storage version and drops
+//     the others from the CRD's status.storedVersions (a
+//     StorageVersionMigration, or rewriting the objects where no controller
+//     runs one), and deletes the snapshots and the ledger.
 //
 // The transitional CRD, which serves the old and the new paths while values
 // move, is the compiler's (compiler/transitional.go): it is generated from
 // the Blueprint's schema section like the rest of the CRD.
 //
-// Not yet here: kind moves (migrate.to, migrate.selection) and inrun clean.
+// Not yet here: kind moves (migrate.to, migrate.selection).
 package migrate
