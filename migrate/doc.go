@@ -19,6 +19,8 @@
 //     The object is then updated at the resourceVersion the snapshot was
 //     taken from, with a marker annotation (AnnotationID) naming the
 //     migration, so the snapshot is exactly the state the move replaced.
+//     Objects move in batches: a batch's snapshots, then its ledger entries
+//     (one write per ledger shard), then its objects.
 //   - Apply resumes: killed at any point and run again, it skips marked
 //     objects and redoes the others from a fresh read. No object is moved
 //     twice.
