@@ -30,6 +30,11 @@ func TestEveryPackExample(t *testing.T) {
 	// both runtimes are told where they listen. The intent pack's also runs
 	// the gateway, whose requests make its custom resources.
 	examples = append(examples, "remote", "intent")
+	// The migration pack's field example runs inrun migrate apply, rollback
+	// and clean between its steps, and the gateway.
+	for _, ex := range packs.Examples("migration") {
+		examples = append(examples, filepath.Join("migration", ex))
+	}
 	conformEach(t, examples)
 }
 
