@@ -18,13 +18,11 @@ import (
 )
 
 // migrateNotYet is what every migration command says is still to come.
-const migrateNotYet = `Not implemented yet: the transitional CRD that Inrun writes for you,
-and inrun clean. Until then, keep both paths in the CRD yourself while
-values move (mark the old one deprecated in its description), and delete
-the snapshots with
+const migrateNotYet = `Once every object of a field move is moved, inrun clean removes the old
+paths from the CRD, and the snapshots and the ledger. After a kind move,
+inrun clean does not apply yet: delete the snapshots with
   kubectl delete secret,configmap -n inrun-system -l migrate.inrun.dev/id=<ID>
-once you no longer need to roll back (and, after a kind move, the old
-kind's CRD).`
+and the old kind's CRD once you no longer need to roll back.`
 
 // migrateFlags are the flags migrate plan, apply and rollback share.
 type migrateFlags struct {
@@ -86,7 +84,9 @@ their served fields have now. A field says where its value was stored before:
 
 The same declaration tells the gateway (inrun serve) to write the new path
 for callers who still send the field, and to read a custom resource not yet
-moved at the old one. The CRD must serve both paths while values move.
+moved at the old one. The CRD must serve both paths while values move: the
+one Inrun generates from a schema: section does (the transitional CRD: the
+old path marked deprecated, the new one not required).
 
 Run plan first: it writes nothing, counts what apply would do and shows
 sample diffs. A move that would drop a value (an object holding different
@@ -213,7 +213,7 @@ unacknowledged loss. Interrupted, run it again: each step is done once.
 				return err
 			}
 			fmt.Fprintf(out, "Moved %d objects (%d skipped, already moved); %d already moved before this run; %d had nothing to move.\n", res.Moved, res.Skipped, p.Migrated, p.Untouched)
-			fmt.Fprintf(out, "Snapshots and ledger: namespace %s, label %s=%s. Undo with: inrun rollback\n", opts.Namespace, migrate.LabelID, m.ID)
+			fmt.Fprintf(out, "Snapshots and ledger: namespace %s, label %s=%s. Undo with: inrun rollback; once every object is moved, end with: inrun clean\n", opts.Namespace, migrate.LabelID, m.ID)
 			if len(res.Failed) > 0 {
 				for _, err := range res.Failed {
 					fmt.Fprintf(out, "failed: %v\n", err)

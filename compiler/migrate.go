@@ -100,6 +100,7 @@ func (d *decoder) migrateFrom(pn *yaml.Node, at, p string, f *ir.ServeField, crd
 		d.add(d.Pos(pn), diag.InvalidValue, "write a dotted path under spec, such as spec.repo", "%s %q is not a path under spec", at, p)
 		return false
 	}
+	d.transitional(p, f)
 	s := d.self
 	for i, seg := range segs {
 		next, found := s.Properties[seg]

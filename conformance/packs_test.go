@@ -33,6 +33,11 @@ func TestEveryPackExample(t *testing.T) {
 	for _, ex := range packs.Examples("registry") {
 		examples = append(examples, filepath.Join("registry", ex))
 	}
+	// The migration pack's field example runs inrun migrate apply, rollback
+	// and clean between its steps, and the gateway.
+	for _, ex := range packs.Examples("migration") {
+		examples = append(examples, filepath.Join("migration", ex))
+	}
 	conformEach(t, examples)
 }
 

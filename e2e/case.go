@@ -241,6 +241,11 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 			sr.Err = fmt.Errorf("deleting the CR: %w", err)
 			return sr
 		}
+	case s.Migrate != nil:
+		if err := cr.migrate(ctx, s.Migrate); err != nil {
+			sr.Err = err
+			return sr
+		}
 	case s.Patch != nil:
 		target := cr.crRef()
 		data, err := json.Marshal(s.Patch)

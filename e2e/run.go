@@ -165,6 +165,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if f != nil {
 		diags = append(diags, f.checkReconciler(opts.Blueprint)...)
 		diags = append(diags, f.checkGateway(opts.Blueprint)...)
+		diags = append(diags, f.checkMigrate(opts.Blueprint)...)
 	}
 	if err := diags.Err(); err != nil {
 		return nil, err

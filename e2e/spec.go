@@ -109,6 +109,8 @@ type Step struct {
 	Patch map[string]any
 	// Delete deletes the CR.
 	Delete bool
+	// Migrate runs inrun migrate apply, rollback or clean; nil for none.
+	Migrate *Migrate
 	// Timeout is the step's own wait; zero when not set.
 	Timeout time.Duration
 	Expect  Expectation
@@ -125,6 +127,8 @@ func (s *Step) Action() string {
 		return "patch"
 	case s.Request != nil:
 		return "request " + s.Request.Method + " " + s.Request.Path
+	case s.Migrate != nil:
+		return "migrate " + s.Migrate.Run
 	}
 	return "expect"
 }
@@ -218,6 +222,7 @@ func Load(path string, bp *ir.Blueprint) (*File, error) {
 		diags = append(diags, f.checkKinds(bp, nil, true)...)
 		diags = append(diags, f.checkReconciler(bp)...)
 		diags = append(diags, f.checkGateway(bp)...)
+		diags = append(diags, f.checkMigrate(bp)...)
 		if len(diags) == 0 {
 			return f, nil
 		}
@@ -240,7 +245,7 @@ func unreadable(path string, err error) error {
 var (
 	fileFields     = []string{"timeout", "reconciler", "gateway", "cases"}
 	caseFields     = []string{"name", "cr", "object", "objects", "steps"}
-	stepFields     = []string{"request", "patch", "delete", "timeout", "expect"}
+	stepFields     = []string{"request", "patch", "delete", "migrate", "timeout", "expect"}
 	expectFields   = []string{"objects", "absent", "status", "response"}
 	requestFields  = []string{"method", "path", "token", "body", "bodyText", "headers"}
 	responseFields = []string{"status", "body"}
@@ -456,6 +461,12 @@ func (p *parser) readStep(j int, n *yaml.Node) *Step {
 			p.Errorf(v, diag.InvalidValue, "a step does one thing to the CR: split it into two steps", "%s sets both patch and delete", field)
 		}
 	}
+	if v := m.Get("migrate"); v != nil {
+		s.Migrate = p.readMigrate(field+".migrate", v)
+		if m.Get("request") != nil || m.Get("patch") != nil || m.Get("delete") != nil {
+			p.Errorf(v, diag.InvalidValue, "a step does one thing: split it into two steps", "%s runs a migration and does something else", field)
+		}
+	}
 	if v := m.Get("timeout"); v != nil {
 		s.Timeout = p.Duration(v, field+".timeout")
 	}
@@ -464,8 +475,8 @@ func (p *parser) readStep(j int, n *yaml.Node) *Step {
 	}
 	// A step with a misspelt or invalid field does something, just not
 	// what was meant; saying it does nothing would only repeat that.
-	if s.Patch == nil && !s.Delete && s.Request == nil && s.Expect.Empty() && p.Mark() == before {
-		p.Errorf(n, diag.MissingField, "give it a patch, delete: true, a request, or an expect with objects, absent or status", "%s does nothing", field)
+	if s.Patch == nil && !s.Delete && s.Request == nil && s.Migrate == nil && s.Expect.Empty() && p.Mark() == before {
+		p.Errorf(n, diag.MissingField, "give it a patch, delete: true, a request, a migrate, or an expect with objects, absent or status", "%s does nothing", field)
 	}
 	if s.Expect.Response != nil && s.Request == nil {
 		p.Errorf(n, diag.InvalidValue, "add the request: the response is its answer", "%s expects a response and sends no request", field)

@@ -66,40 +66,44 @@ func (m *Migration) Apply(ctx context.Context, opts Options) (*Plan, *Result, er
 	var mu sync.Mutex
 	start := time.Now()
 	done := 0
-	keys := make(chan client.ObjectKey)
+	batches := make(chan []*unstructured.Unstructured)
 	var wg sync.WaitGroup
 	for range min(opts.Workers, len(p.todo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for key := range keys {
-				moved, err := m.moveOne(ctx, s, opts.Client, key)
+			for batch := range batches {
+				outs := m.moveBatch(ctx, s, opts.Client, batch)
 				mu.Lock()
-				switch {
-				case err != nil:
-					res.Failed = append(res.Failed, err)
-				case moved:
-					res.Moved++
-				default:
-					res.Skipped++
-				}
-				done++
-				if opts.Progress != nil {
-					opts.Progress(Progress{Done: done, Total: len(p.todo), Changed: res.Moved, Elapsed: time.Since(start)})
+				for _, o := range outs {
+					switch {
+					case o.err != nil:
+						res.Failed = append(res.Failed, o.err)
+					case o.moved:
+						res.Moved++
+					default:
+						res.Skipped++
+					}
+					done++
+					if opts.Progress != nil {
+						opts.Progress(Progress{Done: done, Total: len(p.todo), Changed: res.Moved, Elapsed: time.Since(start)})
+					}
 				}
 				mu.Unlock()
 			}
 		}()
 	}
+	// Batches no larger than an even share, so that every worker has one.
+	size := max(1, min(batchSize, (len(p.todo)+opts.Workers-1)/opts.Workers))
 feed:
-	for _, k := range p.todo {
+	for i := 0; i < len(p.todo); i += size {
 		select {
-		case keys <- k:
+		case batches <- p.todo[i:min(i+size, len(p.todo))]:
 		case <-ctx.Done():
 			break feed
 		}
 	}
-	close(keys)
+	close(batches)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return p, res, fmt.Errorf("apply stopped after %d of %d objects: %w; run it again to finish (moved objects are skipped)", done, len(p.todo), err)

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/inrun/inrun/compiler"
@@ -190,19 +191,22 @@ func TestClusterApplyResumeRollback(t *testing.T) {
 		t.Fatalf("plan: %d to move, refused %v", p.ToMove, p.Refused())
 	}
 
-	// Interrupt the apply three times, after 5 writes, then after about a
-	// quarter and a half of the objects (3 writes each): each cancels the
-	// context in the middle of an object's steps, in-flight requests
-	// included.
+	// Interrupt the apply three times: after 5 writes (while it saves
+	// snapshots), then after a quarter of the objects are moved, twice;
+	// each cancels the context in the middle of a batch's steps, in-flight
+	// requests included.
 	w := &writes{}
-	for _, limit := range []int{5, clusterApps*3/4 + 1, clusterApps*3/2 + 2} {
+	for _, limit := range []struct{ writes, moves int }{{5, 0}, {0, clusterApps / 4}, {0, clusterApps / 4}} {
 		actx, cancel := context.WithCancel(ctx)
 		o := opts
-		o.Client = counting(c, w, limit, cancel)
+		o.Client = counting(c, w, limit.writes, cancel)
+		if limit.moves > 0 {
+			o.Client = countingMoves(c, limit.moves, cancel)
+		}
 		_, res, err := m.Apply(actx, o)
 		cancel()
 		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("apply interrupted after %d writes: %v (result %+v)", limit, err, res)
+			t.Fatalf("apply interrupted after %+v: %v (result %+v)", limit, err, res)
 		}
 	}
 	p, res, err := m.Apply(ctx, opts)
@@ -299,6 +303,28 @@ func TestClusterApplyResumeRollback(t *testing.T) {
 	if _, _, err := migrate.Rollback(ctx, m.ID, migrate.RollbackOptions{Options: opts}); !errors.Is(err, migrate.ErrTampered) || !strings.Contains(err.Error(), objectName(ns, names[7])+": snapshot "+key.String()) {
 		t.Errorf("rollback with a tampered snapshot: %v", err)
 	}
+}
+
+// countingMoves cancels after limit objects of the kind are updated.
+func countingMoves(c client.WithWatch, limit int, cancel context.CancelFunc) client.WithWatch {
+	var mu sync.Mutex
+	count := 0
+	return interceptor.NewClient(c, interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			err := c.Update(ctx, obj, opts...)
+			if u, ok := obj.(*unstructured.Unstructured); ok && u.GetKind() == "App" && err == nil {
+				mu.Lock()
+				if count++; count == limit {
+					cancel()
+				}
+				mu.Unlock()
+			}
+			return err
+		},
+	})
 }
 
 func objectName(ns, name string) string { return ns + "/" + name }

@@ -19,6 +19,8 @@
 //     The object is then updated at the resourceVersion the snapshot was
 //     taken from, with a marker annotation (AnnotationID) naming the
 //     migration, so the snapshot is exactly the state the move replaced.
+//     Objects move in batches: a batch's snapshots, then its ledger entries
+//     (one write per ledger shard), then its objects.
 //   - Apply resumes: killed at any point and run again, it skips marked
 //     objects and redoes the others from a fresh read. No object is moved
 //     twice.
@@ -29,6 +31,14 @@
 //     since is never overwritten: it is reported as Drift (the value before
 //     the migration, the value it wrote, the live value) and skipped,
 //     unless the object is named in RollbackOptions.Force.
+//   - Clean first verifies every object of the kind: none holds a value at
+//     an old path, and each carrying the marker has its ledger entry.
+//     Otherwise it refuses, naming each object, and writes nothing. Then
+//     it removes the old paths from the installed CRD (only one Inrun
+//     installed), has the objects stored in the storage version and drops
+//     the others from the CRD's status.storedVersions (a
+//     StorageVersionMigration, or rewriting the objects where no controller
+//     runs one), and deletes the snapshots and the ledger.
 //
 // A kind move (KindFromBlueprint: the Blueprint's migrate section) moves
 // the custom resources its selection picks to another kind. For each, in
@@ -43,5 +53,10 @@
 // deletes the new ones; a value edited on a new one since is drift, kept
 // unless forced.
 //
-// Not yet here: the transitional CRD and inrun clean.
+// The transitional CRD, which serves the old and the new paths while values
+// move, is the compiler's (compiler/transitional.go): it is generated from
+// the Blueprint's schema section like the rest of the CRD.
+//
+// Not yet here: inrun clean after a kind move (its snapshots and the old
+// kind's CRD are deleted by hand).
 package migrate

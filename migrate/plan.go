@@ -77,8 +77,8 @@ type Plan struct {
 	// Samples are diffs of some of the objects to move.
 	Samples []Diff
 
-	// todo are the objects to move.
-	todo []client.ObjectKey
+	// todo are the objects to move, as listed.
+	todo []*unstructured.Unstructured
 }
 
 // ObjectLoss is a value a move would drop from one object.
@@ -138,7 +138,7 @@ func (m *Migration) Plan(ctx context.Context, opts Options) (*Plan, error) {
 			continue
 		}
 		p.ToMove++
-		p.todo = append(p.todo, client.ObjectKeyFromObject(obj))
+		p.todo = append(p.todo, obj)
 		for _, l := range ch.losses {
 			p.Losses = append(p.Losses, ObjectLoss{Object: key, Loss: l, Accepted: m.accepts(l.Field)})
 		}

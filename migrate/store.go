@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -217,38 +216,7 @@ func (s *store) put(ctx context.Context, sec *corev1.Secret) error {
 
 // record writes e to the ledger.
 func (s *store) record(ctx context.Context, e Entry) error {
-	val, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	key := client.ObjectKey{Namespace: s.ns, Name: shardName(s.id, e.UID)}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var cm corev1.ConfigMap
-		err := s.c.Get(ctx, key, &cm)
-		if apierrors.IsNotFound(err) {
-			cm = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: s.ns, Labels: s.labels()}, Data: map[string]string{e.UID: string(val)}}
-			err = s.c.Create(ctx, &cm)
-			if apierrors.IsAlreadyExists(err) {
-				// Another worker made the shard first: try again.
-				return apierrors.NewConflict(corev1.Resource("configmaps"), key.Name, err)
-			}
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		if !s.ours(&cm) {
-			return fmt.Errorf("ConfigMap %s/%s exists and was not made by migration %s; it is left alone", s.ns, cm.Name, s.id)
-		}
-		if cm.Data == nil {
-			cm.Data = map[string]string{}
-		}
-		if cm.Data[e.UID] == string(val) {
-			return nil // an interrupted run recorded it
-		}
-		cm.Data[e.UID] = string(val)
-		return s.c.Update(ctx, &cm)
-	})
+	return s.recordAll(ctx, []Entry{e})
 }
 
 // entries reads the ledger: every entry, by UID. An entry that does not

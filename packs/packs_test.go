@@ -83,6 +83,9 @@ func TestExamples(t *testing.T) {
 	if got := Examples("registry"); !slices.Equal(got, []string{"homepage-1.0.0", "homepage-2.0.0"}) {
 		t.Errorf("Examples(registry) = %v; want [homepage-1.0.0 homepage-2.0.0]", got)
 	}
+	if got := Examples("migration"); !slices.Equal(got, []string{"field"}) {
+		t.Errorf("Examples(migration) = %v; want [field]", got)
+	}
 	if got := Examples("no-such-pack"); got != nil {
 		t.Errorf("Examples(no-such-pack) = %v; want nil", got)
 	}
@@ -587,6 +590,30 @@ func TestRemoteReconcilers(t *testing.T) {
 		}
 		if !strings.Contains(string(readme), command) {
 			t.Errorf("the remote pack's README does not say to run %q", command)
+		}
+	}
+}
+
+// TestMigrationPack checks that the migration pack's field example walks
+// from the old shape through plan, apply, an old writer, rollback with
+// drift and clean, and that its e2e runs each of them.
+func TestMigrationPack(t *testing.T) {
+	readme, err := content.ReadFile("migration/field/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"inrun init my-migration --pack migration", "inrun crd", "Deprecated: moved to spec.repository", "inrun simulate", "inrun --dev --serve", "inrun migrate plan", "inrun migrate apply", "inrun rollback", "inrun clean", "--force", "curl"} {
+		if !strings.Contains(string(readme), step) {
+			t.Errorf("the migration pack's README does not say %q", step)
+		}
+	}
+	e2e, err := content.ReadFile("migration/field/test/e2e.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"migrate: apply", "run: rollback, drift: [spec.repository]", "run: clean, refused:", "migrate: clean", "path: /v1/intents"} {
+		if !strings.Contains(string(e2e), step) {
+			t.Errorf("the migration pack's e2e does not run %q", step)
 		}
 	}
 }
