@@ -80,6 +80,9 @@ func (p *pass) writeStatus(ctx context.Context) error {
 	if p.statusHook != nil {
 		p.hookStatus(ctx, status, liveStatus)
 	}
+	if p.wf != nil && p.wf.bad == nil {
+		status[WorkflowField] = p.wf.status()
+	}
 	status["observedGeneration"] = p.cr.GetGeneration()
 	status["conditions"] = p.conditions(liveStatus)
 
