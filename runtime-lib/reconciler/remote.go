@@ -117,6 +117,11 @@ func (p *pass) remote(ctx context.Context) {
 			// A finished workflow calls nothing: its children and the
 			// reconciler's status stay as the last step left them.
 			keepAll()
+			for label, objs := range p.observed {
+				if strings.HasPrefix(label, remotePrefix) {
+					p.wanted[label] = keyOf(objs[0]) // still the workflow's children
+				}
+			}
 			p.expire(ctx)
 			return
 		}

@@ -203,9 +203,7 @@ func (w *workflowRun) answered(res *sdk.Result, generation int64) time.Duration 
 	if step == nil {
 		step = &sdk.StepResult{}
 	}
-	if step.Message != "" {
-		cur.Message = step.Message
-	}
+	cur.Message = step.Message // this answer's, not an earlier failure's
 	switch step.Phase {
 	case sdk.StepRunning:
 		if d := time.Duration(res.RequeueAfter); d > 0 {
