@@ -234,8 +234,8 @@ func (w *workflowRun) answered(res *sdk.Result, generation int64) time.Duration 
 // workflowFailure records a failed call, or a refused Result, as a failed
 // attempt of the current step.
 func (p *pass) workflowFailure(ctx context.Context, err error) {
-	if p.wf == nil {
-		return
+	if p.wf == nil || ctx.Err() != nil {
+		return // the runtime is stopping: not the step's failure
 	}
 	p.wf.failedAttempt(err)
 	if p.wf.finished() {
