@@ -82,8 +82,8 @@ gateway-idempotency: assets ## REQUESTS (default 1000) concurrent requests to th
 	INRUN_GATEWAY_REQUESTS=$(REQUESTS) INRUN_REQUIRE_ASSETS=1 $(GO) test ./gateway -run '^TestConcurrentRetries$$' -count 1 -v -timeout 30m
 
 .PHONY: workflow-crash
-workflow-crash: assets ## WORKFLOWS workflows (default 100) whose runtime is stopped at nine points and restarted: each step's side effect done once, every finished custom resource gone within its TTL + 10s; see docs/workflows.md
-	INRUN_WORKFLOW_CRASH_N=$(WORKFLOWS) INRUN_REQUIRE_ASSETS=1 $(GO) test ./runtime-lib/runner -run '^TestWorkflowSurvivesCrashes$$' -count=1 -v -timeout 30m
+workflow-crash: build assets ## WORKFLOWS workflows (default 100) whose runtime, bin/inrun run, is killed with SIGKILL at nine points and restarted: each step's side effect done once, every finished custom resource gone within its TTL + 10s; see docs/workflows.md
+	INRUN_WORKFLOW_CRASH_N=$(WORKFLOWS) INRUN_WORKFLOW_CRASH_BIN=$(abspath $(INRUN)) INRUN_REQUIRE_ASSETS=1 $(GO) test ./runtime-lib/runner -run '^TestWorkflowSurvivesCrashes$$' -count=1 -v -timeout 30m
 
 .PHONY: migrate-scale
 migrate-scale: assets ## inrun migrate on N custom resources (default 1000): apply interrupted three times and resumed, 1% edited, rollback with drift; see docs/migration.md

@@ -1,13 +1,17 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +32,48 @@ import (
 // EnvWorkflowCrashN sets how many workflows TestWorkflowSurvivesCrashes
 // runs; make workflow-crash sets 100.
 const EnvWorkflowCrashN = "INRUN_WORKFLOW_CRASH_N"
+
+// EnvWorkflowCrashBin, when set, names an inrun binary that
+// TestWorkflowSurvivesCrashes runs as the runtime and kills with SIGKILL,
+// instead of stopping an in-process runtime; make workflow-crash sets it.
+const EnvWorkflowCrashBin = "INRUN_WORKFLOW_CRASH_BIN"
+
+// writeTaskBlueprint copies the Task Blueprint and its CRD into a
+// directory of its own, calling the reconciler at url.
+func writeTaskBlueprint(t *testing.T, url string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"task.yaml", "task-crd.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(data), "http://127.0.0.1:1/reconcile", url, 1)
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "task.yaml")
+}
+
+// startProcess runs inrun run on file as a process, and returns what
+// kills it with SIGKILL: no shutdown, no write finished that was not.
+func startProcess(t *testing.T, bin, file, kubeconfig string) (kill func()) {
+	t.Helper()
+	cmd := exec.Command(bin, "run", file, "--kubeconfig", kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--zap-log-level", "error")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		_ = cmd.Process.Kill()
+		err := cmd.Wait()
+		if cmd.ProcessState == nil || cmd.ProcessState.Success() {
+			t.Errorf("the runtime was not killed (%v); its output:\n%s", err, out.String())
+		}
+	}
+}
 
 var taskGVK = schema.GroupVersionKind{Group: "test.inrun.dev", Version: "v1", Kind: "Task"}
 
@@ -118,6 +164,14 @@ func TestWorkflowSurvivesCrashes(t *testing.T) {
 	if err := runner.InstallCRDs(context.Background(), cfg, []*ir.Blueprint{bp}); err != nil {
 		t.Fatal(err)
 	}
+	// With EnvWorkflowCrashBin, the runtime is that inrun binary, run as a
+	// process on a copy of the Blueprint that calls the test's reconciler,
+	// and stopped with SIGKILL.
+	bin, bpFile := os.Getenv(EnvWorkflowCrashBin), ""
+	if bin != "" {
+		bpFile = writeTaskBlueprint(t, server.URL+"/reconcile")
+		t.Logf("the runtime is %s, killed with SIGKILL", bin)
+	}
 	admin, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +179,9 @@ func TestWorkflowSurvivesCrashes(t *testing.T) {
 	ns := clustertest.NewNamespace(t, c)
 
 	start := func() (stop func()) {
+		if bin != "" {
+			return startProcess(t, bin, bpFile, c.KubeconfigPath())
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
