@@ -133,8 +133,13 @@ func (p *pass) beginWorkflow() {
 		w.st = WorkflowStatus{Phase: WorkflowRunning, StartTime: &w.now}
 		w.start(wf.Steps[0].Name, p.cr.GetGeneration())
 	}
-	if w.st.Phase == WorkflowRunning && (len(w.st.Steps) == 0 || w.current().Phase != WorkflowRunning) {
+	switch {
+	case w.st.Phase == WorkflowRunning && (len(w.st.Steps) == 0 || w.current().Phase != WorkflowRunning):
 		w.bad = fmt.Errorf("status.%s says the workflow runs, but no step does: it is the runtime's; remove it to start the workflow again", WorkflowField)
+	case w.st.Phase == WorkflowRunning && wf.Step(w.current().Name) == nil:
+		// The Blueprint changed under a running workflow: running on
+		// would guess what comes after a step it no longer has.
+		w.bad = fmt.Errorf("the workflow is at step %s, which reconcile.workflow no longer declares: declare it again to go on, or delete the %s", w.current().Name, p.bp.Resource.Kind)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 	"github.com/inrun/inrun/runtime-lib/remote"
 	"github.com/inrun/inrun/sdk"
@@ -321,3 +322,29 @@ func TestWorkflowTTLAfterFinished(t *testing.T) {
 }
 
 func clientKey(u *unstructured.Unstructured) client.ObjectKey { return client.ObjectKeyFromObject(u) }
+
+// TestWorkflowStepNoLongerDeclared changes the Blueprint under a running
+// workflow: the step it is at is gone, and the runtime says so rather than
+// guess what comes next.
+func TestWorkflowStepNoLongerDeclared(t *testing.T) {
+	f := newWorkflowFixture(t, "testdata/workflow.yaml")
+	f.sync() // Reserve; Charge is next
+	wf := *f.bp.Reconcile.Workflow
+	wf.Steps = []*ir.WorkflowStep{wf.Steps[0], wf.Steps[2]}
+	rec := *f.bp.Reconcile
+	rec.Workflow = &wf
+	bp := *f.bp
+	bp.Reconcile = &rec
+	f.bp = &bp
+	f.restart()
+	rep := f.sync()
+	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "step Charge, which reconcile.workflow no longer declares") {
+		t.Fatalf("error %v", err)
+	}
+	if len(f.steps.calls) != 1 {
+		t.Errorf("the reconciler was called for a step the Blueprint no longer has: %+v", f.steps.calls)
+	}
+	if ws := f.status(); ws.Phase != reconciler.WorkflowRunning || ws.Step != "Charge" {
+		t.Errorf("status.workflow = %+v; want it kept as it was", ws)
+	}
+}
