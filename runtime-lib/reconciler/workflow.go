@@ -111,8 +111,8 @@ type workflowRun struct {
 	wf  *ir.Workflow
 	st  WorkflowStatus
 	now metav1.Time
-	// bad is set when .status.workflow could not be read: the pass then
-	// calls nothing and writes nothing there.
+	// bad is set when .status.workflow cannot be read or does not fit
+	// the Blueprint: the pass then calls nothing and writes nothing there.
 	bad error
 }
 
@@ -134,7 +134,9 @@ func (p *pass) beginWorkflow() {
 		w.start(wf.Steps[0].Name, p.cr.GetGeneration())
 	}
 	switch {
-	case w.st.Phase == WorkflowRunning && (len(w.st.Steps) == 0 || w.current().Phase != WorkflowRunning):
+	case w.st.Phase != WorkflowRunning && w.st.Phase != WorkflowSucceeded && w.st.Phase != WorkflowFailed, len(w.st.Steps) == 0:
+		w.bad = fmt.Errorf("status.%s has phase %q and %d step runs: it is the runtime's; remove it to start the workflow again", WorkflowField, w.st.Phase, len(w.st.Steps))
+	case w.st.Phase == WorkflowRunning && w.current().Phase != WorkflowRunning:
 		w.bad = fmt.Errorf("status.%s says the workflow runs, but no step does: it is the runtime's; remove it to start the workflow again", WorkflowField)
 	case w.st.Phase == WorkflowRunning && wf.Step(w.current().Name) == nil:
 		// The Blueprint changed under a running workflow: running on

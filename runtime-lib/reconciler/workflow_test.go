@@ -348,3 +348,28 @@ func TestWorkflowStepNoLongerDeclared(t *testing.T) {
 		t.Errorf("status.workflow = %+v; want it kept as it was", ws)
 	}
 }
+
+// TestWorkflowStatusNotTheRuntimes finds a status.workflow the runtime did
+// not write: it is reported, and nothing is called.
+func TestWorkflowStatusNotTheRuntimes(t *testing.T) {
+	for name, st := range map[string]map[string]any{
+		"no runs":       {"phase": "Succeeded"},
+		"unknown phase": {"phase": "Done", "steps": []any{map[string]any{"name": "Reserve", "phase": "Succeeded"}}},
+		"wrong type":    {"phase": "Running", "steps": "Reserve"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newWorkflowFixture(t, "testdata/workflow.yaml")
+			f.sync() // the finalizer, and Reserve
+			f.steps.calls = nil
+			cr := f.get()
+			_ = unstructured.SetNestedMap(cr.Object, st, "status", reconciler.WorkflowField)
+			rep, _ := f.rec.Sync(context.Background(), cr)
+			if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "status.workflow") {
+				t.Errorf("error %v; want one about status.workflow", err)
+			}
+			if len(f.steps.calls) != 0 {
+				t.Errorf("calls %+v; want none", f.steps.calls)
+			}
+		})
+	}
+}
