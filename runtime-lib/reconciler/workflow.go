@@ -38,6 +38,9 @@ const (
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonStepFailed           = "StepFailed"
 	ReasonStepsSucceeded       = "StepsSucceeded"
+	// ReasonWorkflowRunning is Progressing's reason while the workflow
+	// runs: there is more to do, though nothing waits.
+	ReasonWorkflowRunning = "WorkflowRunning"
 	// ReasonTTLExpired is the Event recorded when a finished custom
 	// resource is deleted after ttlSecondsAfterFinished.
 	ReasonTTLExpired = "TTLExpired"

@@ -138,6 +138,9 @@ func TestWorkflowRunsItsStepsInOrder(t *testing.T) {
 		if i < 2 && (rep.RequeueAfter <= 0 || rep.RequeueAfter > time.Second) {
 			t.Errorf("after %s: RequeueAfter %v; the next step must run at once", want, rep.RequeueAfter)
 		}
+		if c := f.condition(reconciler.ConditionProgressing); i < 2 && (c == nil || c.Status != metav1.ConditionTrue || c.Reason != reconciler.ReasonWorkflowRunning) {
+			t.Errorf("after %s: Progressing = %+v; want True while steps are left", want, c)
+		}
 	}
 	ws := f.status()
 	if ws.Phase != reconciler.WorkflowSucceeded || ws.Runs != 3 || len(ws.Steps) != 3 || ws.CompletionTime == nil {
@@ -150,6 +153,9 @@ func TestWorkflowRunsItsStepsInOrder(t *testing.T) {
 	}
 	if c := f.condition(reconciler.ConditionComplete); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Complete = %+v; want True", c)
+	}
+	if c := f.condition(reconciler.ConditionProgressing); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("Progressing = %+v; want False once the workflow ended", c)
 	}
 	if last, _, _ := unstructured.NestedString(f.get().Object, "status", "last"); last != "Ship" {
 		t.Errorf("status.last = %q: the reconciler's own status is lost", last)
