@@ -257,7 +257,7 @@ func TestWorkflowSurvivesCrashes(t *testing.T) {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	t.Logf("%d calls asked again for a step whose effect was done: the crashes that hit the window between the effect and its record", l.repeats)
+	t.Logf("%d calls asked again for a step whose effect was already done: after a stop in the window between the effect and its record, or in a call in flight", l.repeats)
 	ttl := time.Duration(*bp.Reconcile.Workflow.TTLSecondsAfterFinished) * time.Second
 	for uid, name := range uids {
 		for _, step := range []string{"Prepare", "Apply", "Notify"} {
