@@ -14,6 +14,7 @@ GATEWAY_WORKERS ?= 4
 GATEWAY_COUNT ?= 1
 REQUESTS ?= 1000
 REGISTRY_N ?= 10
+WORKFLOWS ?= 100
 
 .DEFAULT_GOAL := help
 
@@ -83,6 +84,10 @@ bench-gateway: assets ## The gateway benchmark on a local control plane: create 
 .PHONY: gateway-idempotency
 gateway-idempotency: assets ## REQUESTS (default 1000) concurrent requests to the gateway with retries and dropped connections under idempotency keys: no duplicate custom resource; see docs/gateway.md
 	INRUN_GATEWAY_REQUESTS=$(REQUESTS) INRUN_REQUIRE_ASSETS=1 $(GO) test ./gateway -run '^TestConcurrentRetries$$' -count 1 -v -timeout 30m
+
+.PHONY: workflow-crash
+workflow-crash: build assets ## WORKFLOWS workflows (default 100) whose runtime, bin/inrun run, is killed with SIGKILL at nine points and restarted: each step's side effect done once, every finished custom resource gone within its TTL + 10s; see docs/workflows.md
+	INRUN_WORKFLOW_CRASH_N=$(WORKFLOWS) INRUN_WORKFLOW_CRASH_BIN=$(abspath $(INRUN)) INRUN_REQUIRE_ASSETS=1 $(GO) test ./runtime-lib/runner -run '^TestWorkflowSurvivesCrashes$$' -count=1 -v -timeout 30m
 
 .PHONY: migrate-scale
 migrate-scale: assets ## inrun migrate on N custom resources (default 1000): apply interrupted three times and resumed, 1% edited, rollback with drift; see docs/migration.md

@@ -48,14 +48,28 @@ Blueprints are the arguments, or -f (default blueprint.yaml).`,
 					errs = append(errs, err)
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions%s%s\n",
-					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), len(bp.Children), len(bp.Exprs()), usesNote(bp), goNote(bp))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions%s%s%s\n",
+					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), len(bp.Children), len(bp.Exprs()), usesNote(bp), goNote(bp), workflowNote(bp))
 			}
 			return errors.Join(errs...)
 		},
 	}
 	addBlueprintFlag(cmd, &path)
 	return cmd
+}
+
+// workflowNote names bp's workflow steps, for check's line: "; a workflow
+// of 3 steps: Reserve, Charge, Ship".
+func workflowNote(bp *ir.Blueprint) string {
+	if bp.Reconcile == nil || bp.Reconcile.Workflow == nil {
+		return ""
+	}
+	steps := bp.Reconcile.Workflow.Steps
+	names := make([]string, len(steps))
+	for i, s := range steps {
+		names[i] = s.Name
+	}
+	return fmt.Sprintf("; a workflow of %d steps: %s", len(steps), strings.Join(names, ", "))
 }
 
 // usesNote names what bp uses, for check's line: "; uses database

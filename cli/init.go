@@ -44,6 +44,9 @@ the pack replace files of the same name and other files are left alone.`,
   # Nine Blueprints with no code, in a new directory
   inrun init my-website --pack declarative
 
+  # A custom resource as a durable state machine (reconcile.workflow)
+  inrun init my-orders --pack workflow
+
   # Into the current directory, even though it holds files
   inrun init --force`,
 		Args: cobra.MaximumNArgs(1),

@@ -26,7 +26,8 @@ Blueprint, derived from the Blueprint alone: the custom resource (read, and
 patch for finalizers), its status and finalizers, every child kind with the
 verbs the runtime uses (get, list, watch, create, patch, delete; only get,
 list and watch for an externalRef), Events, and the Lease for leader
-election. Nothing else.
+election; delete on the custom resource only when its workflow deletes it
+when done (reconcile.workflow.ttlSecondsAfterFinished). Nothing else.
 
 A Blueprint that uses others (uses: blueprint:) may write their custom
 resources like any child kind; since inrun run runs the used Blueprints too,

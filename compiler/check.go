@@ -159,6 +159,13 @@ func (c *checker) checkStatusSchema() {
 				c.errs.Add(r.Pos, diag.InvalidCRD, "make it "+shapeNames[f.kind], "the CRD's status.%s is %s, but the runtime writes %s there", f.name, shapeNames[fs.kind()], shapeNames[f.kind])
 			}
 		}
+		if wf := c.workflow(); wf != nil {
+			if fs, ok := status.field("workflow"); !ok {
+				c.errs.Add(wf.Pos, diag.InvalidValue, fix, "reconcile.workflow keeps the workflow's progress in status.workflow, which the CRD's status schema does not have")
+			} else if k := fs.kind(); k != anyShape && k != objectShape {
+				c.errs.Add(wf.Pos, diag.InvalidValue, "make status.workflow an object in the CRD", "reconcile.workflow keeps the workflow's progress in status.workflow, which is %s in the CRD, not an object", shapeNames[k])
+			}
+		}
 		if api := c.apiMapping(); api != nil && api.ID != nil {
 			if fs, ok := status.field(api.ID.Field); !ok {
 				c.errs.Add(api.ID.Pos, diag.InvalidValue, fix, "reconcile.api.id keeps the id in status.%s, which the CRD's status schema does not have", api.ID.Field)
@@ -170,6 +177,14 @@ func (c *checker) checkStatusSchema() {
 	if c.bp.Status != nil {
 		c.checkValue(c.bp.Status, status, "status", r.Kind)
 	}
+}
+
+// workflow returns reconcile.workflow, or nil.
+func (c *checker) workflow() *ir.Workflow {
+	if rec := c.bp.Reconcile; rec != nil {
+		return rec.Workflow
+	}
+	return nil
 }
 
 // apiMapping returns reconcile.api, or nil.

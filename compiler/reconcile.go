@@ -29,7 +29,7 @@ func (d *decoder) reconcile(top *yamlpos.Map) {
 	if o == nil {
 		return
 	}
-	d.Only(o, "args", "url", "service", "go", "timeout", "resources", "tokenSecret", "caBundle", "api")
+	d.Only(o, "args", "url", "service", "go", "timeout", "resources", "tokenSecret", "caBundle", "api", "workflow")
 	r := &ir.Reconcile{Pos: d.Pos(n)}
 	if a := o.Get("args"); a != nil {
 		if a.Kind != yaml.MappingNode {
@@ -99,6 +99,7 @@ func (d *decoder) reconcile(top *yamlpos.Map) {
 	}
 	d.remoteResources(o, r)
 	d.remoteAuth(o, r)
+	d.workflow(o, r)
 	d.bp.Reconcile = r
 }
 

@@ -304,3 +304,19 @@ func TestShortSchemaConfigMap(t *testing.T) {
 		t.Errorf("the ConfigMap's Blueprint has CRD %v; want the one generated from its schema", bp.Resource.CRD)
 	}
 }
+
+func TestShortSchemaWorkflowStatus(t *testing.T) {
+	bp := compile(t, shortHeader+`  kind: Order
+  spec:
+    item: string
+reconcile:
+  url: http://127.0.0.1:8080/reconcile
+  workflow:
+    steps:
+      - name: Reserve
+`)
+	wf := bp.Resource.Schema.Properties["status"].Properties["workflow"]
+	if wf.Type != "object" || wf.XPreserveUnknownFields == nil || !*wf.XPreserveUnknownFields {
+		t.Errorf("status.workflow = %+v; want an object that keeps its fields", wf)
+	}
+}

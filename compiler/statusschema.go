@@ -58,6 +58,9 @@ func (s *shortSchema) statusSchema(bp *ir.Blueprint, c *checker) *apiextensionsv
 	out.Properties["observedGeneration"] = apiextensionsv1.JSONSchemaProps{Type: "integer", Format: "int64",
 		Description: "The generation of the spec the runtime last reconciled."}
 	out.Properties["conditions"] = conditionsSchema
+	if c != nil && c.workflow() != nil {
+		out.Properties["workflow"] = workflowSchema
+	}
 	if c != nil {
 		if api := c.apiMapping(); api != nil && api.ID != nil {
 			if _, ok := out.Properties[api.ID.Field]; !ok {
@@ -67,6 +70,15 @@ func (s *shortSchema) statusSchema(bp *ir.Blueprint, c *checker) *apiextensionsv
 		}
 	}
 	return out
+}
+
+// workflowSchema is status.workflow as the runtime writes it
+// (reconciler.WorkflowStatus): kept whole, so that the runtime may add a
+// field without a new CRD.
+var workflowSchema = apiextensionsv1.JSONSchemaProps{
+	Type:                   "object",
+	Description:            "The progress of reconcile.workflow, which the runtime maintains.",
+	XPreserveUnknownFields: ptrTo(true),
 }
 
 // conditionsSchema is status.conditions as the runtime writes them.

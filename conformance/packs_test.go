@@ -26,10 +26,11 @@ func TestEveryPackExample(t *testing.T) {
 	for _, ex := range packs.Examples("declarative") {
 		examples = append(examples, filepath.Join("declarative", ex))
 	}
-	// The remote and intent packs' e2e.yaml start their Python reconcilers;
-	// both runtimes are told where they listen. The intent pack's also runs
-	// the gateway, whose requests make its custom resources.
-	examples = append(examples, "remote", "intent")
+	// The remote, intent and workflow packs' e2e.yaml start their Python
+	// reconcilers; both runtimes are told where they listen. The intent
+	// pack's also runs the gateway, whose requests make its custom
+	// resources.
+	examples = append(examples, "remote", "intent", "workflow")
 	for _, ex := range packs.Examples("registry") {
 		examples = append(examples, filepath.Join("registry", ex))
 	}

@@ -267,7 +267,7 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 				fails = append(fails, *f)
 			}
 		}
-		if len(fails) == 0 && cr.counter != nil && !s.Delete && cr.cr != nil {
+		if len(fails) == 0 && cr.counter != nil && !s.Delete && cr.cr != nil && !cr.expectsGone(&s.Expect) {
 			// Converged, as far as the expectations say: it must stay so
 			// for free. A step that ends in time gets at least a minute.
 			if f := cr.checkIdle(ctx, cr.counter, time.Now().Add(max(time.Until(deadline), time.Minute))); f != nil {
@@ -407,6 +407,18 @@ func (cr *caseRun) get(ctx context.Context, ref ObjectRef) (*unstructured.Unstru
 }
 
 // crRef returns a fresh object naming the CR.
+// expectsGone reports whether e expects the CR itself absent: it went by
+// itself (a finished workflow's ttlSecondsAfterFinished), and there is
+// nothing left to wake.
+func (cr *caseRun) expectsGone(e *Expectation) bool {
+	for _, ref := range e.Absent {
+		if ref.GroupVersionKind() == cr.cr.GroupVersionKind() && ref.Name == cr.cr.GetName() {
+			return true
+		}
+	}
+	return false
+}
+
 func (cr *caseRun) crRef() *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(cr.cr.GroupVersionKind())

@@ -410,6 +410,66 @@ type Reconcile struct {
 	Args *Value
 	// Remote is the reconciler to call; nil when none is configured.
 	Remote *Remote
+	// Workflow drives the custom resource through named steps, one call
+	// of Remote per step, with the progress kept in .status.workflow;
+	// nil when the Blueprint declares none.
+	Workflow *Workflow `json:",omitempty"`
+}
+
+// Workflow is reconcile.workflow: the custom resource as a durable state
+// machine. The runtime calls the reconciler once per step (more on
+// failures), with the step and an idempotency key in the request, and
+// records each step's runs, attempts and outcome in .status.workflow until
+// the workflow ends, Succeeded or Failed.
+type Workflow struct {
+	Pos Pos
+	// Steps are the states, in the order they run unless a step's
+	// Result names the next (sdk.StepResult.Next). At least one.
+	Steps []*WorkflowStep
+	// BackoffLimit is how many failed attempts a step may have before the
+	// workflow fails, for steps that set none.
+	BackoffLimit int64
+	// TTLSecondsAfterFinished, when set, deletes the custom resource (and
+	// so its children) that long after the workflow finished, as a Job's
+	// field of that name does. Nil keeps it.
+	TTLSecondsAfterFinished *int64 `json:",omitempty"`
+	// HistoryLimit is how many step runs .status.workflow.steps keeps;
+	// older ones are summed up in .status.workflow.summary.
+	HistoryLimit int64
+}
+
+// WorkflowStep is one step of a workflow.
+type WorkflowStep struct {
+	Pos  Pos
+	Name string
+	// BackoffLimit is how many failed attempts this step may have; nil
+	// takes the workflow's.
+	BackoffLimit *int64 `json:",omitempty"`
+}
+
+// Defaults of reconcile.workflow, as a Job has them where it has the field.
+const (
+	DefaultWorkflowBackoffLimit = 6
+	DefaultWorkflowHistoryLimit = 10
+	MaxWorkflowHistoryLimit     = 100
+)
+
+// Step returns the step of that name, or nil.
+func (w *Workflow) Step(name string) *WorkflowStep {
+	for _, s := range w.Steps {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// StepBackoffLimit is s's backoff limit, or the workflow's.
+func (w *Workflow) StepBackoffLimit(s *WorkflowStep) int64 {
+	if s != nil && s.BackoffLimit != nil {
+		return *s.BackoffLimit
+	}
+	return w.BackoffLimit
 }
 
 // Remote is the reconciler the runtime calls: an HTTP service that speaks

@@ -83,6 +83,17 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 			}
 			rec.Remote = &remote
 		}
+		if wf := rec.Workflow; wf != nil {
+			w := *wf
+			w.Pos = r.pos(w.Pos)
+			w.Steps = make([]*WorkflowStep, len(wf.Steps))
+			for i, st := range wf.Steps {
+				s := *st
+				s.Pos = r.pos(s.Pos)
+				w.Steps[i] = &s
+			}
+			rec.Workflow = &w
+		}
 		out.Reconcile = &rec
 	}
 	if b.Serve != nil {

@@ -18,7 +18,7 @@ import (
 // The "all:" prefix keeps files that a plain pattern would skip, so a pack
 // that gains a dotfile (a .gitignore, say) copies it too.
 //
-//go:embed all:website all:declarative all:remote all:intent all:registry all:typed all:migration
+//go:embed all:website all:declarative all:remote all:intent all:registry all:typed all:migration all:workflow
 var content embed.FS
 
 // Default is the pack `inrun init` copies when no pack is named.

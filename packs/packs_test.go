@@ -86,6 +86,9 @@ func TestExamples(t *testing.T) {
 	if got := Examples("migration"); !slices.Equal(got, []string{"field"}) {
 		t.Errorf("Examples(migration) = %v; want [field]", got)
 	}
+	if got := Examples("workflow"); !slices.Equal(got, []string{"."}) {
+		t.Errorf("Examples(workflow) = %v; want [.]", got)
+	}
 	if got := Examples("no-such-pack"); got != nil {
 		t.Errorf("Examples(no-such-pack) = %v; want nil", got)
 	}
@@ -313,6 +316,11 @@ func checkExample(t *testing.T, dir string) {
 				Request *struct {
 					Method string `json:"method"`
 				} `json:"request"`
+				Expect struct {
+					Absent []struct {
+						Kind string `json:"kind"`
+					} `json:"absent"`
+				} `json:"expect"`
 			} `json:"steps"`
 		} `json:"cases"`
 	}
@@ -330,10 +338,19 @@ func checkExample(t *testing.T, dir string) {
 			}
 			continue
 		}
-		checkCR(where, caseCR(t, dir, where, c.CR, c.Object))
-		// Every example shows that deleting the CR cleans up after it.
-		if n := len(c.Steps); n == 0 || !c.Steps[n-1].Delete {
-			t.Errorf("%s: the last step should delete the CR and expect its children absent", where)
+		cr := caseCR(t, dir, where, c.CR, c.Object)
+		checkCR(where, cr)
+		// Every example shows that deleting the CR cleans up after it,
+		// or that the CR goes by itself (a finished workflow's TTL).
+		n := len(c.Steps)
+		goneByItself := false
+		if n > 0 {
+			for _, a := range c.Steps[n-1].Expect.Absent {
+				goneByItself = goneByItself || a.Kind == cr["kind"]
+			}
+		}
+		if n == 0 || !(c.Steps[n-1].Delete || goneByItself) {
+			t.Errorf("%s: the last step should delete the CR (or expect it gone) and expect its children absent", where)
 		}
 	}
 }

@@ -47,6 +47,10 @@ func Rules(bp *ir.Blueprint) []ctrbac.Rule {
 	add(r.Group, r.Plural+"/status", StatusVerbs)
 	// Owner references with blockOwnerDeletion need update on finalizers.
 	add(r.Group, r.Plural+"/finalizers", []string{"update"})
+	if rec := bp.Reconcile; rec != nil && rec.Workflow != nil && rec.Workflow.TTLSecondsAfterFinished != nil {
+		// ttlSecondsAfterFinished deletes the finished custom resource.
+		add(r.Group, r.Plural, []string{"delete"})
+	}
 	for _, c := range bp.Children {
 		if c.External {
 			add(c.Group, c.Plural, ReadVerbs)

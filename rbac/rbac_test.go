@@ -99,3 +99,24 @@ func TestSelectorIsReadOnly(t *testing.T) {
 		t.Error("no rule for the Services the Router selects")
 	}
 }
+
+func TestWorkflowTTLMayDeleteTheCustomResource(t *testing.T) {
+	verbs := func(bp *ir.Blueprint) string {
+		for _, r := range rbac.Rules(bp) {
+			if r.Resources[0] == "things" {
+				return strings.Join(r.Verbs, ",")
+			}
+		}
+		return ""
+	}
+	bp := &ir.Blueprint{Name: "x", Resource: ir.Resource{Plural: "things"}}
+	bp.Reconcile = &ir.Reconcile{Remote: &ir.Remote{URL: "http://x"}, Workflow: &ir.Workflow{}}
+	if v := verbs(bp); strings.Contains(v, "delete") {
+		t.Errorf("a workflow without ttlSecondsAfterFinished may %s: it deletes nothing", v)
+	}
+	ttl := int64(60)
+	bp.Reconcile.Workflow.TTLSecondsAfterFinished = &ttl
+	if v := verbs(bp); !strings.Contains(v, "delete") {
+		t.Errorf("ttlSecondsAfterFinished deletes the custom resource, but the role only may %s", v)
+	}
+}

@@ -272,6 +272,7 @@ func (c *checker) request(r *Request) {
 	for i, o := range r.Observed {
 		c.resource(index("observed", i), o, false)
 	}
+	c.checkStep(r.Step)
 }
 
 func (c *checker) result(r *Result, finalizing, fromGo bool) {
@@ -366,6 +367,7 @@ func (c *checker) result(r *Result, finalizing, fromGo bool) {
 	if r.Done && !finalizing {
 		c.add("done", "is only valid in reply to a finalizing request", "leave it out, or false")
 	}
+	c.checkStepResult(r.Step, finalizing)
 }
 
 func (c *checker) reason(path, reason string, maxLen int) {

@@ -18,6 +18,10 @@ func (r *Result) DeepCopy() *Result {
 	}
 	out.Conditions = append([]Condition(nil), r.Conditions...)
 	out.Events = append([]Event(nil), r.Events...)
+	if r.Step != nil {
+		step := *r.Step
+		out.Step = &step
+	}
 	return &out
 }
 

@@ -7,8 +7,8 @@ import (
 )
 
 var (
-	requestFields   = []string{"apiVersion", "kind", "object", "args", "observed", "finalizing"}
-	resultFields    = []string{"apiVersion", "kind", "status", "labels", "annotations", "resources", "conditions", "events", "requeueAfter", "done"}
+	requestFields   = []string{"apiVersion", "kind", "object", "args", "observed", "finalizing", "step"}
+	resultFields    = []string{"apiVersion", "kind", "status", "labels", "annotations", "resources", "conditions", "events", "requeueAfter", "done", "step"}
 	conditionFields = []string{"type", "status", "reason", "message"}
 	eventFields     = []string{"type", "reason", "message"}
 
@@ -57,6 +57,9 @@ func DecodeRequest(data []byte) (*Request, error) {
 	if v, ok := m["finalizing"]; ok {
 		r.Finalizing = c.boolean("finalizing", v)
 	}
+	if v, ok := m["step"]; ok {
+		r.Step = c.step(v)
+	}
 	c.request(r)
 	c.sort(requestFields)
 	if err := c.errs.Err(); err != nil {
@@ -70,8 +73,9 @@ func DecodeRequest(data []byte) (*Request, error) {
 // refuses: a status.conditions or status.observedGeneration (the runtime's),
 // label and annotation keys Kubernetes would refuse, two resources with one
 // id or one identity, a condition or event without a valid type, status or
-// reason, a requeueAfter that is not a duration, resources in reply to a
-// finalizing request, and done in reply to one that is not.
+// reason, a requeueAfter that is not a duration, resources or step in reply
+// to a finalizing request, done in reply to one that is not, and a step
+// whose phase is not Succeeded, Running or Failed.
 func DecodeResult(data []byte, finalizing bool) (*Result, error) {
 	c := newChecker("reply")
 	v, ok := c.parse(data)
@@ -126,6 +130,9 @@ func DecodeResult(data []byte, finalizing bool) (*Result, error) {
 	}
 	if v, ok := m["done"]; ok {
 		r.Done = c.boolean("done", v)
+	}
+	if v, ok := m["step"]; ok {
+		r.Step = c.stepResult(v)
 	}
 	c.result(r, finalizing, false)
 	c.sort(resultFields)

@@ -135,7 +135,7 @@ func TestDecodeErrors(t *testing.T) {
 		in:   `{"apiVersion": "inrun.dev/reconciler/v2", "kind": "ReconcileResult", "resources": [{}], "whatever": 1}`,
 		want: []string{
 			`apiVersion "inrun.dev/reconciler/v2" is not supported (this runtime speaks inrun.dev/reconciler/v1alpha1)`,
-			`whatever is not a field of a ReconcileResult (the fields are apiVersion, kind, status, labels, annotations, resources, conditions, events, requeueAfter and done)`,
+			`whatever is not a field of a ReconcileResult (the fields are apiVersion, kind, status, labels, annotations, resources, conditions, events, requeueAfter, done and step)`,
 		},
 	}, {
 		name: "a request where a Result belongs",

@@ -41,6 +41,10 @@ type Request struct {
 	// reply may then clean up outside the cluster and says Done when it
 	// has finished; it returns no resources.
 	Finalizing bool `json:"finalizing"`
+	// Step is the workflow step this call is for, with its idempotency
+	// key; nil unless the Blueprint declares reconcile.workflow. Never
+	// set on a finalizing request.
+	Step *Step `json:"step,omitempty"`
 }
 
 // MarshalJSON writes the request with args and observed present even when
@@ -97,6 +101,9 @@ type Result struct {
 	// runtime may let the custom resource go. It is an error on a request
 	// that is not finalizing.
 	Done bool `json:"done,omitempty"`
+	// Step says how the workflow step the request named went; nil means
+	// it succeeded. Only for a request with a Step.
+	Step *StepResult `json:"step,omitempty"`
 }
 
 // Resource is one Kubernetes object: a child in a Result, or an observed

@@ -65,6 +65,8 @@ type pass struct {
 	transient error
 	// remoteState is what the remote reconciler answered this pass.
 	remoteState remoteState
+	// wf is the workflow's progress (reconcile.workflow); nil without one.
+	wf *workflowRun
 	// readExternals is set once an externalRef has been read by name of
 	// a kind the runtime may not watch: it is read again later.
 	readExternals bool

@@ -105,6 +105,27 @@ func (p *pass) remote(ctx context.Context) {
 			}
 		}
 	}
+	if p.bp.Reconcile.Workflow != nil {
+		p.beginWorkflow()
+		defer p.workflowConditions()
+		switch {
+		case p.wf.bad != nil:
+			keepAll()
+			p.remoteError(ctx, p.wf.bad, false)
+			return
+		case p.wf.finished():
+			// A finished workflow calls nothing: its children and the
+			// reconciler's status stay as the last step left them.
+			keepAll()
+			for label, objs := range p.observed {
+				if strings.HasPrefix(label, remotePrefix) {
+					p.wanted[label] = keyOf(objs[0]) // still the workflow's children
+				}
+			}
+			p.expire(ctx)
+			return
+		}
+	}
 	req, err := p.request(ctx, false)
 	if err != nil {
 		keepAll()
@@ -117,6 +138,9 @@ func (p *pass) remote(ctx context.Context) {
 		p.remoteError(ctx, err, false)
 		return
 	}
+	if p.wf != nil {
+		req.Step = p.wf.step(string(p.cr.GetUID()))
+	}
 	res, err := p.opts.Remote.Call(ctx, req)
 	if err != nil {
 		keepAll()
@@ -124,11 +148,13 @@ func (p *pass) remote(ctx context.Context) {
 		if errors.As(err, &re) {
 			p.remoteState.keepStatus = re.KeepStatus
 		}
+		p.workflowFailure(ctx, err)
 		p.remoteError(ctx, err, true)
 		return
 	}
 	if err := p.checkResult(&res.Result); err != nil {
 		keepAll()
+		p.workflowFailure(ctx, err)
 		// The reply was well-formed, so the Caller may have kept it; the
 		// retry must ask the reconciler again, not meet the same reply.
 		if f, ok := p.opts.Remote.(forgetter); ok {
@@ -152,6 +178,9 @@ func (p *pass) remote(ctx context.Context) {
 	}
 	if d := time.Duration(res.RequeueAfter); d > 0 && (p.rep.RequeueAfter == 0 || d < p.rep.RequeueAfter) {
 		p.rep.RequeueAfter = d
+	}
+	if p.wf != nil {
+		p.workflowAnswered(ctx, &res.Result)
 	}
 }
 
@@ -192,6 +221,9 @@ func (p *pass) checkResult(res *sdk.Result) error {
 		}
 	}
 	if len(bad) == 0 {
+		if p.wf != nil {
+			return p.wf.checkStep(res)
+		}
 		return nil
 	}
 	allowed := "none"

@@ -80,6 +80,9 @@ func (p *pass) writeStatus(ctx context.Context) error {
 	if p.statusHook != nil {
 		p.hookStatus(ctx, status, liveStatus)
 	}
+	if p.wf != nil && p.wf.bad == nil {
+		status[WorkflowField] = p.wf.status()
+	}
 	status["observedGeneration"] = p.cr.GetGeneration()
 	status["conditions"] = p.conditions(liveStatus)
 
@@ -227,6 +230,9 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(append(waiting, p.pendingStatus...), ", "))
 	case len(p.rep.Errors) > 0:
 		set(ConditionProgressing, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
+	case p.wf != nil && p.wf.bad == nil && !p.wf.finished():
+		cur := p.wf.current()
+		set(ConditionProgressing, metav1.ConditionTrue, ReasonWorkflowRunning, fmt.Sprintf("the workflow is at step %s (run %d, %d attempts so far)", cur.Name, cur.Run, cur.Attempts))
 	default:
 		set(ConditionProgressing, metav1.ConditionFalse, "Converged", converged)
 	}
