@@ -206,11 +206,14 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}
 		defer stopRegistry()
 	}
-	var bps []*ir.Blueprint
+	var (
+		bps   []*ir.Blueprint
+		watch *patternWatch
+	)
 	if !f.fromConfigMaps {
 		// Patterns, by reference or --stack: resolved, verified, cached.
 		var err error
-		if bps, args, err = f.patterns.resolve(ctx, out, args); err != nil {
+		if bps, args, watch, err = f.patterns.resolve(ctx, out, args); err != nil {
 			return err
 		}
 		if len(args) == 0 && len(bps) == 0 {
@@ -334,6 +337,11 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}()
 		fmt.Fprintln(out, "Make a token for curl: inrun serve token create --name me --scope <a scope in serve.tokens>")
 	}
+	// The running patterns' indexes are read again while they run: a
+	// newer push may deprecate them.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go watch.run(watchCtx, log.WithName("patterns"))
 	err := runner.Run(ctx, runner.Options{
 		Config:                  cfg,
 		Blueprints:              bps,
@@ -346,7 +354,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		LeaderElectionNamespace: f.leaderNS,
 		Log:                     log,
 		Components:              compiledIn,
+		Deprecations:            watch.holders(),
 	})
+	stopWatch()
 	stopGateway()
 	if gatewayErr != nil {
 		if gerr := <-gatewayErr; gerr != nil {

@@ -87,7 +87,7 @@ func TestRunPatterns(t *testing.T) {
 	flags := &patternFlags{cacheDir: cacheDir}
 	var out bytes.Buffer
 
-	bps, rest, err := flags.resolve(context.Background(), &out, []string{host + "/team/website@1.0.0", "blueprint.yaml"})
+	bps, rest, _, err := flags.resolve(context.Background(), &out, []string{host + "/team/website@1.0.0", "blueprint.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRunPatterns(t *testing.T) {
 
 	// The newest is deprecated: refused by reference, run by a Stack
 	// that accepts it.
-	if _, _, err := flags.resolve(context.Background(), &out, []string{host + "/team/website"}); err == nil || !strings.Contains(err.Error(), "website 1.1.0 is deprecated: use webapp; move to webapp, or accept it in the Stack") {
+	if _, _, _, err := flags.resolve(context.Background(), &out, []string{host + "/team/website"}); err == nil || !strings.Contains(err.Error(), "website 1.1.0 is deprecated: use webapp; move to webapp, or accept it in the Stack") {
 		t.Errorf("a deprecated version by reference: %v", err)
 	}
 	stackFile := filepath.Join(t.TempDir(), "stack.yaml")
@@ -109,7 +109,7 @@ func TestRunPatterns(t *testing.T) {
 	}
 	flags.stack = stackFile
 	out.Reset()
-	bps, _, err = flags.resolve(context.Background(), &out, nil)
+	bps, _, _, err = flags.resolve(context.Background(), &out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestRunPatterns(t *testing.T) {
 	// Offline: the registry is gone, the cache resolves the Stack.
 	srv.Close()
 	out.Reset()
-	bps, _, err = flags.resolve(context.Background(), &out, nil)
+	bps, _, _, err = flags.resolve(context.Background(), &out, nil)
 	if err != nil {
 		t.Fatalf("offline: %v\n%s", err, out.String())
 	}
@@ -133,7 +133,7 @@ func TestRunPatterns(t *testing.T) {
 	}
 	// With an empty cache, offline is one clear error.
 	flags.cacheDir = t.TempDir()
-	if _, _, err := flags.resolve(context.Background(), &out, nil); err == nil || !strings.Contains(err.Error(), "is in the pattern cache") {
+	if _, _, _, err := flags.resolve(context.Background(), &out, nil); err == nil || !strings.Contains(err.Error(), "is in the pattern cache") {
 		t.Errorf("offline with an empty cache: %v", err)
 	}
 }
@@ -173,7 +173,7 @@ func TestRunPatternByDigest(t *testing.T) {
 	flags := &patternFlags{cacheDir: t.TempDir()}
 	var out bytes.Buffer
 	byDigest := host + "/team/website@" + digests["team/website:1.0.0"]
-	bps, _, err := flags.resolve(context.Background(), &out, []string{byDigest})
+	bps, _, _, err := flags.resolve(context.Background(), &out, []string{byDigest})
 	if err != nil {
 		t.Fatalf("by digest: %v\n%s", err, out.String())
 	}
@@ -190,7 +190,7 @@ func TestRunPatternByDigest(t *testing.T) {
 		{host + "/team/website@" + digests["team/shop:1.0.0"], "not found"},
 		{host + "/team/website@sha256:" + strings.Repeat("0", 64), "not found"},
 	} {
-		if _, _, err := flags.resolve(context.Background(), &out, []string{c.arg}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, _, err := flags.resolve(context.Background(), &out, []string{c.arg}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.arg, err, c.want)
 		}
 	}
@@ -200,7 +200,7 @@ func TestRunPatternByDigest(t *testing.T) {
 		t.Fatal(err)
 	} else {
 		untrusting := &patternFlags{cacheDir: t.TempDir(), keys: []string{pub}}
-		if _, _, err := untrusting.resolve(context.Background(), &out, []string{byDigest}); err == nil || !strings.Contains(err.Error(), "does not verify") {
+		if _, _, _, err := untrusting.resolve(context.Background(), &out, []string{byDigest}); err == nil || !strings.Contains(err.Error(), "does not verify") {
 			t.Errorf("by digest with an untrusted key: %v", err)
 		}
 	}
@@ -208,7 +208,7 @@ func TestRunPatternByDigest(t *testing.T) {
 	// Offline: the digest resolves from the cache, verified again.
 	srv.Close()
 	out.Reset()
-	bps, _, err = flags.resolve(context.Background(), &out, []string{byDigest})
+	bps, _, _, err = flags.resolve(context.Background(), &out, []string{byDigest})
 	if err != nil || len(bps) != 1 {
 		t.Fatalf("offline by digest: %v\n%s", err, out.String())
 	}

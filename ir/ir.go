@@ -89,6 +89,10 @@ type Deprecated struct {
 	Replacement string `json:",omitempty"`
 	// Until is the last day the acceptance holds.
 	Until time.Time
+	// Refused, when set, says why the version is no longer accepted (no
+	// Stack accepts it, or the acceptance lapsed) while it runs: it keeps
+	// running, and inrun run refuses it when it next starts.
+	Refused string `json:",omitempty"`
 }
 
 // Lifecycle is the lifecycle section of a Blueprint shared as a pattern.
