@@ -149,8 +149,12 @@ A pattern named on the command line is never accepted: put it in a Stack.
 What runs is cached by digest, with its proof, in an OCI layout
 (--pattern-cache; default inrun/patterns in the user's cache directory);
 when a registry does not answer, its patterns are resolved from the cache
-and verified again. Not yet: watching the registry while running (a
-version deprecated after inrun run starts is noticed on the next start).
+and verified again. While they run, the index of each is read again every
+--pattern-poll (default 5m; 0: never): a version a newer push deprecates
+gets the Deprecated condition and a Warning Event on its custom resources
+without a restart, and keeps running even where no Stack accepts it (the
+condition then says inrun run refuses it when it next starts). A registry
+that does not answer is logged and asked again at the next interval.
 The registry pack walks through all of it: inrun init --pack registry.
 
 A bare "inrun" is "inrun run".`

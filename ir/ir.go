@@ -75,7 +75,9 @@ type Blueprint struct {
 	// Deprecated is set by whoever runs the Blueprint as a pattern version
 	// that a deprecation covers and a Stack accepts (inrun run), on its own
 	// copy: the runtime then keeps a Deprecated condition on every custom
-	// resource and records an Event. The compiler never sets it.
+	// resource and records an Event. It is the value at start: inrun run
+	// changes it while running through reconciler.Options.Deprecation,
+	// never here. The compiler never sets it.
 	Deprecated *Deprecated `json:",omitempty"`
 }
 
