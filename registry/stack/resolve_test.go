@@ -261,7 +261,9 @@ func TestRecheck(t *testing.T) {
 	// A registry that does not answer is an error, for the caller to
 	// retry; nothing is judged.
 	opts := pub.options()
-	opts.Open = func(context.Context, string) (registry.Registry, error) { return registry.NewRemote("127.0.0.1:1"), nil }
+	opts.Open = func(context.Context, string) (registry.Registry, error) {
+		return registry.NewRemote("127.0.0.1:1"), nil
+	}
 	if _, err := stack.Recheck(ctx, accepted, opts); err == nil {
 		t.Error("Recheck against a registry that does not answer returned no error")
 	}
