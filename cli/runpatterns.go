@@ -245,7 +245,11 @@ func (w *patternWatch) run(ctx context.Context, log logr.Logger) {
 		case <-t.C:
 		}
 		for _, p := range w.patterns {
-			now, err := stack.Recheck(ctx, p.resolved, stack.Options{Open: open})
+			// A registry that hangs must not stop the other patterns'
+			// reads, nor the next ones.
+			rctx, cancel := context.WithTimeout(ctx, time.Minute)
+			now, err := stack.Recheck(rctx, p.resolved, stack.Options{Open: open})
+			cancel()
 			if err != nil {
 				if ctx.Err() == nil {
 					log.Error(err, "reading the pattern's index again; it keeps running, and is read again later", "pattern", p.ref, "retry", w.interval)
