@@ -85,7 +85,7 @@ func TestRunWatchesRegistryOnCluster(t *testing.T) {
 	}
 	// Reconciling goes on: an edit of the custom resource still reaches
 	// its Deployment.
-	if out, err := s.kubectl("patch", "websites", "--all", "--type", "merge", "-p", `{"spec":{"replicas":3}}`); err != nil {
+	if out, err := s.kubectl("patch", "website", "hello-website", "--type", "merge", "-p", `{"spec":{"replicas":3}}`); err != nil {
 		t.Fatalf("kubectl patch: %v\n%s", err, out)
 	}
 	s.eventually(t, "the Deployment scaled after the deprecation", regexp.MustCompile(`^3$`), "get", "deployments", "-o", "jsonpath={.items[0].spec.replicas}")
