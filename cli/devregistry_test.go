@@ -89,11 +89,11 @@ func TestDevRegistry(t *testing.T) {
 		t.Errorf("inspect of a built-in pattern = %v\n%s", err, got)
 	}
 	flags := &patternFlags{cacheDir: t.TempDir()}
-	if _, _, err := flags.resolve(ctx, &out, []string{reg.Host + "/inrun/website@1.0.0"}); err == nil || !strings.Contains(err.Error(), "simulate only") {
+	if _, _, _, err := flags.resolve(ctx, &out, []string{reg.Host + "/inrun/website@1.0.0"}); err == nil || !strings.Contains(err.Error(), "simulate only") {
 		t.Errorf("inrun run of a built-in pattern without --allow-unverified = %v", err)
 	}
 	flags.allowUnverified = true
-	bps, _, err := flags.resolve(ctx, &out, []string{reg.Host + "/inrun/website@1.0.0"})
+	bps, _, _, err := flags.resolve(ctx, &out, []string{reg.Host + "/inrun/website@1.0.0"})
 	if err != nil || len(bps) != 1 || bps[0].Resource.Kind != "Website" {
 		t.Fatalf("inrun run --allow-unverified of a built-in pattern = %v", err)
 	}

@@ -154,8 +154,12 @@ A pattern named on the command line is never accepted: put it in a Stack.
 What runs is cached by digest, with its proof, in an OCI layout
 (--pattern-cache; default inrun/patterns in the user's cache directory);
 when a registry does not answer, its patterns are resolved from the cache
-and verified again. Not yet: watching the registry while running (a
-version deprecated after inrun run starts is noticed on the next start).
+and verified again. While they run, the index of each is read again every
+--pattern-poll (default 5m; 0: never): a version a newer push deprecates
+gets the Deprecated condition and a Warning Event on its custom resources
+without a restart, and keeps running even where no Stack accepts it (the
+condition then says inrun run refuses it when it next starts). A registry
+that does not answer is logged and asked again at the next interval.
 The registry pack walks through all of it: inrun init --pack registry.
 
 A bare "inrun" is "inrun run".`
@@ -211,11 +215,14 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}
 		defer stopRegistry()
 	}
-	var bps []*ir.Blueprint
+	var (
+		bps   []*ir.Blueprint
+		watch *patternWatch
+	)
 	if !f.fromConfigMaps {
 		// Patterns, by reference or --stack: resolved, verified, cached.
 		var err error
-		if bps, args, err = f.patterns.resolve(ctx, out, args); err != nil {
+		if bps, args, watch, err = f.patterns.resolve(ctx, out, args); err != nil {
 			return err
 		}
 		if len(args) == 0 && len(bps) == 0 {
@@ -339,6 +346,11 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		}()
 		fmt.Fprintln(out, "Make a token for curl: inrun serve token create --name me --scope <a scope in serve.tokens>")
 	}
+	// The running patterns' indexes are read again while they run: a
+	// newer push may deprecate them.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go watch.run(watchCtx, log.WithName("patterns"))
 	err := runner.Run(ctx, runner.Options{
 		Config:                  cfg,
 		Blueprints:              bps,
@@ -351,7 +363,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		LeaderElectionNamespace: f.leaderNS,
 		Log:                     log,
 		Components:              compiledIn,
+		Deprecations:            watch.holders(),
 	})
+	stopWatch()
 	stopGateway()
 	if gatewayErr != nil {
 		if gerr := <-gatewayErr; gerr != nil {

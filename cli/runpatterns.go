@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/opencontainers/go-digest"
 	"github.com/spf13/cobra"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/registry"
 	"github.com/inrun/inrun/registry/stack"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 // patternFlags are inrun run's flags for patterns run by reference or by
@@ -24,6 +27,7 @@ type patternFlags struct {
 	keys            []string
 	allowUnverified bool
 	plainHTTP       bool
+	poll            time.Duration
 }
 
 func (f *patternFlags) register(cmd *cobra.Command) {
@@ -33,7 +37,13 @@ func (f *patternFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.keys, "key", nil, "verify patterns' proofs with this public key file (repeatable; default: every .pub in the keys directory)")
 	fl.BoolVar(&f.allowUnverified, "allow-unverified", false, "run a pattern whose proof does not verify, with a warning")
 	fl.BoolVar(&f.plainHTTP, "plain-http", false, "talk HTTP, not HTTPS, to pattern registries (the default for localhost and loopback addresses)")
+	fl.DurationVar(&f.poll, "pattern-poll", DefaultPatternPoll, "while running, read the index of each running pattern again this often, to put the Deprecated condition on its custom resources when a newer push deprecates its version; 0: never")
 }
+
+// DefaultPatternPoll is how often inrun run reads the index of a running
+// pattern again: a deprecation shows within minutes, at a few small reads
+// per pattern an hour.
+const DefaultPatternPoll = 5 * time.Minute
 
 // patternRef reads an argument of inrun run as a pattern reference,
 // REGISTRY/[NAMESPACE/]NAME[@VERSION|:VERSION|@sha256:DIGEST]: one that is
@@ -77,13 +87,13 @@ func patternRef(arg string) (e *stack.Entry, ok bool, err error) {
 // each to a verified version, caches it, and compiles its Blueprint. It
 // returns those Blueprints and the args that are Blueprint files. A
 // registry that does not answer is read from the cache instead.
-func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string) ([]*ir.Blueprint, []string, error) {
+func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string) ([]*ir.Blueprint, []string, *patternWatch, error) {
 	s := &stack.Stack{}
 	var files []string
 	for _, a := range args {
 		e, ok, err := patternRef(a)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if !ok {
 			files = append(files, a)
@@ -94,28 +104,28 @@ func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string
 	if f.stack != "" {
 		st, err := stack.ReadFile(f.stack)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		s.Patterns = append(s.Patterns, st.Patterns...)
 	}
 	if len(s.Patterns) == 0 {
-		return nil, files, nil
+		return nil, files, nil, nil
 	}
 	trusted, err := trustedKeys(f.keys)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	dir := f.cacheDir
 	if dir == "" {
 		if dir, err = registry.DefaultCacheDir(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	cache, err := registry.OpenLayout(ctx, dir, func() {
 		fmt.Fprintf(out, "Waiting for another inrun that is using the pattern cache %s...\n", dir)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer cache.Close()
 	online := map[string]registry.Registry{}
@@ -138,9 +148,10 @@ func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string
 	}
 	resolved, err := stack.Resolve(ctx, s, stack.Options{Open: open, Trusted: trusted, AllowUnverified: f.allowUnverified})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var bps []*ir.Blueprint
+	w := &patternWatch{interval: f.poll, plainHTTP: f.plainHTTP, out: out}
 	for _, r := range resolved {
 		fetched := r.Fetched
 		ref := fetched.Reference
@@ -152,7 +163,7 @@ func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string
 		}
 		bp, err := compiler.Compile(fetched.Pattern.Source(ref.String()), compileOptions())
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s (%s) does not compile with this Inrun:\n%w", ref, fetched.Descriptor.Digest, err)
+			return nil, nil, nil, fmt.Errorf("%s (%s) does not compile with this Inrun:\n%w", ref, fetched.Descriptor.Digest, err)
 		}
 		how := "verified, signed by " + shortID(fetched)
 		if fetched.Unverified != nil {
@@ -163,11 +174,97 @@ func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string
 			// The IR is not changed after compiling: the running copy
 			// carries the deprecation.
 			run := *bp
-			run.Deprecated = &ir.Deprecated{Pattern: ref.String(), Message: d.Message, Replacement: d.Replacement, Until: r.Until}
+			run.Deprecated = runningDeprecation(ref.String(), r)
 			bp = &run
 			fmt.Fprintf(out, "WARNING: %s is deprecated: %s; the Stack accepts it until %s.\n", ref, d, r.Until.Format("2006-01-02"))
 		}
 		bps = append(bps, bp)
+		w.patterns = append(w.patterns, &watchedPattern{ref: ref.String(), blueprint: bp.Name, resolved: r, holder: reconciler.NewDeprecationHolder(bp.Deprecated)})
 	}
-	return bps, files, nil
+	return bps, files, w, nil
+}
+
+// runningDeprecation is the Deprecated of a Blueprint run as r: nil when
+// no deprecation covers r's version.
+func runningDeprecation(ref string, r *stack.Resolved) *ir.Deprecated {
+	d := r.Deprecation
+	if d == nil {
+		return nil
+	}
+	return &ir.Deprecated{Pattern: ref, Message: d.Message, Replacement: d.Replacement, Until: r.Until, Refused: r.Refused}
+}
+
+// patternWatch reads the index of each running pattern again every
+// interval and tells the runtime, through each Blueprint's holder, when a
+// deprecation now covers the version it runs, or no longer does. It never
+// stops what runs: a Stack's acceptance decides only at start.
+type patternWatch struct {
+	interval  time.Duration
+	plainHTTP bool
+	out       io.Writer
+	patterns  []*watchedPattern
+}
+
+type watchedPattern struct {
+	ref       string
+	blueprint string
+	resolved  *stack.Resolved
+	holder    *reconciler.DeprecationHolder
+}
+
+// holders are the Blueprints' deprecation holders, by Blueprint name, for
+// runner.Options.Deprecations.
+func (w *patternWatch) holders() map[string]*reconciler.DeprecationHolder {
+	if w == nil {
+		return nil
+	}
+	m := map[string]*reconciler.DeprecationHolder{}
+	for _, p := range w.patterns {
+		m[p.blueprint] = p.holder
+	}
+	return m
+}
+
+// run checks every interval until ctx is done. A registry that does not
+// answer is logged and asked again next time; what it said last holds.
+func (w *patternWatch) run(ctx context.Context, log logr.Logger) {
+	if w == nil || w.interval <= 0 || len(w.patterns) == 0 {
+		return
+	}
+	open := func(ctx context.Context, host string) (registry.Registry, error) {
+		r := registry.NewRemote(host)
+		r.PlainHTTP = r.PlainHTTP || w.plainHTTP
+		return r, nil
+	}
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, p := range w.patterns {
+			// A registry that hangs must not stop the other patterns'
+			// reads, nor the next ones.
+			rctx, cancel := context.WithTimeout(ctx, time.Minute)
+			now, err := stack.Recheck(rctx, p.resolved, stack.Options{Open: open})
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Error(err, "reading the pattern's index again; it keeps running, and is read again later", "pattern", p.ref, "retry", w.interval)
+				}
+				continue
+			}
+			d := runningDeprecation(p.ref, now)
+			if !p.holder.Set(d) {
+				continue
+			}
+			if d == nil {
+				fmt.Fprintf(w.out, "%s is no longer deprecated.\n", p.ref)
+			} else {
+				fmt.Fprintf(w.out, "WARNING: %s.\n", reconciler.DeprecatedMessage(d))
+			}
+		}
+	}
 }

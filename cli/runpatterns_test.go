@@ -8,12 +8,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/localcluster/assets"
 	"github.com/inrun/inrun/registry"
 	"github.com/inrun/inrun/registry/gate"
@@ -87,7 +90,7 @@ func TestRunPatterns(t *testing.T) {
 	flags := &patternFlags{cacheDir: cacheDir}
 	var out bytes.Buffer
 
-	bps, rest, err := flags.resolve(context.Background(), &out, []string{host + "/team/website@1.0.0", "blueprint.yaml"})
+	bps, rest, _, err := flags.resolve(context.Background(), &out, []string{host + "/team/website@1.0.0", "blueprint.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +103,7 @@ func TestRunPatterns(t *testing.T) {
 
 	// The newest is deprecated: refused by reference, run by a Stack
 	// that accepts it.
-	if _, _, err := flags.resolve(context.Background(), &out, []string{host + "/team/website"}); err == nil || !strings.Contains(err.Error(), "website 1.1.0 is deprecated: use webapp; move to webapp, or accept it in the Stack") {
+	if _, _, _, err := flags.resolve(context.Background(), &out, []string{host + "/team/website"}); err == nil || !strings.Contains(err.Error(), "website 1.1.0 is deprecated: use webapp; move to webapp, or accept it in the Stack") {
 		t.Errorf("a deprecated version by reference: %v", err)
 	}
 	stackFile := filepath.Join(t.TempDir(), "stack.yaml")
@@ -109,7 +112,7 @@ func TestRunPatterns(t *testing.T) {
 	}
 	flags.stack = stackFile
 	out.Reset()
-	bps, _, err = flags.resolve(context.Background(), &out, nil)
+	bps, _, _, err = flags.resolve(context.Background(), &out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +127,7 @@ func TestRunPatterns(t *testing.T) {
 	// Offline: the registry is gone, the cache resolves the Stack.
 	srv.Close()
 	out.Reset()
-	bps, _, err = flags.resolve(context.Background(), &out, nil)
+	bps, _, _, err = flags.resolve(context.Background(), &out, nil)
 	if err != nil {
 		t.Fatalf("offline: %v\n%s", err, out.String())
 	}
@@ -133,7 +136,7 @@ func TestRunPatterns(t *testing.T) {
 	}
 	// With an empty cache, offline is one clear error.
 	flags.cacheDir = t.TempDir()
-	if _, _, err := flags.resolve(context.Background(), &out, nil); err == nil || !strings.Contains(err.Error(), "is in the pattern cache") {
+	if _, _, _, err := flags.resolve(context.Background(), &out, nil); err == nil || !strings.Contains(err.Error(), "is in the pattern cache") {
 		t.Errorf("offline with an empty cache: %v", err)
 	}
 }
@@ -173,7 +176,7 @@ func TestRunPatternByDigest(t *testing.T) {
 	flags := &patternFlags{cacheDir: t.TempDir()}
 	var out bytes.Buffer
 	byDigest := host + "/team/website@" + digests["team/website:1.0.0"]
-	bps, _, err := flags.resolve(context.Background(), &out, []string{byDigest})
+	bps, _, _, err := flags.resolve(context.Background(), &out, []string{byDigest})
 	if err != nil {
 		t.Fatalf("by digest: %v\n%s", err, out.String())
 	}
@@ -190,7 +193,7 @@ func TestRunPatternByDigest(t *testing.T) {
 		{host + "/team/website@" + digests["team/shop:1.0.0"], "not found"},
 		{host + "/team/website@sha256:" + strings.Repeat("0", 64), "not found"},
 	} {
-		if _, _, err := flags.resolve(context.Background(), &out, []string{c.arg}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, _, err := flags.resolve(context.Background(), &out, []string{c.arg}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.arg, err, c.want)
 		}
 	}
@@ -200,7 +203,7 @@ func TestRunPatternByDigest(t *testing.T) {
 		t.Fatal(err)
 	} else {
 		untrusting := &patternFlags{cacheDir: t.TempDir(), keys: []string{pub}}
-		if _, _, err := untrusting.resolve(context.Background(), &out, []string{byDigest}); err == nil || !strings.Contains(err.Error(), "does not verify") {
+		if _, _, _, err := untrusting.resolve(context.Background(), &out, []string{byDigest}); err == nil || !strings.Contains(err.Error(), "does not verify") {
 			t.Errorf("by digest with an untrusted key: %v", err)
 		}
 	}
@@ -208,11 +211,102 @@ func TestRunPatternByDigest(t *testing.T) {
 	// Offline: the digest resolves from the cache, verified again.
 	srv.Close()
 	out.Reset()
-	bps, _, err = flags.resolve(context.Background(), &out, []string{byDigest})
+	bps, _, _, err = flags.resolve(context.Background(), &out, []string{byDigest})
 	if err != nil || len(bps) != 1 {
 		t.Fatalf("offline by digest: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "resolving its patterns from the cache") || !strings.Contains(out.String(), "verified, signed by") {
 		t.Errorf("offline by digest:\n%s", out.String())
+	}
+}
+
+// TestPatternWatch runs what inrun run does while patterns run: the
+// indexes are read again, and a push of 2.0.0 deprecating "<2.0.0"
+// reaches the holders of the Blueprints that run 1.0.0, accepted by a
+// Stack or, named on the command line, refused but still running. A
+// registry that stops answering is logged and changes nothing.
+func TestPatternWatch(t *testing.T) {
+	srv := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)), ggcr.WithReferrersSupport(true)))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	files, err := gate.Collect(filepath.Join(initPattern(t), "blueprint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sign, err := signer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := func(version string, dep *registry.Deprecation) {
+		ref, _ := registry.ParseReference(host + "/team/website:" + version)
+		p := &registry.Pattern{Name: "website", Version: version, Files: files, Deprecation: dep}
+		results := registry.Results{InrunVersion: "test", KubernetesVersion: assets.KubernetesVersion,
+			Simulate: registry.Suite{File: "test/simulate.yaml", Cases: 4, Passed: 4, Duration: "1s"},
+			E2E:      registry.Suite{File: "test/e2e.yaml", Cases: 1, Passed: 1, Duration: "1m"}}
+		if _, err := registry.Push(context.Background(), registry.NewRemote(host), ref, p, registry.PushOptions{Signer: sign, Results: results}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push("1.0.0", nil)
+
+	byRef := &patternFlags{cacheDir: t.TempDir(), poll: 10 * time.Millisecond}
+	var out syncBuffer
+	_, _, watchRef, err := byRef.resolve(context.Background(), &out, []string{host + "/team/website@1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stackFile := filepath.Join(t.TempDir(), "stack.yaml")
+	if err := os.WriteFile(stackFile, []byte("apiVersion: inrun.dev/v1alpha1\nkind: Stack\nregistry: "+host+"/team\npatterns:\n  - name: website\n    version: 1.0.0\n    accept: {version: ^1, until: 2999-01-31}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	byStack := &patternFlags{cacheDir: t.TempDir(), poll: 10 * time.Millisecond, stack: stackFile}
+	_, _, watchStack, err := byStack.resolve(context.Background(), &out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holderRef, holderStack := watchRef.holders()["website"], watchStack.holders()["website"]
+	if holderRef == nil || holderStack == nil || holderRef.Deprecated() != nil || holderStack.Deprecated() != nil {
+		t.Fatalf("holders before the deprecation: %v %v", holderRef, holderStack)
+	}
+	changedRef, changedStack := holderRef.Changed(), holderStack.Changed()
+
+	var logged syncBuffer
+	logger := funcr.New(func(prefix, args string) { logged.Write([]byte(args + "\n")) }, funcr.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go watchRef.run(ctx, logger)
+	go watchStack.run(ctx, logger)
+
+	push("2.0.0", &registry.Deprecation{Message: "1.x has no TLS", Replacement: host + "/team/website:2.0.0", Versions: "<2.0.0"})
+	for _, c := range []<-chan struct{}{changedRef, changedStack} {
+		select {
+		case <-c:
+		case <-time.After(time.Minute):
+			t.Fatalf("no holder changed within a minute of the push:\n%s", out.String())
+		}
+	}
+	want := &ir.Deprecated{Pattern: host + "/team/website:1.0.0", Message: "1.x has no TLS", Replacement: host + "/team/website:2.0.0", Refused: "no Stack accepts it"}
+	if d := holderRef.Deprecated(); !reflect.DeepEqual(d, want) {
+		t.Errorf("by reference, Deprecated = %+v, want %+v", d, want)
+	}
+	want = &ir.Deprecated{Pattern: host + "/team/website:1.0.0", Message: "1.x has no TLS", Replacement: host + "/team/website:2.0.0", Until: time.Date(2999, 1, 31, 0, 0, 0, 0, time.UTC)}
+	if d := holderStack.Deprecated(); !reflect.DeepEqual(d, want) {
+		t.Errorf("by Stack, Deprecated = %+v, want %+v", d, want)
+	}
+	if !strings.Contains(out.String(), "WARNING: "+host+"/team/website:1.0.0 is deprecated: 1.x has no TLS") {
+		t.Errorf("output:\n%s", out.String())
+	}
+
+	// The registry stops answering: logged, retried, nothing changes.
+	srv.Close()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(logged.String(), "reading the pattern's index again") {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing logged within a minute of the registry stopping:\n%s", logged.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if holderStack.Deprecated() == nil || holderRef.Deprecated() == nil {
+		t.Error("a registry that does not answer took the deprecation away")
 	}
 }

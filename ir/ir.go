@@ -75,7 +75,9 @@ type Blueprint struct {
 	// Deprecated is set by whoever runs the Blueprint as a pattern version
 	// that a deprecation covers and a Stack accepts (inrun run), on its own
 	// copy: the runtime then keeps a Deprecated condition on every custom
-	// resource and records an Event. The compiler never sets it.
+	// resource and records an Event. It is the value at start: inrun run
+	// changes it while running through reconciler.Options.Deprecation,
+	// never here. The compiler never sets it.
 	Deprecated *Deprecated `json:",omitempty"`
 }
 
@@ -89,6 +91,10 @@ type Deprecated struct {
 	Replacement string `json:",omitempty"`
 	// Until is the last day the acceptance holds.
 	Until time.Time
+	// Refused, when set, says why the version is no longer accepted (no
+	// Stack accepts it, or the acceptance lapsed) while it runs: it keeps
+	// running, and inrun run refuses it when it next starts.
+	Refused string `json:",omitempty"`
 }
 
 // Lifecycle is the lifecycle section of a Blueprint shared as a pattern.

@@ -8,7 +8,9 @@
 // index that meets its constraint, fetches it by digest and verifies its
 // proof (package registry), and refuses a deprecated version that the
 // Stack does not accept, or whose acceptance (or the publisher's after
-// date) has lapsed, naming the replacement.
+// date) has lapsed, naming the replacement. Recheck judges a version that
+// already runs again against the index as it is now, never refusing it:
+// a runtime learns so of a deprecation pushed while it runs.
 //
 // The index is only a list: what runs is what the digest names and the
 // proof covers. A version's own deprecation is read from its manifest; a

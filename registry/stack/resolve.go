@@ -43,6 +43,10 @@ type Resolved struct {
 	Deprecation *registry.Deprecation
 	Accepted    *Acceptance
 	Until       time.Time
+	// Refused is set only by Recheck: why a fresh start would refuse the
+	// version the deprecation covers (the Stack does not accept it, or no
+	// longer does). What runs keeps running.
+	Refused string
 }
 
 // Resolve resolves every entry of s and returns them in order, or every
@@ -122,7 +126,40 @@ func ResolveEntry(ctx context.Context, e *Entry, opts Options) (*Resolved, error
 	if r.Deprecation == nil {
 		return r, nil
 	}
-	return r, judge(e, r, opts.Now())
+	_, err = judge(e, r, opts.Now())
+	return r, err
+}
+
+// Recheck reads the index of r's registry namespace again and judges the
+// version r runs against the deprecations the index holds now, as
+// ResolveEntry does, but without refusing it: a deprecation no acceptance
+// covers any more is returned in the copy's Refused. The pattern itself
+// is not read again; its digest fixes it. It is how a runtime learns,
+// while it runs, that a newer push deprecated the version it runs.
+func Recheck(ctx context.Context, r *Resolved, opts Options) (*Resolved, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	e := r.Entry
+	reg, err := opts.Open(ctx, e.Host())
+	if err != nil {
+		return nil, err
+	}
+	idx, err := registry.ReadIndex(ctx, reg, e.Namespace())
+	if err != nil {
+		return nil, fmt.Errorf("pattern %s: %w", e.Name, err)
+	}
+	// A pattern gone from the index keeps the deprecation its own
+	// manifest carries.
+	ip := &registry.IndexPattern{Name: e.Name}
+	if i := slices.IndexFunc(idx.Patterns, func(p registry.IndexPattern) bool { return p.Name == e.Name }); i >= 0 {
+		ip = &idx.Patterns[i]
+	}
+	now := &Resolved{Entry: e, Version: r.Version, Fetched: r.Fetched}
+	if now.Deprecation = deprecation(ip, r.Fetched.Pattern, r.Version); now.Deprecation != nil {
+		now.Refused, _ = judge(e, now, opts.Now())
+	}
+	return now, nil
 }
 
 // resolveDigest resolves an entry that names a digest: the pattern there,
@@ -146,7 +183,8 @@ func resolveDigest(ctx context.Context, e *Entry, reg registry.Registry, ip *reg
 	if r.Deprecation = deprecation(ip, f.Pattern, f.Pattern.Version); r.Deprecation == nil {
 		return r, nil
 	}
-	return r, judge(e, r, opts.Now())
+	_, err = judge(e, r, opts.Now())
+	return r, err
 }
 
 // newest returns the newest version of p that meets c. Versions that are
@@ -185,25 +223,27 @@ func deprecation(ip *registry.IndexPattern, p *registry.Pattern, version string)
 }
 
 // judge lets a deprecated version run only while the Stack accepts it and
-// the publisher's after date has not passed.
-func judge(e *Entry, r *Resolved, now time.Time) error {
+// the publisher's after date has not passed. When it does not, refused
+// says why in a few words, and err is the diagnostic at the entry (or at
+// the lapsed acceptance).
+func judge(e *Entry, r *Resolved, now time.Time) (refused string, err error) {
 	d := r.Deprecation
 	move := "move to " + d.Replacement
 	if d.Replacement == "" {
 		move = "move off it"
 	}
 	if d.Ended(now) {
-		return deprecated(e.Pos, move, "%s %s is deprecated (%s) and no longer accepted since %s", e.Name, r.Version, d.Message, d.After)
+		return "no longer accepted since " + d.After, deprecated(e.Pos, move, "%s %s is deprecated (%s) and no longer accepted since %s", e.Name, r.Version, d.Message, d.After)
 	}
 	sv, _ := semver.NewVersion(r.Version)
 	i := slices.IndexFunc(e.Accept, func(a *Acceptance) bool { return a.Constraint != nil && a.Constraint.Check(sv) })
 	if i < 0 {
-		return deprecated(e.Pos, move+fmt.Sprintf(", or accept it in the Stack: accept: {version: %q, until: YYYY-MM-DD}", r.Version), "%s %s is deprecated: %s", e.Name, r.Version, d.Message)
+		return "no Stack accepts it", deprecated(e.Pos, move+fmt.Sprintf(", or accept it in the Stack: accept: {version: %q, until: YYYY-MM-DD}", r.Version), "%s %s is deprecated: %s", e.Name, r.Version, d.Message)
 	}
 	a := e.Accept[i]
 	day := a.Until.Format(time.DateOnly)
 	if registry.DayPassed(day, now) {
-		return deprecated(a.Pos, move+", or extend until if the team truly needs more time", "the Stack's acceptance of %s %s lapsed after %s: %s", e.Name, r.Version, day, d.Message)
+		return "the Stack's acceptance lapsed after " + day, deprecated(a.Pos, move+", or extend until if the team truly needs more time", "the Stack's acceptance of %s %s lapsed after %s: %s", e.Name, r.Version, day, d.Message)
 	}
 	r.Accepted, r.Until = a, a.Until
 	if d.After != "" {
@@ -211,7 +251,7 @@ func judge(e *Entry, r *Resolved, now time.Time) error {
 			r.Until = after
 		}
 	}
-	return nil
+	return "", nil
 }
 
 func deprecated(pos diag.Pos, hint, format string, args ...any) error {

@@ -211,6 +211,64 @@ func TestScopedDeprecation(t *testing.T) {
 	}
 }
 
+// TestRecheck: a version resolved before a newer push deprecated it is
+// judged again against the index as it is now, never refused: accepted,
+// it gets its Until; not accepted, or accepted no longer, Refused says
+// why. The deprecation its own manifest carries stays.
+func TestRecheck(t *testing.T) {
+	host := hosts(t)["memory"]
+	ctx := context.Background()
+	pub := newPublisher(t, host)
+	pub.push("website", "1.0.0", nil)
+	resolve := func(entries string) *stack.Resolved {
+		t.Helper()
+		rs, err := stack.Resolve(ctx, readStack(t, host, entries), pub.options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs[0]
+	}
+	accepted := resolve("  - name: website\n    version: 1.0.0\n    accept: {version: ^1, until: 2027-12-31}\n")
+	lapsing := resolve("  - name: website\n    version: 1.0.0\n    accept: {version: ^1, until: 2027-02-28}\n")
+	bare := resolve("  - {name: website, version: 1.0.0}\n")
+	if r, err := stack.Recheck(ctx, accepted, pub.options()); err != nil || r.Deprecation != nil || r.Refused != "" {
+		t.Fatalf("before the push: %+v, %v", r, err)
+	}
+
+	pub.push("website", "2.0.0", &registry.Deprecation{Message: "1.x has no TLS", Replacement: "website 2", Versions: "<2.0.0"})
+	for _, c := range []struct {
+		name    string
+		r       *stack.Resolved
+		refused string
+		until   time.Time
+	}{
+		{"accepted", accepted, "", time.Date(2027, 12, 31, 0, 0, 0, 0, time.UTC)},
+		{"lapsed", lapsing, "the Stack's acceptance lapsed after 2027-02-28", time.Time{}},
+		{"not accepted", bare, "no Stack accepts it", time.Time{}},
+	} {
+		r, err := stack.Recheck(ctx, c.r, pub.options())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r.Deprecation == nil || r.Deprecation.Message != "1.x has no TLS" || r.Refused != c.refused || !r.Until.Equal(c.until) || r.Fetched != c.r.Fetched {
+			t.Errorf("%s: %+v", c.name, r)
+		}
+		if c.r.Deprecation != nil {
+			t.Errorf("%s: Recheck changed the Resolved it was given", c.name)
+		}
+	}
+
+	// A registry that does not answer is an error, for the caller to
+	// retry; nothing is judged.
+	opts := pub.options()
+	opts.Open = func(context.Context, string) (registry.Registry, error) {
+		return registry.NewRemote("127.0.0.1:1"), nil
+	}
+	if _, err := stack.Recheck(ctx, accepted, opts); err == nil {
+		t.Error("Recheck against a registry that does not answer returned no error")
+	}
+}
+
 // TestIndexNotTrusted: an index that names a digest as another version
 // than the pattern there holds is refused.
 func TestIndexNotTrusted(t *testing.T) {

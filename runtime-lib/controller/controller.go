@@ -20,9 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/expr"
@@ -62,6 +64,11 @@ type Options struct {
 	// wait starts at 5ms and doubles with each failure in a row of the
 	// same custom resource. Default DefaultMaxBackoff.
 	MaxBackoff time.Duration
+	// Deprecation, when set, holds whether the pattern version the
+	// Blueprint runs as is deprecated, and may change while it runs: each
+	// change reconciles every custom resource again. Default: the
+	// Blueprint's own Deprecated, fixed.
+	Deprecation *reconciler.DeprecationHolder
 }
 
 // DefaultMaxBackoff caps retries of a failing custom resource. controller-
@@ -141,6 +148,7 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		Renderer:    opts.Renderer,
 		Remote:      opts.Remote,
 		Components:  opts.Components,
+		Deprecation: opts.Deprecation,
 	})
 	if err != nil {
 		return err
@@ -173,7 +181,39 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	if b, err = watchExternal(mgr, b, bp, rec, opts); err != nil {
 		return err
 	}
+	if opts.Deprecation != nil {
+		b = b.WatchesRawSource(onDeprecationChange(mgr.GetCache(), bp, opts.Deprecation))
+	}
 	return b.Complete(limiter.wrap(rec))
+}
+
+// onDeprecationChange enqueues every custom resource of bp each time h
+// changes, so that the Deprecated condition follows the registry without
+// waiting for an edit.
+func onDeprecationChange(c client.Reader, bp *ir.Blueprint, h *reconciler.DeprecationHolder) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		changed := h.Changed()
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-changed:
+				}
+				changed = h.Changed()
+				list := &unstructured.UnstructuredList{}
+				list.SetGroupVersionKind(bp.Resource.GroupVersionKind.GroupVersion().WithKind(bp.Resource.Kind + "List"))
+				if err := c.List(ctx, list); err != nil {
+					ctrllog.FromContext(ctx).Error(err, "listing custom resources after a deprecation change", "blueprint", bp.Name)
+					continue
+				}
+				for _, cr := range list.Items {
+					q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: cr.GetNamespace(), Name: cr.GetName()}})
+				}
+			}
+		}()
+		return nil
+	})
 }
 
 // notEcho passes every child event but those that only bring back the

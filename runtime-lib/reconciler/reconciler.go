@@ -63,6 +63,10 @@ type Options struct {
 	Components *components.Registry
 	// HookTimeout bounds one call of a hook. Default DefaultHookTimeout.
 	HookTimeout time.Duration
+	// Deprecation says, each pass, whether the pattern version the
+	// Blueprint runs as is deprecated (the Deprecated condition). Default:
+	// a holder of the Blueprint's own Deprecated, which never changes.
+	Deprecation *DeprecationHolder
 }
 
 // DefaultHookTimeout bounds a hook's call when Options.HookTimeout is
@@ -90,6 +94,9 @@ func (o *Options) setDefaults(bp *ir.Blueprint) error {
 	}
 	if o.HookTimeout <= 0 {
 		o.HookTimeout = DefaultHookTimeout
+	}
+	if o.Deprecation == nil {
+		o.Deprecation = NewDeprecationHolder(bp.Deprecated)
 	}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil && o.Remote == nil {
 		return fmt.Errorf("reconciler: Blueprint %s calls a remote reconciler, but Options.Remote is not set", bp.Name)

@@ -502,3 +502,57 @@ func TestDeprecatedCondition(t *testing.T) {
 		t.Errorf("run as a version that is not deprecated, Deprecated = %v", cond)
 	}
 }
+
+// TestDeprecationChangesWhileRunning: the same Reconciler, its
+// Options.Deprecation set while it runs (inrun run --pattern-poll), puts
+// the Deprecated condition on at its next pass with one Warning Event,
+// a second Event when the message changes (the acceptance lapsed), and
+// takes it off when the deprecation goes.
+func TestDeprecationChangesWhileRunning(t *testing.T) {
+	f := newFixture(t, spec())
+	rec := &eventRecorder{}
+	h := reconciler.NewDeprecationHolder(nil)
+	var err error
+	if f.rec, err = reconciler.New(f.bp, reconciler.Options{Client: f.store, Recorder: rec, Deprecation: h}); err != nil {
+		t.Fatal(err)
+	}
+	changed := h.Changed()
+	f.sync()
+	if cond := condition(f.get(), reconciler.ConditionDeprecated); cond != nil {
+		t.Fatalf("before the deprecation, Deprecated = %v", cond)
+	}
+	d := &ir.Deprecated{Pattern: "registry.example/team/website:1.0.0", Message: "use 2", Until: time.Date(2999, 1, 31, 0, 0, 0, 0, time.UTC)}
+	if !h.Set(d) || h.Set(&ir.Deprecated{Pattern: d.Pattern, Message: d.Message, Until: d.Until}) {
+		t.Error("Set did not report a change once, and only once, for the same deprecation")
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("Changed was not closed by Set")
+	}
+	f.sync()
+	f.sync()
+	if cond := condition(f.get(), reconciler.ConditionDeprecated); cond["status"] != "True" || cond["message"] != "registry.example/team/website:1.0.0 is deprecated: use 2; accepted until 2999-01-31" {
+		t.Errorf("deprecated while running, Deprecated = %v", cond)
+	}
+	h.Set(&ir.Deprecated{Pattern: d.Pattern, Message: d.Message, Refused: "no Stack accepts it"})
+	f.sync()
+	want := "registry.example/team/website:1.0.0 is deprecated: use 2; no Stack accepts it: it keeps running, but inrun run refuses it when it next starts"
+	if cond := condition(f.get(), reconciler.ConditionDeprecated); cond["status"] != "True" || cond["message"] != want {
+		t.Errorf("refused while running, Deprecated = %v", cond)
+	}
+	var notes []string
+	for _, e := range rec.events {
+		if e.reason == reconciler.ReasonPatternDeprecated && e.eventType == "Warning" {
+			notes = append(notes, e.note)
+		}
+	}
+	if len(notes) != 2 || notes[1] != want {
+		t.Errorf("Warning Events = %q, want one when set and one when its message changed", notes)
+	}
+	h.Set(nil)
+	f.sync()
+	if cond := condition(f.get(), reconciler.ConditionDeprecated); cond != nil {
+		t.Errorf("no longer deprecated, Deprecated = %v", cond)
+	}
+}

@@ -275,10 +275,12 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 }
 
 // deprecated keeps the Deprecated condition of a Blueprint run as a
-// deprecated pattern version, with a Warning Event when it is first set,
-// and removes the runtime's own once the Blueprint no longer is one.
+// deprecated pattern version, with a Warning Event when it is set or its
+// message changes, and removes the runtime's own once the Blueprint no
+// longer is one. The deprecation is read each pass: it may change while
+// the Blueprint runs (Options.Deprecation).
 func (p *pass) deprecated(conds *[]metav1.Condition, set func(t string, s metav1.ConditionStatus, reason, msg string)) {
-	d := p.bp.Deprecated
+	d := p.opts.Deprecation.Deprecated()
 	existing := meta.FindStatusCondition(*conds, ConditionDeprecated)
 	if d == nil {
 		if existing != nil && existing.Reason == ReasonPatternDeprecated {
@@ -286,15 +288,25 @@ func (p *pass) deprecated(conds *[]metav1.Condition, set func(t string, s metav1
 		}
 		return
 	}
+	msg := DeprecatedMessage(d)
+	if existing == nil || existing.Status != metav1.ConditionTrue || existing.Message != msg {
+		p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeWarning, ReasonPatternDeprecated, "Reconcile", "%s", msg)
+	}
+	set(ConditionDeprecated, metav1.ConditionTrue, ReasonPatternDeprecated, msg)
+}
+
+// DeprecatedMessage is the message of the Deprecated condition and its
+// Event: the pattern, the deprecation, the replacement, and until when it
+// is accepted, or why it no longer is.
+func DeprecatedMessage(d *ir.Deprecated) string {
 	msg := fmt.Sprintf("%s is deprecated: %s", d.Pattern, d.Message)
 	if d.Replacement != "" {
 		msg += "; move to " + d.Replacement
 	}
-	msg += "; accepted until " + d.Until.UTC().Format("2006-01-02")
-	if existing == nil || existing.Status != metav1.ConditionTrue {
-		p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeWarning, ReasonPatternDeprecated, "Reconcile", "%s", msg)
+	if d.Refused != "" {
+		return msg + "; " + d.Refused + ": it keeps running, but inrun run refuses it when it next starts"
 	}
-	set(ConditionDeprecated, metav1.ConditionTrue, ReasonPatternDeprecated, msg)
+	return msg + "; accepted until " + d.Until.UTC().Format("2006-01-02")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

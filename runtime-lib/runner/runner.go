@@ -75,6 +75,11 @@ type Options struct {
 	// Blueprint ConfigMap, the ConfigMap gets it as a Warning Event.
 	// Default components.Default.
 	Components *components.Registry
+	// Deprecations hold, by Blueprint name, whether the pattern version a
+	// Blueprint runs as is deprecated, for whoever watches the registry
+	// while it runs (inrun run --pattern-poll). A Blueprint without one
+	// keeps its own Deprecated.
+	Deprecations map[string]*reconciler.DeprecationHolder
 }
 
 func (o *Options) setDefaults() error {
@@ -176,7 +181,7 @@ func run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	for _, bp := range opts.Blueprints {
-		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces, Components: opts.Components}); err != nil {
+		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces, Components: opts.Components, Deprecation: opts.Deprecations[bp.Name]}); err != nil {
 			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
 		}
 	}
