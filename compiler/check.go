@@ -128,7 +128,7 @@ func (c *checker) checkStatusSchema() {
 	if r.Schema == nil || c.selfShape.kind() != objectShape {
 		return // an installed CRD named by GVK, or a schema that takes anything
 	}
-	if rec := c.bp.Reconcile; rec != nil && rec.Remote != nil && rec.Remote.Controller != nil {
+	if c.bp.ControllerRef() != nil {
 		return // a controller-runtime reconciler writes its own status
 	}
 	const fix = "add it to the CRD's status schema (x-kubernetes-preserve-unknown-fields: true on status accepts any field)"

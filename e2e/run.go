@@ -255,7 +255,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// A controller-runtime reconciler (reconcile.go.controller) does its
 	// own writes, as its authors wrote it: the idle check is Inrun's
 	// promise about its own.
-	if counter, ok := runtime.(Counter); ok && !opts.SkipIdleCheck && !ownsWrites(opts.Blueprint) {
+	if counter, ok := runtime.(Counter); ok && !opts.SkipIdleCheck && opts.Blueprint.ControllerRef() == nil {
 		r.counter = counter
 	}
 	rep := &Report{File: opts.File}
@@ -372,12 +372,6 @@ func servedBy(cfg *rest.Config) (func(schema.GroupVersionKind) bool, error) {
 		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		return err == nil || !meta.IsNoMatchError(err)
 	}, nil
-}
-
-// ownsWrites reports whether bp's reconciler does its own writes.
-func ownsWrites(bp *ir.Blueprint) bool {
-	r := bp.Reconcile
-	return r != nil && r.Remote != nil && r.Remote.Controller != nil
 }
 
 // run is the state of one Run once the cluster and the runtime are up.

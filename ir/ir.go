@@ -135,6 +135,16 @@ func (b *Blueprint) Child(id string) *Child {
 	return nil
 }
 
+// ControllerRef returns the controller-runtime reconciler b names in
+// reconcile.go.controller, or nil. Such a Blueprint's reconciler does its own
+// writes, children and status included: the reconcile pass stands aside.
+func (b *Blueprint) ControllerRef() *GoRef {
+	if b.Reconcile == nil || b.Reconcile.Remote == nil {
+		return nil
+	}
+	return b.Reconcile.Remote.Controller
+}
+
 // WithRemoteURL returns a copy of b that calls its remote reconciler at url
 // instead of where the Blueprint says; b itself is unchanged. For an API
 // mapped by reconcile.api, url replaces the scheme and host of every URL

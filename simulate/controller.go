@@ -108,11 +108,6 @@ func controllerScheme(reg *components.Registry) (*runtime.Scheme, error) {
 	return s, reg.AddToScheme(s)
 }
 
-// isController reports whether bp names a controller-runtime reconciler.
-func isController(bp *ir.Blueprint) bool {
-	return bp.Reconcile != nil && bp.Reconcile.Remote != nil && bp.Reconcile.Remote.Controller != nil
-}
-
 // memoryManager is the manager a controller's setup is given in memory:
 // what controller-runtime's builder uses of one (the client, the scheme,
 // the controller options, a logger, event recorders, Add), and nothing

@@ -199,7 +199,7 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 		reg = components.Default
 	}
 	store := NewStore(bp)
-	if isController(bp) {
+	if bp.ControllerRef() != nil {
 		scheme, err := controllerScheme(reg)
 		if err != nil {
 			return nil, err
@@ -220,7 +220,7 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 		return nil, err
 	}
 	ss := &session{bp: bp, store: store, key: client.ObjectKeyFromObject(cr), cr: cr}
-	if isController(bp) {
+	if bp.ControllerRef() != nil {
 		c, err := newControllerRun(bp, reg, store, ss.key)
 		if err != nil {
 			return nil, err
@@ -371,7 +371,7 @@ func (ss *session) collectOrphans(ctx context.Context) error {
 // that are a used Blueprint's custom resources by id.id: database.service
 // is the Service of the Database the child database is.
 func (ss *session) children(ctx context.Context, bp *ir.Blueprint, cr *unstructured.Unstructured) (map[string][]*unstructured.Unstructured, error) {
-	if isController(bp) {
+	if bp.ControllerRef() != nil {
 		return controllerChildren(ctx, ss.store, bp, cr)
 	}
 	out, err := reconciler.Children(ctx, ss.store, bp, cr)
@@ -469,7 +469,7 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 	}
 	// A controller-runtime reconciler's writes are its own, as its
 	// authors wrote it: idempotence is Inrun's promise about its own.
-	if !isController(ss.bp) {
+	if ss.bp.ControllerRef() == nil {
 		out.IdleWrites = ss.store.Writes() - before
 	}
 

@@ -105,7 +105,7 @@ func (o *Options) setDefaults() {
 // Setup adds a controller for bp to mgr.
 func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	opts.setDefaults()
-	if bp.Reconcile != nil && bp.Reconcile.Remote != nil && bp.Reconcile.Remote.Controller != nil {
+	if bp.ControllerRef() != nil {
 		return setupController(mgr, bp, opts)
 	}
 	remoteNeeded := bp.Reconcile != nil && bp.Reconcile.Remote != nil && opts.Remote == nil
@@ -293,8 +293,8 @@ func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
 		crKinds[bp.Resource.GroupVersionKind] = true
 		// A controller-runtime reconciler reads the kinds it declares
 		// through the cache, its own objects unlabelled: cached whole.
-		if r := bp.Reconcile; r != nil && r.Remote != nil && r.Remote.Controller != nil {
-			for _, k := range r.Remote.Resources {
+		if bp.ControllerRef() != nil {
+			for _, k := range bp.Reconcile.Remote.Resources {
 				crKinds[k.GroupVersionKind] = true
 			}
 		}
