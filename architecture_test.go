@@ -23,7 +23,7 @@ var stages = []struct {
 	pkgs []string
 }{
 	{"foundations", []string{"internal/...", ""}},
-	{"contracts: the IR, the reconciler wire format, the typed-Go registry", []string{"ir", "sdk", "components"}},
+	{"contracts: the IR, the reconciler wire format, the typed-Go registry", []string{"ir", "sdk", "components", "components/componentstest"}},
 	{"derived from the IR alone", []string{"expr", "rbac"}},
 	{"front end: where Blueprints are kept", []string{"load"}},
 	{"front end: the short schema", []string{"simpleschema"}},

@@ -2,107 +2,24 @@ package simulate_test
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/components"
+	"github.com/inrun/inrun/components/componentstest"
 	"github.com/inrun/inrun/simulate"
 )
 
-// Guestbook is a typed API as a kubebuilder project declares one.
-type Guestbook struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              struct {
-		Size *int32 `json:"size,omitempty"`
-	} `json:"spec,omitempty"`
-	Status struct {
-		Conditions []metav1.Condition `json:"conditions,omitempty"`
-	} `json:"status,omitempty"`
-}
-
-type GuestbookList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []Guestbook `json:"items"`
-}
-
-func (g *Guestbook) DeepCopyObject() kruntime.Object {
-	out := *g
-	g.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	if g.Spec.Size != nil {
-		size := *g.Spec.Size
-		out.Spec.Size = &size
-	}
-	out.Status.Conditions = append([]metav1.Condition(nil), g.Status.Conditions...)
-	return &out
-}
-
-func (l *GuestbookList) DeepCopyObject() kruntime.Object {
-	out := *l
-	out.Items = nil
-	for i := range l.Items {
-		out.Items = append(out.Items, *l.Items[i].DeepCopyObject().(*Guestbook))
-	}
-	return &out
-}
-
-var guestbookGV = schema.GroupVersion{Group: "webapp.inrun.dev", Version: "v1"}
-
-// guestbookReconciler reads its kind typed, owns a ConfigMap and writes
-// its own condition; fail makes it fail.
-type guestbookReconciler struct {
-	client.Client
-	scheme *kruntime.Scheme
-	fail   bool
-}
-
-func (r *guestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	gb := &Guestbook{}
-	if err := r.Get(ctx, req.NamespacedName, gb); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if r.fail {
-		return ctrl.Result{}, fmt.Errorf("the guestbook is closed")
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: gb.Name + "-config", Namespace: gb.Namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
-		cm.Data = map[string]string{"size": fmt.Sprint(*gb.Spec.Size)}
-		return controllerutil.SetControllerReference(gb, cm, r.scheme)
-	}); err != nil {
-		return ctrl.Result{}, err
-	}
-	if meta.SetStatusCondition(&gb.Status.Conditions, metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "Configured", Message: "ok"}) {
-		return ctrl.Result{}, r.Status().Update(ctx, gb)
-	}
-	return ctrl.Result{}, nil
-}
-
 func guestbookRegistry(fail bool) *components.Registry {
-	reg := &components.Registry{}
-	reg.RegisterScheme("webapp.inrun.dev/v1", func(s *kruntime.Scheme) error {
-		s.AddKnownTypes(guestbookGV, &Guestbook{}, &GuestbookList{})
-		metav1.AddToGroupVersion(s, guestbookGV)
-		return nil
-	})
-	reg.RegisterController("guestbook", func(mgr manager.Manager) error {
-		r := &guestbookReconciler{Client: mgr.GetClient(), scheme: mgr.GetScheme(), fail: fail}
-		return ctrl.NewControllerManagedBy(mgr).For(&Guestbook{}).Owns(&corev1.ConfigMap{}).Named("guestbook").Complete(r)
-	})
-	return reg
+	var opts componentstest.GuestbookOptions
+	if fail {
+		opts.Err = errors.New("the guestbook is closed")
+	}
+	return componentstest.GuestbookRegistry(opts)
 }
 
 // TestController simulates an unchanged controller-runtime reconciler in

@@ -8,111 +8,17 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/components"
+	"github.com/inrun/inrun/components/componentstest"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
-
-// Guestbook is a typed API as a kubebuilder project declares one, its
-// deep copy written by hand.
-type Guestbook struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              GuestbookSpec   `json:"spec,omitempty"`
-	Status            GuestbookStatus `json:"status,omitempty"`
-}
-
-type GuestbookSpec struct {
-	Size *int32 `json:"size,omitempty"`
-}
-
-type GuestbookStatus struct {
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
-}
-
-type GuestbookList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []Guestbook `json:"items"`
-}
-
-func (g *Guestbook) DeepCopyObject() kruntime.Object {
-	out := *g
-	g.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	if g.Spec.Size != nil {
-		size := *g.Spec.Size
-		out.Spec.Size = &size
-	}
-	out.Status.Conditions = nil
-	for _, c := range g.Status.Conditions {
-		out.Status.Conditions = append(out.Status.Conditions, *c.DeepCopy())
-	}
-	return &out
-}
-
-func (l *GuestbookList) DeepCopyObject() kruntime.Object {
-	out := *l
-	out.Items = nil
-	for i := range l.Items {
-		out.Items = append(out.Items, *l.Items[i].DeepCopyObject().(*Guestbook))
-	}
-	return &out
-}
-
-var guestbookGV = schema.GroupVersion{Group: "webapp.inrun.dev", Version: "v1"}
-
-func addGuestbook(s *kruntime.Scheme) error {
-	s.AddKnownTypes(guestbookGV, &Guestbook{}, &GuestbookList{})
-	metav1.AddToGroupVersion(s, guestbookGV)
-	return nil
-}
-
-// GuestbookReconciler is a controller-runtime reconciler as kubebuilder
-// users write them: it reads its kind typed, owns a ConfigMap and writes
-// its own condition. panicking makes it panic.
-type GuestbookReconciler struct {
-	client.Client
-	Scheme    *kruntime.Scheme
-	panicking *atomic.Bool
-}
-
-func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	gb := &Guestbook{}
-	if err := r.Get(ctx, req.NamespacedName, gb); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if r.panicking.Load() {
-		var m map[string]int
-		m["boom"]++ // a nil map: a real runtime panic
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: gb.Name + "-config", Namespace: gb.Namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, cm, func() error {
-		cm.Data = map[string]string{"size": fmt.Sprint(*gb.Spec.Size)}
-		return controllerutil.SetControllerReference(gb, cm, r.Scheme)
-	}); err != nil {
-		return ctrl.Result{}, err
-	}
-	if meta.SetStatusCondition(&gb.Status.Conditions, metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "Configured", Message: "the ConfigMap is there"}) {
-		return ctrl.Result{}, r.Status().Update(ctx, gb)
-	}
-	return ctrl.Result{}, nil
-}
-
-func (r *GuestbookReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&Guestbook{}).Owns(&corev1.ConfigMap{}).Named("guestbook").Complete(r)
-}
 
 // TestController runs an unchanged controller-runtime reconciler under
 // the runtime (reconcile.go.controller) on a real API server: it reads its
@@ -123,11 +29,7 @@ func (r *GuestbookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 func TestController(t *testing.T) {
 	f := newFixture(t)
 	var panicking atomic.Bool
-	reg := &components.Registry{}
-	reg.RegisterController("guestbook", func(mgr manager.Manager) error {
-		return (&GuestbookReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), panicking: &panicking}).SetupWithManager(mgr)
-	})
-	reg.RegisterScheme("webapp.inrun.dev/v1", addGuestbook)
+	reg := componentstest.GuestbookRegistry(componentstest.GuestbookOptions{Panicking: &panicking})
 	bp, err := compiler.CompileFile("testdata/guestbook.yaml", compiler.Options{Components: reg})
 	if err != nil {
 		t.Fatal(err)
@@ -138,9 +40,9 @@ func TestController(t *testing.T) {
 	f.bp = bp
 	rt := f.start(f.cfg, []string{f.ns}, func(o *runner.Options) { o.Components = reg })
 
-	gvk := guestbookGV.WithKind("Guestbook")
+	gvk := componentstest.GuestbookGV.WithKind("Guestbook")
 	gb := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": guestbookGV.String(), "kind": "Guestbook",
+		"apiVersion": componentstest.GuestbookGV.String(), "kind": "Guestbook",
 		"metadata": map[string]any{"name": "book", "namespace": f.ns},
 		"spec":     map[string]any{"size": int64(2)},
 	}}
