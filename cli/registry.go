@@ -38,8 +38,9 @@ const envKeysDir = "INRUN_KEYS_DIR"
 const registryNotYet = `Patterns run by name with inrun run REGISTRY/[NAMESPACE/]NAME[@VERSION] or
 inrun run --stack FILE; inrun --dev starts a local registry holding the
 built-in patterns, and inrun init --pack registry walks through it all.
-Not yet: watching registries while running (a deprecation is judged when
-inrun run starts). See docs/registry.md.`
+Where no registry is reachable, oci:DIR in place of REGISTRY/NAMESPACE
+reads an OCI layout directory (oras cp -r ... --to-oci-layout DIR:VERSION
+writes one). See docs/registry.md.`
 
 func keysDir() (string, error) {
 	if d := os.Getenv(envKeysDir); d != "" {
@@ -191,6 +192,9 @@ func (f *registryFlags) register(cmd *cobra.Command) {
 
 // open returns the registry of ref, checked to answer.
 func (f *registryFlags) open(ctx context.Context, host string) (registry.Registry, error) {
+	if dir, ok := registry.IsLayoutRegistry(host); ok {
+		return registry.OpenLayoutDir(ctx, dir)
+	}
 	reg := registry.NewRemote(host)
 	reg.PlainHTTP = reg.PlainHTTP || f.plainHTTP
 	return reg, reg.Reachable(ctx)
@@ -349,6 +353,9 @@ once, and patterns exits 1. The Stack format is in docs/registry.md.
 				return resolveStack(cmd, stackFile, &f)
 			}
 			host, namespace, _ := strings.Cut(strings.TrimSuffix(args[0], "/"), "/")
+			if _, ok := registry.IsLayoutRegistry(args[0]); ok {
+				host, namespace = args[0], ""
+			}
 			r, err := f.open(cmd.Context(), host)
 			if err != nil {
 				return err
@@ -460,11 +467,34 @@ func (f *fetchFlags) register(cmd *cobra.Command) {
 }
 
 func (f *fetchFlags) fetch(ctx context.Context, arg string) (*registry.Fetched, error) {
-	ref, err := registry.ParseReference(arg)
+	trusted, err := trustedKeys(f.keys)
 	if err != nil {
 		return nil, err
 	}
-	trusted, err := trustedKeys(f.keys)
+	if _, ok := registry.IsLayoutRegistry(arg); ok {
+		e, _, err := patternRef(arg)
+		if err != nil {
+			return nil, err
+		}
+		dir, _ := registry.IsLayoutRegistry(e.Registry)
+		l, err := registry.OpenLayoutDir(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		version := e.Digest
+		if version == "" {
+			version = e.Version
+		}
+		if version == "*" {
+			return nil, fmt.Errorf("%s names no version; write %s@VERSION (inrun patterns oci:%s lists them)", arg, arg, dir)
+		}
+		ref, err := l.Reference(ctx, e.Name, version)
+		if err != nil {
+			return nil, err
+		}
+		return registry.Fetch(ctx, l, ref, registry.FetchOptions{Trusted: trusted})
+	}
+	ref, err := registry.ParseReference(arg)
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,9 @@ const DefaultPatternPoll = 5 * time.Minute
 // not a file and whose first element is a registry host. ok is false for a
 // Blueprint file.
 func patternRef(arg string) (e *stack.Entry, ok bool, err error) {
+	if dir, isLayout := registry.IsLayoutRegistry(arg); isLayout {
+		return layoutRef(arg, dir)
+	}
 	if _, statErr := os.Stat(arg); statErr == nil || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
 		return nil, false, nil
 	}
@@ -81,6 +84,32 @@ func patternRef(arg string) (e *stack.Entry, ok bool, err error) {
 	e.Digest = dgst
 	e.Pos = ir.Pos{File: arg}
 	return e, true, nil
+}
+
+// layoutRef reads oci:DIR/NAME[@VERSION|@sha256:DIGEST], a pattern in an
+// OCI layout directory.
+func layoutRef(arg, rest string) (*stack.Entry, bool, error) {
+	const form = "write oci:DIR/NAME[@VERSION], such as oci:./patterns/website@1.2.0: the layout's directory, then the pattern's name"
+	i := strings.LastIndex(rest, "/")
+	if i <= 0 {
+		return nil, true, fmt.Errorf("%s names no pattern: %s", arg, form)
+	}
+	dir, name, version := rest[:i], rest[i+1:], "*"
+	e := &stack.Entry{Registry: registry.LayoutScheme + dir, Pos: ir.Pos{File: arg}}
+	if n, d, found := strings.Cut(name, "@sha256:"); found {
+		name, e.Digest = n, "sha256:"+d
+		if _, err := digest.Parse(e.Digest); err != nil {
+			return nil, true, fmt.Errorf("%s: %q is not a sha256 digest (%v)", arg, e.Digest, err)
+		}
+	} else if n, v, found := strings.Cut(name, "@"); found {
+		name, version = n, v
+	}
+	s, err := stack.Read(arg, []byte(fmt.Sprintf("apiVersion: inrun.dev/v1alpha1\nkind: Stack\npatterns:\n  - {name: %q, registry: %q, version: %q}\n", name, e.Registry, version)))
+	if err != nil || name == "" {
+		return nil, true, fmt.Errorf("%s is not a pattern in an OCI layout: %s", arg, form)
+	}
+	s.Patterns[0].Digest, s.Patterns[0].Pos = e.Digest, e.Pos
+	return s.Patterns[0], true, nil
 }
 
 // resolve takes the patterns out of args (and the --stack's), resolves
@@ -130,6 +159,9 @@ func (f *patternFlags) resolve(ctx context.Context, out io.Writer, args []string
 	defer cache.Close()
 	online := map[string]registry.Registry{}
 	open := func(ctx context.Context, host string) (registry.Registry, error) {
+		if dir, ok := registry.IsLayoutRegistry(host); ok {
+			return registry.OpenLayoutDir(ctx, dir) // local already: not cached
+		}
 		if r, ok := online[host]; ok {
 			return r, nil
 		}
@@ -232,6 +264,9 @@ func (w *patternWatch) run(ctx context.Context, log logr.Logger) {
 		return
 	}
 	open := func(ctx context.Context, host string) (registry.Registry, error) {
+		if dir, ok := registry.IsLayoutRegistry(host); ok {
+			return registry.OpenLayoutDir(ctx, dir)
+		}
 		r := registry.NewRemote(host)
 		r.PlainHTTP = r.PlainHTTP || w.plainHTTP
 		return r, nil

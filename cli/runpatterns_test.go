@@ -40,6 +40,11 @@ func TestPatternRef(t *testing.T) {
 		{arg: "localhost:5000/team/website@sha256:" + strings.Repeat("ab", 32), registry: "localhost:5000/team", name: "website", version: "*", digest: "sha256:" + strings.Repeat("ab", 32)},
 		{arg: "localhost:5000/team/website@sha256:abc", err: "is not a sha256 digest"},
 		{arg: "localhost:5000/team/website@nightly", err: "with a semver VERSION"},
+		{arg: "oci:./patterns/website@1.2.0", registry: "oci:./patterns", name: "website", version: "1.2.0"},
+		{arg: "oci:/media/a b/website", registry: "oci:/media/a b", name: "website", version: "*"},
+		{arg: "oci:dir/website@sha256:" + strings.Repeat("ab", 32), registry: "oci:dir", name: "website", version: "*", digest: "sha256:" + strings.Repeat("ab", 32)},
+		{arg: "oci:website@1.2.0", err: "names no pattern"},
+		{arg: "oci:dir/website@nightly", err: "is not a pattern in an OCI layout"},
 	} {
 		e, ok, err := patternRef(c.arg)
 		switch {

@@ -78,6 +78,9 @@ func indexRepository(namespace string) string {
 // they read, and the last drops the other's version there; never from its
 // own entry tag, which only a push of that version writes.
 func ReadIndex(ctx context.Context, reg Registry, namespace string) (*Index, error) {
+	if ix, ok := reg.(Indexer); ok {
+		return ix.Index(ctx, namespace)
+	}
 	repo, err := reg.Repository(ctx, indexRepository(namespace))
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package stack
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -63,25 +64,43 @@ type Acceptance struct {
 	Pos diag.Pos
 }
 
-// Host is the registry's host[:port]; Namespace the path under it.
+// Host is the registry's host[:port]; Namespace the path under it. For
+// an OCI layout directory (oci:DIR), Host is the whole of it and the
+// namespace is empty.
 func (e *Entry) Host() string {
+	if _, ok := registry.IsLayoutRegistry(e.Registry); ok {
+		return e.Registry
+	}
 	h, _, _ := strings.Cut(e.Registry, "/")
 	return h
 }
 
 // Namespace is the entry's namespace in its registry.
 func (e *Entry) Namespace() string {
+	if _, ok := registry.IsLayoutRegistry(e.Registry); ok {
+		return ""
+	}
 	_, ns, _ := strings.Cut(e.Registry, "/")
 	return ns
 }
 
-// ReadFile reads the Stack at path.
+// ReadFile reads the Stack at path. A relative OCI layout directory
+// (registry: oci:DIR) is relative to the Stack file.
 func ReadFile(path string) (*Stack, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the Stack: %w", err)
 	}
-	return Read(path, data)
+	s, err := Read(path, data)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range s.Patterns {
+		if dir, ok := registry.IsLayoutRegistry(e.Registry); ok && !filepath.IsAbs(dir) {
+			e.Registry = registry.LayoutScheme + filepath.Join(filepath.Dir(path), dir)
+		}
+	}
+	return s, nil
 }
 
 const constraintHint = `write a semver constraint, such as "1.2.3", "^1.2", "~1.2.0" or ">=1.2.0 <2.0.0"`
@@ -209,6 +228,13 @@ func constraint(r *yamlpos.Reader, n *yaml.Node, path, text string) *semver.Cons
 
 // checkRegistry checks a host[:port]/namespace.
 func checkRegistry(r *yamlpos.Reader, n *yaml.Node, path, reg string) bool {
+	if dir, ok := registry.IsLayoutRegistry(reg); ok {
+		if dir == "" {
+			r.Errorf(n, diag.InvalidValue, "write oci:DIR, the directory of an OCI layout", "%s %q names no directory", path, reg)
+			return false
+		}
+		return true
+	}
 	host, ns, _ := strings.Cut(reg, "/")
 	if _, err := registry.ParseReference(reg + "/x"); err != nil || host == "" || strings.Contains(ns, ":") || strings.Contains(ns, "@") {
 		r.Errorf(n, diag.InvalidValue, "write REGISTRY[/NAMESPACE], such as registry.example/team", "%s %q is not a registry namespace", path, reg)
