@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,8 +48,9 @@ func TestConcurrentRetries(t *testing.T) {
 	type answer struct {
 		key    int
 		status int
-		name   string
-		replay bool
+		name     string
+		replay   bool
+		location string
 	}
 	answers := make(chan answer, n)
 	var dropped, conflicts, attempts sync.Map
@@ -92,7 +94,7 @@ func TestConcurrentRetries(t *testing.T) {
 				var v map[string]any
 				_ = json.Unmarshal(data, &v)
 				name, _ := v["name"].(string)
-				answers <- answer{key: key, status: resp.StatusCode, name: name, replay: resp.Header.Get("Idempotent-Replayed") == "true"}
+				answers <- answer{key: key, status: resp.StatusCode, name: name, replay: resp.Header.Get("Idempotent-Replayed") == "true", location: resp.Header.Get("Location")}
 				return
 			}
 			answers <- answer{key: key, status: -1}
@@ -112,6 +114,10 @@ func TestConcurrentRetries(t *testing.T) {
 			names[a.key] = map[string]int{}
 		}
 		names[a.key][a.name]++
+		// A replayed create says where the intent is, as the first answer did.
+		if loc, _, _ := strings.Cut(a.location, "?"); !strings.HasSuffix(loc, "/intents/"+a.name) {
+			t.Errorf("key %d (replayed %v): Location %q, want the intent %s", a.key, a.replay, a.location, a.name)
+		}
 		if a.replay {
 			replays++
 		}

@@ -98,7 +98,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 			return 0, p
 		}
 		if replay != nil {
-			writeReplay(w, replay)
+			writeReplay(w, replay, true)
 			req.change = false // the change was audited when it was made
 			return replay.Status, nil
 		}
@@ -138,8 +138,18 @@ func answer(ctx context.Context, rec *Record, status int, view *View, p *Problem
 	return status, buf.Bytes()
 }
 
-// writeReplay answers a retry with the first request's answer.
-func writeReplay(w http.ResponseWriter, replay *Replay) {
+// writeReplay answers a retry with the first request's answer. A created
+// or changed intent's answer is its view: its self link is the Location,
+// as it was the first time.
+func writeReplay(w http.ResponseWriter, replay *Replay, location bool) {
+	if location && replay.Status < 300 {
+		var v struct {
+			Links map[string]string `json:"links"`
+		}
+		if json.Unmarshal(replay.Body, &v) == nil && v.Links["self"] != "" {
+			w.Header().Set("Location", v.Links["self"])
+		}
+	}
 	w.Header().Set("Idempotent-Replayed", "true")
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(replay.Status)
@@ -414,7 +424,7 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request, req *request) (i
 			return 0, p
 		}
 		if replay != nil {
-			writeReplay(w, replay)
+			writeReplay(w, replay, false)
 			req.change = false
 			return replay.Status, nil
 		}
