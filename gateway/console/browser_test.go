@@ -495,8 +495,19 @@ func TestConsole(t *testing.T) {
 		t.Errorf("the Apps after the update: %v", apps)
 	}
 
-	// Delete: it leaves the list once gone, and the App is gone.
-	b.do("deleting", chromedp.Click(chromedp.CSS(key+` button.delete`)), chromedp.WaitNotPresent(chromedp.CSS(key)))
+	// Delete asks first: one click arms the button and deletes nothing.
+	b.do("asking to delete", chromedp.Click(chromedp.CSS(key+` button.delete`)), chromedp.WaitVisible(chromedp.CSS(key+` button.delete.armed`)))
+	if s := b.text(key + ` button.delete`); s != "Confirm delete" {
+		t.Errorf("the armed Delete button says %q", s)
+	}
+	if s := b.text("#status"); !strings.Contains(s, `Click "Confirm delete" to delete intent console-web of app`) {
+		t.Errorf("the status line after one click on Delete: %q", s)
+	}
+	if apps := e.apps(t, "apps-staging"); strings.Join(apps, ",") != "console-web" {
+		t.Errorf("one click on Delete deleted: the Apps are %v", apps)
+	}
+	// The second click deletes: it leaves the list once gone, and the App is gone.
+	b.do("deleting", chromedp.Click(chromedp.CSS(key+` button.delete.armed`)), chromedp.WaitNotPresent(chromedp.CSS(key)))
 	if s := b.text("#status"); !strings.Contains(s, "console-web of app is deleted") {
 		t.Errorf("the status line after delete: %q", s)
 	}

@@ -11,7 +11,13 @@ const state = {
   targets: [],         // TargetInfo, as GET /v1/targets answers
   watching: new Map(), // intent key -> AbortController of its watch
   editing: null,       // the View being edited, or null for a new intent
+  armed: new Map(),    // intent key -> until when (ms) its Delete button asks to confirm
 };
+
+// A delete asks once: the first click arms the intent's button for a few
+// seconds, a second click deletes. Not a native dialog: it would stop the
+// page, its watches with it, until answered.
+const ARMED_MS = 5000;
 
 const $ = (id) => document.getElementById(id);
 
@@ -339,7 +345,7 @@ function showIntent(v) {
     el('p', { class: 'hint', text: [v.createdBy ? 'made by ' + v.createdBy : '', v.created ? 'at ' + v.created : ''].filter(Boolean).join(' ') }),
     el('p', { class: 'actions' },
       el('button', { type: 'button', class: 'edit', 'aria-label': 'Change intent ' + v.name, onclick: () => edit(v), text: 'Change' }),
-      el('button', { type: 'button', class: 'delete', 'aria-label': 'Delete intent ' + v.name, onclick: () => remove(v), text: 'Delete' })));
+      deleteButton(v)));
   if (li) li.replaceWith(fresh); else $('intents').append(fresh);
   updateEmpty();
 }
@@ -416,6 +422,32 @@ async function watch(v, restart) {
   // The watch ends when the view settles, or at the gateway's --max-wait:
   // then follow it again.
   if (!SETTLED.has(last.state) && token()) setTimeout(() => watch(last, false), 1000);
+}
+
+function deleteButton(v) {
+  const key = intentKey(v);
+  const armed = (state.armed.get(key) || 0) > Date.now();
+  const button = el('button', {
+    type: 'button', class: armed ? 'delete armed' : 'delete',
+    'aria-label': (armed ? 'Confirm: delete intent ' : 'Delete intent ') + v.name,
+    text: armed ? 'Confirm delete' : 'Delete',
+  });
+  button.onclick = () => {
+    if ((state.armed.get(key) || 0) > Date.now()) {
+      state.armed.delete(key);
+      remove(v);
+      return;
+    }
+    state.armed.set(key, Date.now() + ARMED_MS);
+    button.replaceWith(deleteButton(v));
+    setStatus('Click "Confirm delete" to delete intent ' + v.name + ' of ' + v.target + ', and everything made for it.');
+    setTimeout(() => {
+      const li = [...$('intents').children].find((e) => e.dataset.intent === key);
+      const b = li && li.querySelector('button.delete.armed');
+      if (b && (state.armed.get(key) || 0) <= Date.now()) b.replaceWith(deleteButton(v));
+    }, ARMED_MS + 50);
+  };
+  return button;
 }
 
 async function remove(v) {
