@@ -157,7 +157,12 @@ func (d *decoder) convertible(to *ir.MigrateTarget, from, into *structuralschema
 		case a.Items != nil && b.Items != nil:
 			walk(path+"[]", a.Items, b.Items)
 		case a.Type == "object":
+			// A source that keeps unknown fields may hold what the target
+			// requires: each object is checked when it moves.
 			for _, req := range requiredOf(b) {
+				if a.XPreserveUnknownFields {
+					break
+				}
 				if _, has := a.Properties[req]; !has {
 					if _, defaulted := b.Properties[req]; defaulted && b.Properties[req].Default.Object != nil {
 						continue

@@ -40,3 +40,16 @@ func TestMigrateKind(t *testing.T) {
 		t.Errorf("MigrateExprs: %v", got)
 	}
 }
+
+// TestMigrateKindIntoRequiredOfOpenObject: a field the target requires
+// inside an object the source keeps unknown fields in (a condition's
+// type) may be there: the move compiles.
+func TestMigrateKindIntoRequiredOfOpenObject(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/migrate_kind_open/app.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bp.Migrate == nil || bp.Migrate.To.Kind != "AppV2" {
+		t.Fatalf("migrate: %+v", bp.Migrate)
+	}
+}

@@ -168,6 +168,13 @@ func (s *Server) apply(ctx context.Context, t *Target, in Intent, name string, r
 		cur, err := s.read(ctx, t, ns, name)
 		switch {
 		case apierrors.IsNotFound(err):
+			if p := s.moved(ctx, req, t, ns, name); p != nil {
+				if retryName && attempt < 3 {
+					name = t.Serve.Name.Generate + randomID(5)
+					continue
+				}
+				return 0, nil, p // made anew here, it would be a second one
+			}
 			cur = nil
 		case err != nil:
 			return 0, nil, s.clusterProblem(err, t, ns)
@@ -312,6 +319,11 @@ func (s *Server) locate(ctx context.Context, r *http.Request, req *request, t *T
 	}
 	switch len(found) {
 	case 0:
+		for _, env := range envs {
+			if p := s.moved(ctx, req, t, t.Namespace(env), name); p != nil {
+				return nil, p
+			}
+		}
 		return nil, problem(http.StatusNotFound, CodeNotFound, "GET /v1/targets/"+t.Name()+"/intents lists your intents", "no intent %s of %s that your token may %s", name, t.Name(), verb)
 	case 1:
 		req.intent = join(found[0].GetNamespace(), name)
@@ -383,7 +395,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) (int
 	for _, env := range envs {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(t.BP.Resource.GroupVersionKind.GroupVersion().WithKind(t.BP.Resource.Kind + "List"))
-		opts := []client.ListOption{client.MatchingLabels{LabelTarget: t.Name(), LabelCaller: labelValue(req.caller.Name)}}
+		opts := []client.ListOption{client.MatchingLabelsSelector{Selector: t.listSelector(req.caller.Name)}}
 		if ns := t.Namespace(env); ns != "" {
 			opts = append(opts, client.InNamespace(ns))
 		}
@@ -391,7 +403,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, req *request) (int
 			return 0, s.clusterProblem(err, t, "")
 		}
 		for i := range l.Items {
-			out.Items = append(out.Items, t.View(&l.Items[i]))
+			if t.Ours(&l.Items[i]) {
+				out.Items = append(out.Items, t.View(&l.Items[i]))
+			}
 		}
 	}
 	sort.Slice(out.Items, func(i, j int) bool { return out.Items[i].Links["self"] < out.Items[j].Links["self"] })

@@ -27,6 +27,10 @@ type Problem struct {
 	Fields []FieldProblem `json:"fields,omitempty"`
 	// RetryAfter, when set, is sent as the Retry-After header.
 	RetryAfter time.Duration `json:"-"`
+	// Location, with a 3xx Status, is where the request goes instead: sent
+	// as the Location header, and kept in the body so that a replayed
+	// answer sends it again.
+	Location string `json:"location,omitempty"`
 }
 
 // FieldProblem is what is wrong with one intent field.
@@ -63,6 +67,7 @@ const (
 	CodeRefusedByCluster  = "refused"
 	CodeIntentImmutable   = "immutable-field"
 	CodeDeletingInProcess = "deleting"
+	CodeIntentMoved       = "intent-moved"
 )
 
 func problem(status int, code, fix, format string, args ...any) *Problem {
@@ -74,6 +79,9 @@ func (p *Problem) Write(w http.ResponseWriter) {
 	if p.RetryAfter > 0 {
 		secs := int((p.RetryAfter + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	if p.Location != "" {
+		w.Header().Set("Location", p.Location)
 	}
 	if p.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="inrun"`)

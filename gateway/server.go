@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -152,6 +153,7 @@ func New(opts Options) (*Server, error) {
 		s.order = append(s.order, t.Name())
 	}
 	sort.Strings(s.order)
+	linkMoves(s.targets)
 	s.records = &Records{Client: opts.Client, Namespace: opts.Namespace, Holder: opts.Holder, TTL: opts.IdempotencyTTL, Now: opts.Now}
 	limit := rate.Limit(opts.RateLimit)
 	if opts.RateLimit < 0 {
@@ -259,6 +261,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 // of it so far, for the audit line.
 type request struct {
 	id     string
+	url    *url.URL
 	caller *Caller
 	verb   ir.Verb
 	target string
@@ -277,7 +280,7 @@ type handler func(w http.ResponseWriter, r *http.Request, req *request) (int, *P
 // through: authenticate, then the rate limit; and the audit line after.
 func (s *Server) api(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req := &request{id: randomID(12), target: r.PathValue("target")}
+		req := &request{id: randomID(12), url: r.URL, target: r.PathValue("target")}
 		w.Header().Set("X-Request-Id", req.id)
 		req.change = r.Method != http.MethodGet
 		status, p := s.serve(w, r, req, h)
@@ -516,6 +519,46 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // get reads a custom resource of t.
+// moved answers a request for intent name of t in namespace ns, when no
+// custom resource of t's kind holds it, but a kind move (migrate.to) took
+// the one that did to another kind: a 308 to the target that serves that
+// kind, the path and query as they were; 410 when none is served here. It
+// returns nil when nothing moved.
+func (s *Server) moved(ctx context.Context, req *request, t *Target, ns, name string) *Problem {
+	m := t.BP.Migrate
+	if m == nil {
+		return nil
+	}
+	switch {
+	case !m.To.Namespaced:
+		ns = ""
+	case m.To.Namespace != "":
+		ns = m.To.Namespace
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(m.To.GroupVersionKind)
+	if err := s.opts.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return nil // not moved, or not readable: the request goes on as it would
+	}
+	_, moved := obj.GetAnnotations()[ir.AnnotationMovedFrom]
+	made := obj.GetLabels()[LabelTarget]
+	if !moved || made == "" {
+		return nil // not an intent's: the gateway never made it
+	}
+	kind := m.To.Kind + "." + m.To.GroupVersion().String()
+	if to := t.movedTo; to != nil {
+		p := problem(http.StatusPermanentRedirect, CodeIntentMoved, "send this and later requests to target "+to.Name()+": the Location header has the URL",
+			"intent %s of %s moved to target %s: inrun migrate moved its custom resource to %s", name, t.Name(), to.Name(), kind)
+		p.Location = "/v1/targets/" + to.Name() + strings.TrimPrefix(req.url.Path, "/v1/targets/"+t.Name())
+		if req.url.RawQuery != "" {
+			p.Location += "?" + req.url.RawQuery
+		}
+		return p
+	}
+	return problem(http.StatusGone, CodeIntentMoved, "serve "+kind+" through the gateway: move the serve section to the Blueprint that reconciles it, keeping the target name "+t.Name()+" so that callers keep their URLs",
+		"intent %s of %s moved: inrun migrate moved its custom resource to %s, which this gateway does not serve", name, t.Name(), kind)
+}
+
 func (s *Server) read(ctx context.Context, t *Target, ns, name string) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(t.BP.Resource.GroupVersionKind)

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/internal/suggest"
@@ -38,6 +40,11 @@ type Target struct {
 	view  *expr.Programs
 	// patterns are the fields' compiled patterns, by name.
 	patterns map[string]*regexp.Regexp
+	// movedTo is the served target of the kind a kind move (migrate.to)
+	// takes t's custom resources to, nil when none is served; movedFrom
+	// the targets whose custom resources move to t's kind.
+	movedTo   *Target
+	movedFrom map[string]bool
 }
 
 // NewTarget prepares bp, which must have a serve section, for serving.
@@ -498,7 +505,50 @@ func (t *Target) IntentOf(obj *unstructured.Unstructured) Intent {
 
 // Ours reports whether the gateway made obj for this target.
 func (t *Target) Ours(obj *unstructured.Unstructured) bool {
-	return obj.GetLabels()[LabelTarget] == t.Name()
+	made := obj.GetLabels()[LabelTarget]
+	if made == t.Name() {
+		return true
+	}
+	// A custom resource a kind move brought here from another target's
+	// kind is served here: it keeps the labels the gateway gave it.
+	_, moved := obj.GetAnnotations()[ir.AnnotationMovedFrom]
+	return moved && t.movedFrom[made]
+}
+
+// listSelector selects the custom resources made by caller through t, or
+// through a target whose custom resources a kind move brought to t's kind.
+func (t *Target) listSelector(caller string) labels.Selector {
+	names := []string{t.Name()}
+	for n := range t.movedFrom {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	byTarget, err1 := labels.NewRequirement(LabelTarget, selection.In, names)
+	byCaller, err2 := labels.NewRequirement(LabelCaller, selection.Equals, []string{labelValue(caller)})
+	if err1 != nil || err2 != nil {
+		return labels.Nothing() // label values the gateway made itself: not reached
+	}
+	return labels.NewSelector().Add(*byTarget, *byCaller)
+}
+
+// linkMoves links the targets whose custom resources a kind move takes to
+// another served target's kind.
+func linkMoves(targets map[string]*Target) {
+	for _, from := range targets {
+		m := from.BP.Migrate
+		if m == nil {
+			continue
+		}
+		for _, to := range targets {
+			if to.BP.Resource.GroupVersionKind.GroupKind() == m.To.GroupKind() {
+				from.movedTo = to
+				if to.movedFrom == nil {
+					to.movedFrom = map[string]bool{}
+				}
+				to.movedFrom[from.Name()] = true
+			}
+		}
+	}
 }
 
 var labelUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -86,6 +86,10 @@ const (
 	// AnnotationOwner names the owner as group/Kind/namespace/name, for
 	// people.
 	AnnotationOwner = "inrun.dev/owner"
+	// AnnotationMovedFrom is on a custom resource a kind move created: the
+	// UID of the one it was moved from. The gateway follows it (a served
+	// intent whose custom resource moved is answered from where it went).
+	AnnotationMovedFrom = "migrate.inrun.dev/from-uid"
 	// Finalizer holds a custom resource until its children outside the
 	// reach of garbage collection (other namespaces, cluster scope) are
 	// deleted.

@@ -35,7 +35,7 @@ import (
 const (
 	// AnnotationFromUID names, on a custom resource a kind move created,
 	// the UID of the one it replaced.
-	AnnotationFromUID = "migrate.inrun.dev/from-uid"
+	AnnotationFromUID = ir.AnnotationMovedFrom
 	// AnnotationRollbackOf names, on a custom resource a rollback of a kind
 	// move created again from its snapshot, the UID it had.
 	AnnotationRollbackOf = "migrate.inrun.dev/rollback-of"

@@ -2,6 +2,8 @@ package rbac
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -186,6 +188,14 @@ func GatewayRules(bps []*ir.Blueprint) []ctrbac.Rule {
 			byGroup[r.Group] = append(byGroup[r.Group], r.Plural)
 		}
 	}
+	// An intent whose custom resource a kind move took elsewhere is looked
+	// for there (get), to say where it went.
+	movedTo := map[string][]string{}
+	for _, bp := range bps {
+		if m := bp.Migrate; bp.Serve != nil && m != nil && !slicesContains(byGroup[m.To.Group], m.To.Plural) && !slicesContains(movedTo[m.To.Group], m.To.Plural) {
+			movedTo[m.To.Group] = append(movedTo[m.To.Group], m.To.Plural)
+		}
+	}
 	groups := make([]string, 0, len(byGroup))
 	for g := range byGroup {
 		groups = append(groups, g)
@@ -196,6 +206,11 @@ func GatewayRules(bps []*ir.Blueprint) []ctrbac.Rule {
 		res := byGroup[g]
 		sort.Strings(res)
 		rules = append(rules, ctrbac.Rule{Groups: []string{g}, Resources: res, Verbs: GatewayResourceVerbs})
+	}
+	for _, g := range slices.Sorted(maps.Keys(movedTo)) {
+		res := movedTo[g]
+		sort.Strings(res)
+		rules = append(rules, ctrbac.Rule{Groups: []string{g}, Resources: res, Verbs: []string{"get"}})
 	}
 	rules = append(rules, ctrbac.Rule{Groups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}})
 	return rules
