@@ -46,8 +46,8 @@ func TestConcurrentRetries(t *testing.T) {
 	keys := n / 10
 
 	type answer struct {
-		key    int
-		status int
+		key      int
+		status   int
 		name     string
 		replay   bool
 		location string
