@@ -5,12 +5,16 @@
 // A custom resource belongs to one of a fixed number of buckets (Buckets,
 // default 256): a bucket is a range of the 64-bit FNV-1a hash of the custom
 // resource's UID, the hash the API server computes for a sharded list and
-// watch (KEP-5866, shardRange(object.metadata.uid, ...)). Because buckets are
-// hash ranges, a replica's buckets can later become the shard selectors of
-// its informers where that feature is on (Range gives each bucket's range).
+// watch (KEP-5866, shardRange(object.metadata.uid, ...); a test checks Hash
+// and Selector against k8s.io/apimachinery/pkg/sharding). Because buckets
+// are hash ranges, a replica's buckets can become the shard selector of its
+// informers where that feature is on (Selector writes it); today every
+// replica still caches every custom resource.
 //
 // Membership is a Lease per replica (Group-ID, labelled with the Group),
-// renewed every RenewPeriod. A Lease is live while another replica has seen
+// renewed every RenewPeriod. A replica claims nothing in its first period,
+// so that replicas started together see each other before any claims a
+// bucket. A Lease is live while another replica has seen
 // it change within its LeaseDuration, by that replica's clock, as client-go's
 // leader election judges a Lease, so clocks need not agree. Buckets go to
 // live members by rendezvous hashing (Assign): a member joining or leaving

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math/bits"
 	"sort"
@@ -140,4 +141,37 @@ func parseBuckets(s string, set []bool) {
 			set[i] = true
 		}
 	}
+}
+
+// Selector is the KEP-5866 shard selector of a set of buckets among n:
+// one shardRange of object.metadata.uid per run of neighbouring buckets,
+// joined by ||. It is what a replica's informers would send as
+// ListOptions.ShardSelector where the API server has the
+// ShardedListAndWatch feature; empty for no buckets.
+func Selector(buckets []int, n int) string {
+	set := make([]bool, n)
+	for _, b := range buckets {
+		if b >= 0 && b < n {
+			set[b] = true
+		}
+	}
+	var parts []string
+	for b := 0; b < n; b++ {
+		if !set[b] {
+			continue
+		}
+		e := b
+		for e+1 < n && set[e+1] {
+			e++
+		}
+		start, _ := Range(b, n)
+		_, end := Range(e, n)
+		hi := "0x10000000000000000" // 2^64, the end of the last bucket
+		if end != 0 || e+1 < n {
+			hi = fmt.Sprintf("0x%016x", end)
+		}
+		parts = append(parts, fmt.Sprintf("shardRange(object.metadata.uid, '0x%016x', '%s')", start, hi))
+		b = e
+	}
+	return strings.Join(parts, " || ")
 }

@@ -3,8 +3,12 @@ package shard
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -123,5 +127,58 @@ func TestBucketSetRoundTrip(t *testing.T) {
 	parseBuckets(s+",x,30,5-2", got)
 	if fmt.Sprint(got) != fmt.Sprint(set) {
 		t.Fatalf("parseBuckets(%q) = %v, want %v", s, got, set)
+	}
+}
+
+// TestSelectorIsTheAPIServers checks Hash, Bucket and Selector against the
+// API server's own sharding code (k8s.io/apimachinery/pkg/sharding): the
+// selector of a bucket set matches exactly the objects whose UID falls in
+// one of its buckets.
+func TestSelectorIsTheAPIServers(t *testing.T) {
+	if got := Selector([]int{0, 1}, 4); got != "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')" {
+		t.Errorf("Selector(0,1 of 4) = %s", got)
+	}
+	if got := Selector([]int{3}, 4); got != "shardRange(object.metadata.uid, '0xc000000000000000', '0x10000000000000000')" {
+		t.Errorf("Selector(3 of 4) = %s", got)
+	}
+	mine := []int{0, 5, 6, 7, 100, 101, 254, 255}
+	sel := Selector(mine, DefaultBuckets)
+	var reqs []sharding.ShardRangeRequirement
+	rangeRE := regexp.MustCompile(`^shardRange\(object\.metadata\.uid, '(0x[0-9a-f]{16})', '(0x[0-9a-f]{16,17})'\)$`)
+	for _, part := range strings.Split(sel, " || ") {
+		m := rangeRE.FindStringSubmatch(part)
+		if m == nil {
+			t.Fatalf("%q is not a shardRange", part)
+		}
+		reqs = append(reqs, sharding.ShardRangeRequirement{Key: "object.metadata.uid", Start: m[1], End: m[2]})
+	}
+	if len(reqs) != 4 {
+		t.Errorf("%s: %d ranges for 4 runs of buckets", sel, len(reqs))
+	}
+	apiserver := sharding.NewSelector(reqs...)
+	in := map[int]bool{}
+	for _, b := range mine {
+		in[b] = true
+	}
+	matched := 0
+	for i := 0; i < 5000; i++ {
+		uid := types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i*2654435761))
+		if got, want := sharding.HashField(string(uid)), fmt.Sprintf("%016x", Hash(uid)); got != want {
+			t.Fatalf("the API server hashes %s to %s, Hash to %s", uid, got, want)
+		}
+		obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{UID: uid}}
+		ok, err := apiserver.Matches(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != in[Bucket(uid, DefaultBuckets)] {
+			t.Fatalf("%s (bucket %d): the API server's selector matches %v", uid, Bucket(uid, DefaultBuckets), ok)
+		}
+		if ok {
+			matched++
+		}
+	}
+	if matched == 0 {
+		t.Fatal("no UID fell in the buckets: the test proves nothing")
 	}
 }

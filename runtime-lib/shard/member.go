@@ -99,6 +99,10 @@ type Member struct {
 	inflight []int
 	changed  chan struct{}
 	renewed  time.Time // last successful write of its Lease
+	// joined is set after the first step: a replica first only makes its
+	// Lease known, so that replicas started together see each other before
+	// any claims a bucket, rather than the first taking them all.
+	joined bool
 
 	// drained wakes the loop when a lost bucket's last reconcile ends.
 	drained chan struct{}
@@ -342,7 +346,7 @@ func (m *Member) step(ctx context.Context) error {
 		if m.held[b] && !desired[b] && !m.active[b] && m.inflight[b] == 0 {
 			m.held[b] = false // drained: another replica may take it
 		}
-		if desired[b] && !m.held[b] && !v.othersHold[b] {
+		if m.joined && desired[b] && !m.held[b] && !v.othersHold[b] {
 			m.held[b] = true
 			claimed++
 		}
@@ -357,6 +361,7 @@ func (m *Member) step(ctx context.Context) error {
 		m.checkDeadline()
 		return err
 	}
+	m.joined = true
 	// A bucket claimed in this step is started only after the Leases are
 	// read again, after the claim was written: of two replicas claiming
 	// it at once, the second to write sees the first.

@@ -53,6 +53,10 @@ func TestDrainHandshake(t *testing.T) {
 		exclusive(t, a, b)
 	}
 
+	step(a) // a joins: it claims nothing in its first period
+	if n := len(a.Active()); n != 0 {
+		t.Fatalf("a claimed %d buckets in its first period", n)
+	}
 	step(a)
 	if n := len(a.Active()); n != DefaultBuckets {
 		t.Fatalf("alone, a is active in %d buckets, want all %d", n, DefaultBuckets)
@@ -76,6 +80,7 @@ func TestDrainHandshake(t *testing.T) {
 	gained := b.Changed()
 
 	step(b) // b joins: everything is held by a
+	step(b)
 	if n := len(b.Active()); n != 0 {
 		t.Fatalf("b is active in %d buckets a still holds", n)
 	}
