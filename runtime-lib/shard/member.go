@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
@@ -23,6 +24,9 @@ const (
 	LabelGroup = "shard.inrun.dev/group"
 	// AnnotationHeld lists the buckets a replica holds (see package doc).
 	AnnotationHeld = "shard.inrun.dev/held"
+	// AnnotationInstance tells apart two processes given the same ID: the
+	// second waits until the first one's Lease expires.
+	AnnotationInstance = "shard.inrun.dev/instance"
 )
 
 // Options configure a Member.
@@ -88,10 +92,11 @@ func (o *Options) setDefaults() error {
 // Member is one replica of a group: it keeps its Lease, works out its
 // buckets, and admits reconciles of only those (see the package doc).
 type Member struct {
-	c    client.Client
-	opts Options
-	name string // of its Lease
-	log  logr.Logger
+	c        client.Client
+	opts     Options
+	name     string // of its Lease
+	instance string // random, of this process
+	log      logr.Logger
 
 	mu       sync.Mutex
 	active   []bool // buckets it admits reconciles of
@@ -129,6 +134,7 @@ func New(c client.Client, opts Options) (*Member, error) {
 		c:        c,
 		opts:     opts,
 		name:     leaseName(opts.Group, opts.ID),
+		instance: string(uuid.NewUUID()),
 		log:      opts.Log.WithValues("shard", opts.ID),
 		active:   make([]bool, opts.Buckets),
 		held:     make([]bool, opts.Buckets),
@@ -273,7 +279,10 @@ func (m *Member) idle() bool {
 // view is what the Leases say: the live members and the buckets the
 // others hold.
 type view struct {
-	own         *coordinationv1.Lease
+	own *coordinationv1.Lease
+	// ownTaken is set while another process's live Lease has this
+	// replica's ID.
+	ownTaken    bool
 	members     []string
 	othersHold  []bool
 	expiredLong []coordinationv1.Lease
@@ -291,7 +300,9 @@ func (m *Member) read(ctx context.Context) (*view, error) {
 		l := &list.Items[i]
 		if l.Name == m.name {
 			v.own = l
-			continue
+			if inst := l.Annotations[AnnotationInstance]; inst == "" || inst == m.instance {
+				continue
+			}
 		}
 		present[l.Name] = true
 		o, ok := m.seen[l.Name]
@@ -309,6 +320,10 @@ func (m *Member) read(ctx context.Context) (*view, error) {
 				v.expiredLong = append(v.expiredLong, *l)
 			}
 			continue // expired: holds nothing
+		}
+		if l.Name == m.name {
+			v.ownTaken = true
+			continue
 		}
 		if l.Spec.HolderIdentity != nil {
 			v.members = append(v.members, *l.Spec.HolderIdentity)
@@ -331,6 +346,12 @@ func (m *Member) step(ctx context.Context) error {
 	if err != nil {
 		m.checkDeadline()
 		return err
+	}
+	if v.ownTaken {
+		// Another process has this ID (or this one's predecessor crashed):
+		// its buckets are its own until its Lease expires.
+		m.checkDeadline()
+		return fmt.Errorf("the shard Lease %s/%s is another process's: waiting for it to expire (is --shard-id %q given to two replicas?)", m.opts.Namespace, m.name, m.opts.ID)
 	}
 	desired := make([]bool, m.opts.Buckets)
 	for _, b := range Assign(v.members, m.opts.Buckets)[m.opts.ID] {
@@ -433,6 +454,7 @@ func (m *Member) renew(ctx context.Context, own *coordinationv1.Lease, held stri
 		own.Annotations = map[string]string{}
 	}
 	own.Annotations[AnnotationHeld] = held
+	own.Annotations[AnnotationInstance] = m.instance
 	var err error
 	if own.ResourceVersion == "" {
 		err = m.c.Create(ctx, own)

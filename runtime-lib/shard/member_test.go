@@ -147,3 +147,42 @@ func TestExpiredLeaseHoldsNothing(t *testing.T) {
 		t.Fatalf("after a's Lease expired b has %d buckets, want %d", n, DefaultBuckets)
 	}
 }
+
+// TestSameIDWaits gives two processes one ID: the second claims nothing
+// while the first one's Lease is live, and takes over once it expires.
+func TestSameIDWaits(t *testing.T) {
+	ctx := context.Background()
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	first, second := newMember(t, c, "a"), newMember(t, c, "a")
+	for range 2 {
+		if err := first.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(first.Active()); n != DefaultBuckets {
+		t.Fatalf("first has %d buckets, want %d", n, DefaultBuckets)
+	}
+	for range 2 {
+		if err := second.step(ctx); err == nil {
+			t.Fatal("second stepped without error on a Lease another process holds")
+		}
+	}
+	if n := len(second.Active()); n != 0 {
+		t.Fatalf("second took %d buckets of a live Lease of its ID", n)
+	}
+	// first stops; once its Lease has aged past the duration, second takes it.
+	for name, o := range second.seen {
+		o.at = o.at.Add(-second.opts.LeaseDuration)
+		second.seen[name] = o
+	}
+	for range 2 {
+		if err := second.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(second.Active()); n != DefaultBuckets {
+		t.Fatalf("after first's Lease expired second has %d buckets, want %d", n, DefaultBuckets)
+	}
+}
