@@ -409,6 +409,7 @@ func (m *Member) step(ctx context.Context) error {
 		close(m.changed)
 		m.changed = make(chan struct{})
 	}
+	m.observe(len(v.members))
 	m.mu.Unlock()
 	if gained > 0 || backedOff > 0 {
 		m.log.Info("buckets gained", "count", gained, "conflicts", backedOff, "members", len(v.members))
