@@ -14,6 +14,8 @@ GATEWAY_WORKERS ?= 4
 GATEWAY_COUNT ?= 1
 REQUESTS ?= 1000
 REGISTRY_N ?= 10
+SHARD_N ?= 2000
+SHARD_REPLICAS ?= 1,2,4
 WORKFLOWS ?= 100
 
 .DEFAULT_GOAL := help
@@ -92,6 +94,10 @@ workflow-crash: build assets ## WORKFLOWS workflows (default 100) whose runtime,
 .PHONY: migrate-scale
 migrate-scale: assets ## inrun migrate on N custom resources (default 1000): apply interrupted three times and resumed, 1% edited, rollback with drift; see docs/migration.md
 	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterApplyResumeRollback$$' -count=1 -v -timeout 60m
+
+.PHONY: bench-shards
+bench-shards: assets ## SHARD_REPLICAS replicas of inrun run --shards (default 1,2,4) in turn on the same SHARD_N custom resources (default 2000), a 50ms reconciler: time to all Ready and peak RSS per replica, as ratios to the first; see docs/performance.md
+	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkShards$$' -benchtime 1x -count 1 -timeout 60m -shard-n $(SHARD_N) -shard-replicas $(SHARD_REPLICAS) -v
 
 .PHONY: bench-registry
 bench-registry: assets ## inrun run NAME@VERSION to its first reconcile, with a cold pattern cache and a warm one, REGISTRY_N runs each (default 10), on a local control plane and registry; reports x-cold; see docs/performance.md

@@ -30,6 +30,7 @@ import (
 	"github.com/inrun/inrun/localcluster/assets"
 	"github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/runner"
+	"github.com/inrun/inrun/runtime-lib/shard"
 	"github.com/inrun/inrun/simulate"
 )
 
@@ -47,6 +48,8 @@ type runFlags struct {
 	probeAddr      string
 	leaderElect    bool
 	leaderNS       string
+	shards         bool
+	shardID        string
 	zap            zap.Options
 	// serve is the gateway's address when --serve runs it beside the
 	// runtime; empty when it does not.
@@ -70,7 +73,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
 	fl.BoolVar(&f.leaderElect, "leader-elect", inCluster, "elect one active runtime through a Lease (default on inside a cluster)")
-	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the runtime's namespace in a cluster, else default)")
+	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease, and of the shard Leases with --shards (default: the runtime's namespace in a cluster, else default)")
+	fl.BoolVar(&f.shards, "shards", false, "share the custom resources with every replica run with --shards instead of electing one leader: each reconciles its buckets of them, never one another replica is reconciling (docs/runtime.md#sharding); each replica still caches every custom resource and child")
+	fl.StringVar(&f.shardID, "shard-id", "", "this replica's name among the shards, unique in the group (default: the host name, a Pod's name in a cluster)")
 	fl.StringVar(&f.serve, "serve", "", "also run the intent gateway (inrun serve) in this process, on this address, written --serve=ADDR (--serve alone: "+gateway.DefaultAddress+")")
 	fl.Lookup("serve").NoOptDefVal = gateway.DefaultAddress
 	f.gateway.register(cmd)
@@ -162,6 +167,16 @@ condition then says inrun run refuses it when it next starts). A registry
 that does not answer is logged and asked again at the next interval.
 The registry pack walks through all of it: inrun init --pack registry.
 
+With --shards, every replica run so shares the custom resources instead of
+one elected leader reconciling them all: each holds a Lease, the custom
+resources are spread over 256 buckets by the hash of their UID, and each
+live replica reconciles the buckets rendezvous hashing gives it; a bucket
+moves only after its old replica's reconciles of it have ended, so no
+custom resource is reconciled by two replicas at once (docs/runtime.md).
+Not done yet: each replica still caches every custom resource and child
+(no per-replica filtered cache), and a Blueprint whose reconciler is a
+reconcile.go controller cannot be sharded.
+
 A bare "inrun" is "inrun run".`
 
 func newRunCommand() *cobra.Command {
@@ -173,6 +188,7 @@ func newRunCommand() *cobra.Command {
 		Example: `  inrun run --dev
   inrun run blueprint.yaml other/blueprint.yaml --leader-elect
   inrun run --from-configmaps --configmap-namespace inrun-system
+  inrun run blueprint.yaml --shards --shard-id replica-0
   inrun run --dev --serve
   inrun run localhost:5000/patterns/website@1.2.0 --dev
   inrun run localhost:5000/patterns/website@sha256:<digest from inrun inspect>
@@ -364,6 +380,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		Log:                     log,
 		Components:              compiledIn,
 		Deprecations:            watch.holders(),
+		Shard:                   f.shardOptions(),
 	})
 	stopWatch()
 	stopGateway()
@@ -382,6 +399,15 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("%w\nanother process holds the metrics or probe port: pass --metrics-bind-address and --health-probe-bind-address with free ports, or 0 to turn them off", err)
 	}
 	return err
+}
+
+// shardOptions are nil without --shards. A replica that stops cleanly
+// hands its buckets on at once.
+func (f *runFlags) shardOptions() *shard.Options {
+	if !f.shards {
+		return nil
+	}
+	return &shard.Options{ID: f.shardID, ReleaseOnCancel: true}
 }
 
 func (f *runFlags) restConfig() (*rest.Config, error) {

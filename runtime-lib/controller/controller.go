@@ -31,6 +31,7 @@ import (
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 	"github.com/inrun/inrun/runtime-lib/remote"
+	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
 // Options configure the controller of one Blueprint.
@@ -69,6 +70,10 @@ type Options struct {
 	// change reconciles every custom resource again. Default: the
 	// Blueprint's own Deprecated, fixed.
 	Deprecation *reconciler.DeprecationHolder
+	// Shard, when set, is this replica's membership of a shard group: the
+	// controller reconciles only the custom resources of its buckets, and
+	// never one another replica is reconciling (package shard).
+	Shard *shard.Member
 }
 
 // DefaultMaxBackoff caps retries of a failing custom resource. controller-
@@ -106,6 +111,10 @@ func (o *Options) setDefaults() {
 func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	opts.setDefaults()
 	if bp.ControllerRef() != nil {
+		if opts.Shard != nil {
+			// Its own controller would reconcile every object in every replica.
+			return fmt.Errorf("blueprint %s: a reconcile.go controller cannot be sharded yet; run it without --shards", bp.Name)
+		}
 		return setupController(mgr, bp, opts)
 	}
 	remoteNeeded := bp.Reconcile != nil && bp.Reconcile.Remote != nil && opts.Remote == nil
@@ -156,17 +165,24 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	cr := &unstructured.Unstructured{}
 	cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
 	limiter := newRetryAfter(RateLimiter(opts.MaxBackoff), opts.MaxBackoff)
+	// Status writes bump no generation: the controller does not wake itself
+	// up with its own status, yet sees spec edits, deletions (which set a
+	// generation with finalizers) and label or annotation changes.
+	crEvents := predicate.Or(
+		predicate.GenerationChangedPredicate{},
+		predicate.LabelChangedPredicate{},
+		predicate.AnnotationChangedPredicate{},
+	)
+	childEvents := notEcho(rec)
+	if opts.Shard != nil {
+		// Events of other replicas' custom resources, and of their
+		// children, are dropped here rather than queued.
+		crEvents = predicate.And(opts.Shard.Predicate(client.Object.GetUID), crEvents)
+		childEvents = predicate.And(opts.Shard.Predicate(ownerUID), childEvents)
+	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(bp.Name).
-		// Status writes bump no generation: the controller does not
-		// wake itself up with its own status, yet sees spec edits,
-		// deletions (which set a generation with finalizers) and label or
-		// annotation changes.
-		For(cr, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{},
-			predicate.LabelChangedPredicate{},
-			predicate.AnnotationChangedPredicate{},
-		))).
+		For(cr, builder.WithPredicates(crEvents)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation, RateLimiter: limiter})
 	for _, k := range reconciler.OwnedKinds(bp) {
 		if opts.Unavailable[k.GroupVersionKind] != nil {
@@ -176,7 +192,7 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		child.SetGroupVersionKind(k.GroupVersionKind)
 		// Children are mapped to their owner by the inventory annotation,
 		// which works across namespaces where owner references cannot.
-		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(notEcho(rec)))
+		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(childEvents))
 	}
 	if b, err = watchExternal(mgr, b, bp, rec, opts); err != nil {
 		return err
@@ -184,7 +200,16 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	if opts.Deprecation != nil {
 		b = b.WatchesRawSource(onDeprecationChange(mgr.GetCache(), bp, opts.Deprecation))
 	}
-	return b.Complete(limiter.wrap(rec))
+	if opts.Shard == nil {
+		return b.Complete(limiter.wrap(rec))
+	}
+	b = b.WatchesRawSource(opts.Shard.Source(mgr.GetCache(), bp.Resource.GroupVersionKind))
+	return b.Complete(shard.Gate(opts.Shard, mgr.GetCache(), bp.Resource.GroupVersionKind, limiter.wrap(rec)))
+}
+
+// ownerUID is the UID of the custom resource a child was made for.
+func ownerUID(child client.Object) types.UID {
+	return types.UID(child.GetLabels()[reconciler.LabelOwnerUID])
 }
 
 // onDeprecationChange enqueues every custom resource of bp each time h

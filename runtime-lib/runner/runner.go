@@ -26,6 +26,7 @@ import (
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
 // Options configure Run.
@@ -80,6 +81,13 @@ type Options struct {
 	// while it runs (inrun run --pattern-poll). A Blueprint without one
 	// keeps its own Deprecated.
 	Deprecations map[string]*reconciler.DeprecationHolder
+	// Shard, when set, spreads the custom resources over every replica
+	// run with it (package shard) instead of electing one leader: each
+	// reconciles the buckets it is given, and none reconciles a custom
+	// resource another one is reconciling. Its Group defaults to the
+	// leader-election Lease's name, its Namespace to
+	// LeaderElectionNamespace. LeaderElection is then ignored.
+	Shard *shard.Options
 }
 
 func (o *Options) setDefaults() error {
@@ -161,6 +169,13 @@ func run(ctx context.Context, opts Options) error {
 	mopts.Logger = opts.Log
 	mopts.Metrics = metricsserver.Options{BindAddress: opts.MetricsAddr}
 	mopts.HealthProbeBindAddress = opts.ProbeAddr
+	var member *shard.Member
+	if opts.Shard != nil {
+		if member, err = newMember(opts); err != nil {
+			return err
+		}
+		opts.LeaderElection = false
+	}
 	mopts.LeaderElection = opts.LeaderElection
 	mopts.LeaderElectionID = opts.LeaderElectionID
 	mopts.LeaderElectionNamespace = opts.LeaderElectionNamespace
@@ -181,8 +196,13 @@ func run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	for _, bp := range opts.Blueprints {
-		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces, Components: opts.Components, Deprecation: opts.Deprecations[bp.Name]}); err != nil {
+		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces, Components: opts.Components, Deprecation: opts.Deprecations[bp.Name], Shard: member}); err != nil {
 			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
+		}
+	}
+	if member != nil {
+		if err := mgr.Add(member); err != nil {
+			return err
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -223,6 +243,26 @@ func checkAccess(ctx context.Context, opts Options) (map[schema.GroupVersionKind
 		namespace = opts.Namespaces[0]
 	}
 	return controller.CheckAccess(ctx, c, opts.Blueprints, namespace)
+}
+
+// newMember makes this replica's shard membership; its Leases are read
+// from the API server, not a cache.
+func newMember(opts Options) (*shard.Member, error) {
+	so := *opts.Shard
+	if so.Group == "" {
+		so.Group = opts.LeaderElectionID
+	}
+	if so.Namespace == "" {
+		so.Namespace = opts.LeaderElectionNamespace
+	}
+	if so.Log.GetSink() == nil {
+		so.Log = opts.Log.WithName("shard")
+	}
+	c, err := client.New(opts.Config, client.Options{Scheme: Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	return shard.New(c, so)
 }
 
 func ptrDuration(d time.Duration) *time.Duration { return &d }

@@ -1,0 +1,188 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+func newMember(t *testing.T, c client.Client, id string) *Member {
+	t.Helper()
+	m, err := New(c, Options{Group: "inrun-app", ID: id, Namespace: "default", LeaseDuration: time.Hour, RenewPeriod: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// exclusive fails the test if a bucket is active in two members at once.
+func exclusive(t *testing.T, ms ...*Member) {
+	t.Helper()
+	owner := map[int]string{}
+	for _, m := range ms {
+		for _, b := range m.Active() {
+			if other, ok := owner[b]; ok {
+				t.Fatalf("bucket %d is active in %s and %s", b, other, m.ID())
+			}
+			owner[b] = m.ID()
+		}
+	}
+}
+
+// TestDrainHandshake steps two members by hand through a join: a bucket
+// with a reconcile in flight stays with its old member until the reconcile
+// ends, and only then moves; no bucket is ever active in both.
+func TestDrainHandshake(t *testing.T) {
+	ctx := context.Background()
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	a, b := newMember(t, c, "a"), newMember(t, c, "b")
+	step := func(m *Member) {
+		t.Helper()
+		if err := m.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+		exclusive(t, a, b)
+	}
+
+	step(a) // a joins: it claims nothing in its first period
+	if n := len(a.Active()); n != 0 {
+		t.Fatalf("a claimed %d buckets in its first period", n)
+	}
+	step(a)
+	if n := len(a.Active()); n != DefaultBuckets {
+		t.Fatalf("alone, a is active in %d buckets, want all %d", n, DefaultBuckets)
+	}
+	// A custom resource in a bucket that will go to b, mid-reconcile in a.
+	toB := map[int]bool{}
+	for _, bk := range Assign([]string{"a", "b"}, DefaultBuckets)["b"] {
+		toB[bk] = true
+	}
+	var uid types.UID
+	for i := 0; ; i++ {
+		uid = types.UID(fmt.Sprintf("uid-%d", i))
+		if toB[Bucket(uid, DefaultBuckets)] {
+			break
+		}
+	}
+	release, ok := a.Admit(uid)
+	if !ok {
+		t.Fatal("a does not admit a custom resource of its bucket")
+	}
+	gained := b.Changed()
+
+	step(b) // b joins: everything is held by a
+	step(b)
+	if n := len(b.Active()); n != 0 {
+		t.Fatalf("b is active in %d buckets a still holds", n)
+	}
+	step(a) // a sees b, drains what it lost; one bucket has a reconcile in flight
+	if _, ok := a.Admit(uid); ok {
+		t.Fatal("a admits a new reconcile of a bucket it lost")
+	}
+	step(b) // b takes the drained buckets, not the busy one
+	if b.Owns(uid) {
+		t.Fatal("b took a bucket whose reconcile is still in flight in a")
+	}
+	if n := len(b.Active()); n != len(toB)-1 {
+		t.Fatalf("b is active in %d buckets, want %d (all its own but the busy one)", n, len(toB)-1)
+	}
+	select {
+	case <-gained:
+	default:
+		t.Fatal("b did not report its gain")
+	}
+
+	release()
+	step(a) // drained now: a lets it go
+	step(b)
+	if !b.Owns(uid) {
+		t.Fatal("b did not take the bucket once a's reconcile ended")
+	}
+	if n := len(a.Active()) + len(b.Active()); n != DefaultBuckets {
+		t.Fatalf("%d buckets active in all, want %d", n, DefaultBuckets)
+	}
+}
+
+// TestExpiredLeaseHoldsNothing checks that the buckets of a member that
+// stopped renewing go to the others once its Lease expires, and not before.
+func TestExpiredLeaseHoldsNothing(t *testing.T) {
+	ctx := context.Background()
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	a, b := newMember(t, c, "a"), newMember(t, c, "b")
+	for _, m := range []*Member{a, b, a, b} {
+		if err := m.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exclusive(t, a, b)
+	if len(a.Active()) == 0 || len(a.Active())+len(b.Active()) != DefaultBuckets {
+		t.Fatalf("a has %d, b has %d buckets", len(a.Active()), len(b.Active()))
+	}
+	// a stops; b keeps stepping. Its view of a's Lease ages past the duration.
+	if err := b.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b.Active()); n == DefaultBuckets {
+		t.Fatal("b took a's buckets while a's Lease was live")
+	}
+	for name, o := range b.seen {
+		o.at = o.at.Add(-b.opts.LeaseDuration)
+		b.seen[name] = o
+	}
+	if err := b.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b.Active()); n != DefaultBuckets {
+		t.Fatalf("after a's Lease expired b has %d buckets, want %d", n, DefaultBuckets)
+	}
+}
+
+// TestSameIDWaits gives two processes one ID: the second claims nothing
+// while the first one's Lease is live, and takes over once it expires.
+func TestSameIDWaits(t *testing.T) {
+	ctx := context.Background()
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	first, second := newMember(t, c, "a"), newMember(t, c, "a")
+	for range 2 {
+		if err := first.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(first.Active()); n != DefaultBuckets {
+		t.Fatalf("first has %d buckets, want %d", n, DefaultBuckets)
+	}
+	for range 2 {
+		if err := second.step(ctx); err == nil {
+			t.Fatal("second stepped without error on a Lease another process holds")
+		}
+	}
+	if n := len(second.Active()); n != 0 {
+		t.Fatalf("second took %d buckets of a live Lease of its ID", n)
+	}
+	// first stops; once its Lease has aged past the duration, second takes it.
+	for name, o := range second.seen {
+		o.at = o.at.Add(-second.opts.LeaseDuration)
+		second.seen[name] = o
+	}
+	for range 2 {
+		if err := second.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(second.Active()); n != DefaultBuckets {
+		t.Fatalf("after first's Lease expired second has %d buckets, want %d", n, DefaultBuckets)
+	}
+}

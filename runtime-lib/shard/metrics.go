@@ -1,0 +1,39 @@
+package shard
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Served with controller-runtime's metrics, by shard id: how a replica's
+// share moves as replicas come and go.
+var (
+	bucketsMetric = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "inrun_shard_buckets",
+		Help: "Buckets of custom resources this replica reconciles (state active) and lists in its Lease (state held: active, or lost and still draining, or claimed and not yet started).",
+	}, []string{"shard", "state"})
+	membersMetric = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "inrun_shard_members",
+		Help: "Live replicas of the shard group, this one included, as this replica last read their Leases.",
+	}, []string{"shard"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(bucketsMetric, membersMetric)
+}
+
+// observe sets the gauges from the Member's state; m.mu must be held.
+func (m *Member) observe(members int) {
+	active, held := 0, 0
+	for b := range m.active {
+		if m.active[b] {
+			active++
+		}
+		if m.held[b] {
+			held++
+		}
+	}
+	bucketsMetric.WithLabelValues(m.opts.ID, "active").Set(float64(active))
+	bucketsMetric.WithLabelValues(m.opts.ID, "held").Set(float64(held))
+	membersMetric.WithLabelValues(m.opts.ID).Set(float64(members))
+}
