@@ -52,9 +52,9 @@ from the one Blueprint given: the same objects named NAME-operator, without
 the Blueprint ConfigMaps and their Role (the operator embeds its
 Blueprint), the Deployment running --image with the operator's flags.
 
-Not done yet: inrun build writing the chart itself (run inrun install
-chart --operator beside it), and Blueprints that use others (uses:
-blueprint:).`
+inrun build writes the same operator chart into its project, in chart/.
+
+Not done yet: Blueprints that use others (uses: blueprint:).`
 
 func newInstallCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -91,12 +91,8 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 			opts.Blueprints = bps
 			opts.Replicas = replicas
 			opts.PullPolicy = corev1.PullPolicy(pull)
-			if image != "" {
-				i := strings.LastIndex(image, ":")
-				if i < 0 || strings.Contains(image[i:], "/") {
-					return fmt.Errorf("--image %q: give REPOSITORY:TAG", image)
-				}
-				opts.ImageRepository, opts.ImageTag = image[:i], image[i+1:]
+			if opts.ImageRepository, opts.ImageTag, err = parseImage(image); err != nil {
+				return err
 			}
 			if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 				return fmt.Errorf("%s is not empty: give a new directory", out)
@@ -114,7 +110,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&out, "out", "o", "", "directory to write; it must be new or empty")
-	fl.StringVar(&image, "image", install.DefaultImageRepository+":"+install.DefaultImageTag, "the inrun image, REPOSITORY:TAG")
+	fl.StringVar(&image, "image", "", "the image, REPOSITORY:TAG (default "+install.DefaultImageRepository+":"+install.DefaultImageTag+"; with --operator, NAME-operator:"+install.DefaultImageTag+")")
 	fl.StringVar(&pull, "pull-policy", string(corev1.PullIfNotPresent), "the image's pull policy")
 	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by")
 	fl.BoolVar(&opts.Operator, "operator", false, "install the operator inrun build generates from the one Blueprint, from --image, instead of the interpreted runtime")
@@ -122,6 +118,19 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")
 	}
 	return cmd
+}
+
+// parseImage splits --image into its repository and tag; "" gives the
+// defaults (two empty strings).
+func parseImage(image string) (repository, tag string, err error) {
+	if image == "" {
+		return "", "", nil
+	}
+	i := strings.LastIndex(image, ":")
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return "", "", fmt.Errorf("--image %q: give REPOSITORY:TAG", image)
+	}
+	return image[:i], image[i+1:], nil
 }
 
 func newInstallImage() *cobra.Command {

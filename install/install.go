@@ -53,7 +53,8 @@ type Options struct {
 	// DefaultNamespace; the chart uses the release's namespace instead.
 	Namespace string
 	// ImageRepository and ImageTag name the inrun image. Default
-	// DefaultImageRepository and DefaultImageTag.
+	// DefaultImageRepository (with Operator, NAME-operator, as inrun
+	// build names the operator) and DefaultImageTag.
 	ImageRepository, ImageTag string
 	// PullPolicy of the image. Default IfNotPresent.
 	PullPolicy corev1.PullPolicy
@@ -89,6 +90,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.ImageRepository == "" {
 		o.ImageRepository = DefaultImageRepository
+		if o.Operator {
+			o.ImageRepository = o.name()
+		}
 	}
 	if o.ImageTag == "" {
 		o.ImageTag = DefaultImageTag
@@ -121,7 +125,9 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	var errs []error
 	seenCRD := map[string]bool{}
 	for _, bp := range opts.Blueprints {
-		if len(bp.Uses) > 0 {
+		// An operator runs its own Blueprint only: a used one has its own
+		// operator, or runtime, and chart, which install its CRD.
+		if len(bp.Uses) > 0 && !opts.Operator {
 			errs = append(errs, fmt.Errorf("blueprint %s uses other Blueprints: inrun install does not install those yet", bp.Name))
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/inrun/inrun/codegen"
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/install"
 	"github.com/inrun/inrun/ir"
@@ -100,18 +101,36 @@ func key(m map[string]any) string {
 // TestChartLintsAndRendersTheBase lints the chart with Helm's linter, and
 // renders it with Helm's engine (helm template), with its default values
 // and with others: each time it gives the objects kustomize builds from the
-// base made with the same values.
+// base made with the same values. The operator's chart is checked as
+// inrun install chart --operator writes it, and as inrun build writes it
+// into the generated project's chart/.
 func TestChartLintsAndRendersTheBase(t *testing.T) {
-	for _, operator := range []bool{false, true} {
-		t.Run(map[bool]string{false: "runtime", true: "operator"}[operator], func(t *testing.T) { testChart(t, operator) })
+	for _, source := range []string{"runtime", "operator", "inrun build"} {
+		t.Run(source, func(t *testing.T) { testChart(t, source) })
 	}
 }
 
-func testChart(t *testing.T, operator bool) {
+func testChart(t *testing.T, source string) {
 	bp := website(t)
+	operator := source != "runtime"
 	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}, Operator: operator})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if source == "inrun build" {
+		p, err := codegen.Generate(bp, os.DirFS("../packs/website"), codegen.Options{Chart: chart})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chart = install.Files{}
+		for name, data := range p.Files {
+			if rest, ok := strings.CutPrefix(name, codegen.ChartDir+"/"); ok {
+				chart[rest] = data
+			}
+		}
+		if chart["Chart.yaml"] == nil {
+			t.Fatalf("the generated project has no %s/Chart.yaml: %v", codegen.ChartDir, p.Paths())
+		}
 	}
 	dir := t.TempDir()
 	if err := chart.Write(dir); err != nil {
