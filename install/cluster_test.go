@@ -131,21 +131,7 @@ func TestInstallOnCluster(t *testing.T) {
 			t.Cleanup(func() { _ = admin.Delete(context.Background(), obj) })
 		}
 	}
-	crdName := bp.Resource.Plural + "." + bp.Resource.Group
-	if err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := admin.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
-			return false, err
-		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("CRD %s not established: %v", crdName, err)
-	}
+	waitEstablished(ctx, t, admin, bp)
 
 	sa := rest.CopyConfig(cfg)
 	sa.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", ns, install.Name)}
@@ -202,6 +188,41 @@ func TestInstallOnCluster(t *testing.T) {
 	if err := admin.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
+	waitReady(ctx, t, admin, cr, func() error {
+		select {
+		case err := <-done:
+			done <- err
+			return fmt.Errorf("the runtime stopped: %v", err)
+		default:
+			return nil
+		}
+	})
+}
+
+// waitEstablished waits until bp's CRD is established.
+func waitEstablished(ctx context.Context, t *testing.T, admin client.Client, bp *ir.Blueprint) {
+	t.Helper()
+	crdName := bp.Resource.Plural + "." + bp.Resource.Group
+	if err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := admin.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
+			return false, err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("CRD %s not established: %v", crdName, err)
+	}
+}
+
+// waitReady waits until cr has the condition Ready=True, failing at once
+// when stopped returns an error: what reconciles it has stopped.
+func waitReady(ctx context.Context, t *testing.T, admin client.Client, cr *unstructured.Unstructured, stopped func() error) {
+	t.Helper()
 	var last []any
 	if err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		got := &unstructured.Unstructured{}
@@ -216,15 +237,9 @@ func TestInstallOnCluster(t *testing.T) {
 				return true, nil
 			}
 		}
-		select {
-		case err := <-done:
-			done <- err
-			return false, fmt.Errorf("the runtime stopped: %v", err)
-		default:
-		}
-		return false, nil
+		return false, stopped()
 	}); err != nil {
-		t.Fatalf("the Website is not Ready: %v; conditions %v", err, last)
+		t.Fatalf("the %s is not Ready: %v; conditions %v", cr.GetKind(), err, last)
 	}
 }
 
