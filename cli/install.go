@@ -28,7 +28,8 @@ compares):
                             prints, one per Blueprint, and to a Role
                             reading the Blueprint ConfigMaps
   ConfigMaps blueprint-NAME each Blueprint and its crd.file, labelled
-                            inrun.dev/role=blueprint
+                            inrun.dev/role=blueprint (a used Blueprint's
+                            is named after its directory)
   Deployment inrun          inrun run --from-configmaps with leader election,
                             non-root, read-only root filesystem, no privilege
                             escalation, no capabilities (Pod Security
@@ -54,7 +55,13 @@ Blueprint), the Deployment running --image with the operator's flags.
 
 inrun build writes the same operator chart into its project, in chart/.
 
-Not done yet: Blueprints that use others (uses: blueprint:).`
+A Blueprint that uses others (uses: blueprint:) is installed with them, as
+inrun run runs them: their CRDs and ClusterRoles too, and each used
+Blueprint in a ConfigMap of its own, named after its directory (or its
+file when that is not blueprint.yaml), where the runtime reads it. An
+operator runs its own Blueprint only: --operator installs no used one.
+The CRD manifest of a uses: crd: goes into the Blueprint's ConfigMap; the
+CRD itself is its owner's to install.`
 
 func newInstallCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -89,6 +96,9 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 				return err
 			}
 			opts.Blueprints = bps
+			if !opts.Operator {
+				withUsed(cmd.OutOrStdout(), bps, "installing %s too")
+			}
 			opts.Replicas = replicas
 			opts.PullPolicy = corev1.PullPolicy(pull)
 			if opts.ImageRepository, opts.ImageTag, err = parseImage(image); err != nil {
