@@ -15,8 +15,8 @@
 // as a kustomize base. A test renders the chart with Helm and builds the
 // base with kustomize, and checks that they give the same objects.
 //
-// Image makes the OCI image of a static inrun binary without Docker, and
-// Push pushes it.
+// Image makes the OCI image of a static inrun binary without Docker, with
+// Mozilla's CA certificates from a Go module, and Push pushes it.
 //
 // It takes compiled Blueprints and never compiles; it reads only the
 // Blueprint files the ConfigMaps carry.
