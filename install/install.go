@@ -250,6 +250,9 @@ func configMapNames(bps []*ir.Blueprint) (map[*ir.Blueprint]string, error) {
 				continue
 			}
 			target := byFile[filepath.Clean(u.Compiled.File)]
+			if target == nil {
+				continue // not run: bps come from ir.WithUsed
+			}
 			name := load.UsedConfigMap(u.File)
 			if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
 				errs = append(errs, fmt.Errorf("blueprint %s uses %s, which the runtime reads from the ConfigMap %q, not a valid name (%s): rename its directory, or its file when it is not blueprint.yaml", bp.Name, u.File, name, strings.Join(msgs, "; ")))

@@ -421,3 +421,39 @@ func TestConfigMapHoldsUsedCRD(t *testing.T) {
 		t.Errorf("the ConfigMap does not compile as the runtime compiles it: %v", err)
 	}
 }
+
+// TestUsedConfigMapNamesClash: two used Blueprints in directories of one
+// name would share a ConfigMap: refused, naming it.
+func TestUsedConfigMapNamesClash(t *testing.T) {
+	const pack = "../packs/declarative/07-composition"
+	dir := t.TempDir()
+	var bps []*ir.Blueprint
+	for _, app := range []string{"a", "b"} {
+		for dst, src := range map[string]string{
+			"blueprint.yaml":              pack + "/blueprint.yaml",
+			"manifests/crd.yaml":          pack + "/manifests/crd.yaml",
+			"database/blueprint.yaml":     pack + "/database/blueprint.yaml",
+			"database/manifests/crd.yaml": pack + "/database/manifests/crd.yaml",
+		} {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, app, dst)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bp, err := compiler.CompileFile(filepath.Join(dir, app, "blueprint.yaml"), compiler.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bps = append(bps, bp)
+	}
+	if _, err := install.Objects(install.Options{Blueprints: bps}); err == nil || !strings.Contains(err.Error(), "ConfigMap database") {
+		t.Errorf("two used Blueprints in directories named database: %v, want a refusal naming the ConfigMap", err)
+	}
+}
