@@ -44,9 +44,10 @@ kustomize base takes them from the flags, and its namespace from
 
 inrun install image pushes an OCI image of an inrun binary, made without
 Docker: one layer with the binary as /inrun, its entry point, and Mozilla's
-CA certificates (for HTTPS), run as user 65532. The binary (--binary, default this inrun) must be a statically
-linked Linux executable: CGO_ENABLED=0 GOOS=linux go build ./cmd/inrun.
-Give the reference it prints to --image.
+CA certificates (for HTTPS), run as user 65532. The binary (--binary,
+default this inrun) must be a statically linked Linux executable:
+CGO_ENABLED=0 GOOS=linux go build ./cmd/inrun. Give the reference it
+prints to --image.
 
 With --operator, they install instead the operator inrun build generates
 from the one Blueprint given: the same objects named NAME-operator, without
