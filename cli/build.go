@@ -14,6 +14,8 @@ import (
 
 	"github.com/inrun/inrun/builder"
 	"github.com/inrun/inrun/codegen"
+	"github.com/inrun/inrun/install"
+	"github.com/inrun/inrun/ir"
 )
 
 const buildLong = `Build compiles the Blueprint into a standalone operator: a Go module in
@@ -31,6 +33,9 @@ Then the project is generated into --out:
                          links no compiler; and the Blueprint's test files
   cmd/main.go            the manager: metrics, probes, leader election
   config/                the CRD, RBAC (as inrun rbac prints it), the manager
+  chart/                 a Helm chart of the operator: what inrun install
+                         chart --operator writes (docs/install.md), running
+                         --image
   third_party/inrun/     the source of the Inrun packages the operator links
 
 Then, in --out: go mod tidy (through the Go module proxy), go vet ./..., the
@@ -89,6 +94,7 @@ func newBuildCommand() *cobra.Command {
 		skipTests bool
 		with      []string
 		operator  bool
+		image     string
 	)
 	cmd := &cobra.Command{
 		Use:   "build",
@@ -131,6 +137,9 @@ func newBuildCommand() *cobra.Command {
 					return fmt.Errorf("-o %s: the directory %s does not exist; create it first, or name a binary in an existing directory", opts.Binary, dir)
 				}
 			}
+			if opts.Chart, err = operatorChart(bp, image); err != nil {
+				return err
+			}
 			files := os.DirFS(filepath.Dir(path))
 			if len(mods) > 0 {
 				_, err = builder.Operator(ctx, bp, files, mods, opts)
@@ -147,8 +156,20 @@ func newBuildCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&skipTests, "skip-tests", false, "do not run the generated project's tests")
 	cmd.Flags().StringArrayVar(&with, "with", nil, "MODULE[@VERSION][=PATH]: build an inrun with this Go module compiled in, or with --operator link it into the operator (repeatable; docs/typed.md)")
 	cmd.Flags().BoolVar(&operator, "operator", false, "with --with: build the Blueprint's operator with the modules linked, not an inrun (a typed Blueprint needs it)")
+	cmd.Flags().StringVar(&image, "image", "", "the operator's image the chart in chart/ runs, REPOSITORY:TAG (default <name>-operator:"+install.DefaultImageTag+")")
 	cmd.Flags().BoolVar(&opts.NoCompile, "no-compile", false, "stop before compiling: check versions, generate, go mod tidy, check again (make registry)")
 	return cmd
+}
+
+// operatorChart is the Helm chart of bp's operator, running image
+// (REPOSITORY:TAG, or "" for the default), that inrun build writes into
+// the project: the one inrun install chart --operator writes.
+func operatorChart(bp *ir.Blueprint, image string) (map[string][]byte, error) {
+	repo, tag, err := parseImage(image)
+	if err != nil {
+		return nil, err
+	}
+	return install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}, Operator: true, ImageRepository: repo, ImageTag: tag})
 }
 
 // buildWith builds an inrun with the modules --with names compiled in:

@@ -28,7 +28,8 @@ compares):
                             prints, one per Blueprint, and to a Role
                             reading the Blueprint ConfigMaps
   ConfigMaps blueprint-NAME each Blueprint and its crd.file, labelled
-                            inrun.dev/role=blueprint
+                            inrun.dev/role=blueprint (a used Blueprint's
+                            is named after its directory)
   Deployment inrun          inrun run --from-configmaps with leader election,
                             non-root, read-only root filesystem, no privilege
                             escalation, no capabilities (Pod Security
@@ -42,19 +43,26 @@ kustomize base takes them from the flags, and its namespace from
 --namespace.
 
 inrun install image pushes an OCI image of an inrun binary, made without
-Docker: one layer with the binary as /inrun, its entry point, run as user
-65532. The binary (--binary, default this inrun) must be a statically
-linked Linux executable: CGO_ENABLED=0 GOOS=linux go build ./cmd/inrun.
-Give the reference it prints to --image.
+Docker: one layer with the binary as /inrun, its entry point, and Mozilla's
+CA certificates (for HTTPS), run as user 65532. The binary (--binary,
+default this inrun) must be a statically linked Linux executable:
+CGO_ENABLED=0 GOOS=linux go build ./cmd/inrun. Give the reference it
+prints to --image.
 
 With --operator, they install instead the operator inrun build generates
 from the one Blueprint given: the same objects named NAME-operator, without
 the Blueprint ConfigMaps and their Role (the operator embeds its
 Blueprint), the Deployment running --image with the operator's flags.
 
-Not done yet: inrun build writing the chart itself (run inrun install
-chart --operator beside it), and Blueprints that use others (uses:
-blueprint:).`
+inrun build writes the same operator chart into its project, in chart/.
+
+A Blueprint that uses others (uses: blueprint:) is installed with them, as
+inrun run runs them: their CRDs and ClusterRoles too, and each used
+Blueprint in a ConfigMap of its own, named after its directory (or its
+file when that is not blueprint.yaml), where the runtime reads it. An
+operator runs its own Blueprint only: --operator installs no used one.
+The CRD manifest of a uses: crd: goes into the Blueprint's ConfigMap; the
+CRD itself is its owner's to install.`
 
 func newInstallCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -89,14 +97,13 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 				return err
 			}
 			opts.Blueprints = bps
+			if !opts.Operator {
+				withUsed(cmd.OutOrStdout(), bps, "installing %s too")
+			}
 			opts.Replicas = replicas
 			opts.PullPolicy = corev1.PullPolicy(pull)
-			if image != "" {
-				i := strings.LastIndex(image, ":")
-				if i < 0 || strings.Contains(image[i:], "/") {
-					return fmt.Errorf("--image %q: give REPOSITORY:TAG", image)
-				}
-				opts.ImageRepository, opts.ImageTag = image[:i], image[i+1:]
+			if opts.ImageRepository, opts.ImageTag, err = parseImage(image); err != nil {
+				return err
 			}
 			if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 				return fmt.Errorf("%s is not empty: give a new directory", out)
@@ -114,7 +121,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&out, "out", "o", "", "directory to write; it must be new or empty")
-	fl.StringVar(&image, "image", install.DefaultImageRepository+":"+install.DefaultImageTag, "the inrun image, REPOSITORY:TAG")
+	fl.StringVar(&image, "image", "", "the image, REPOSITORY:TAG (default "+install.DefaultImageRepository+":"+install.DefaultImageTag+"; with --operator, NAME-operator:"+install.DefaultImageTag+")")
 	fl.StringVar(&pull, "pull-policy", string(corev1.PullIfNotPresent), "the image's pull policy")
 	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by")
 	fl.BoolVar(&opts.Operator, "operator", false, "install the operator inrun build generates from the one Blueprint, from --image, instead of the interpreted runtime")
@@ -122,6 +129,19 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")
 	}
 	return cmd
+}
+
+// parseImage splits --image into its repository and tag; "" gives the
+// defaults (two empty strings).
+func parseImage(image string) (repository, tag string, err error) {
+	if image == "" {
+		return "", "", nil
+	}
+	i := strings.LastIndex(image, ":")
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return "", "", fmt.Errorf("--image %q: give REPOSITORY:TAG", image)
+	}
+	return image[:i], image[i+1:], nil
 }
 
 func newInstallImage() *cobra.Command {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+
 	inrun "github.com/inrun/inrun"
 	"github.com/inrun/inrun/builder"
 	"github.com/inrun/inrun/codegen"
@@ -199,9 +202,11 @@ func TestBuildNoCompile(t *testing.T) {
 		args        []string
 		file, gomod string
 		want        []string
+		// chart is the directory of the operator's Helm chart, if any.
+		chart string
 	}{
-		{[]string{"build"}, "build/inrun/main.go", "build/inrun/go.mod", []string{`_ "example.com/webapp/hooks"`, `_ "example.com/webapp/reconciler"`, "cli.Main()"}},
-		{[]string{"build", "--operator"}, "build/webapp-operator/" + codegen.ComponentsFile, "build/webapp-operator/go.mod", []string{`_ "example.com/webapp/hooks"`, `_ "example.com/webapp/reconciler"`}},
+		{[]string{"build"}, "build/inrun/main.go", "build/inrun/go.mod", []string{`_ "example.com/webapp/hooks"`, `_ "example.com/webapp/reconciler"`, "cli.Main()"}, ""},
+		{[]string{"build", "--operator", "--image", "example/webapp-operator:v1"}, "build/webapp-operator/" + codegen.ComponentsFile, "build/webapp-operator/go.mod", []string{`_ "example.com/webapp/hooks"`, `_ "example.com/webapp/reconciler"`}, "build/webapp-operator/" + codegen.ChartDir},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			dir := typedDir(t, "webapp")
@@ -228,6 +233,20 @@ func TestBuildNoCompile(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(dir, "bin")); err == nil {
 				t.Errorf("--no-compile made bin/")
+			}
+			if tc.chart != "" {
+				// The operator's chart, running --image, passes helm lint;
+				// package install renders it (TestChartLintsAndRendersTheBase).
+				chart := filepath.Join(dir, tc.chart)
+				for _, m := range lint.RunAll(chart, nil, "webapp-operator-system").Messages {
+					if m.Severity >= support.WarningSev {
+						t.Errorf("helm lint %s: %v", tc.chart, m)
+					}
+				}
+				values, err := os.ReadFile(filepath.Join(chart, "values.yaml"))
+				if err != nil || !strings.Contains(string(values), "repository: example/webapp-operator\n") || !strings.Contains(string(values), `tag: "v1"`) {
+					t.Errorf("the chart's values.yaml does not run --image: %v\n%s", err, values)
+				}
 			}
 		})
 	}

@@ -36,6 +36,8 @@ type BuildOptions struct {
 	// Operator, which checks their versions first); nil for none. With
 	// them the operator is typed (Options.Typed).
 	Modules Modules
+	// Chart is the operator's Helm chart; see Options.Chart.
+	Chart map[string][]byte
 	// NoCompile stops after go mod tidy (and, with Modules, the versions
 	// it resolved checked again): no go vet, tests or go build.
 	NoCompile bool
@@ -69,7 +71,7 @@ func Build(ctx context.Context, bp *ir.Blueprint, files fs.FS, opts BuildOptions
 	}
 	start := time.Now()
 	typed := opts.Modules != nil
-	gen := Options{Module: opts.Module, Typed: typed}
+	gen := Options{Module: opts.Module, Typed: typed, Chart: opts.Chart}
 	p, err := Generate(bp, files, gen)
 	if err != nil {
 		return nil, err

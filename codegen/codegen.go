@@ -30,6 +30,10 @@ const IRFile = "blueprint.ir.json"
 // both the binary and the generated tests link them.
 const ComponentsFile = "internal/controller/components.go"
 
+// ChartDir is the directory of a generated project that holds its Helm
+// chart (Options.Chart).
+const ChartDir = "chart"
+
 // Options configure Generate.
 type Options struct {
 	// Module is the Go module path of the generated operator. Default: the
@@ -44,6 +48,12 @@ type Options struct {
 	// Packages are the Go packages of the modules, imported for their
 	// init functions, which register in components.Default.
 	Packages []string
+	// Chart is the operator's Helm chart, by slash path inside the chart
+	// (Chart.yaml, values.yaml, templates/...), written under ChartDir.
+	// Package install builds it (install.Chart with Operator), from the
+	// same objects as inrun install chart --operator; codegen, a back
+	// end, does not link it, so inrun build passes it. Nil: no chart.
+	Chart map[string][]byte
 }
 
 // Project is a generated operator, in memory: nothing is written until
@@ -103,6 +113,9 @@ func Generate(bp *ir.Blueprint, files fs.FS, opts Options) (*Project, error) {
 		Project: &Project{Name: name, Module: opts.Module, Blueprint: bp, Files: map[string][]byte{}, Typed: opts.Typed},
 		files:   files,
 		pkgs:    opts.Packages,
+	}
+	for name, data := range opts.Chart {
+		g.Files[ChartDir+"/"+name] = data
 	}
 	if err := g.generate(); err != nil {
 		return nil, err

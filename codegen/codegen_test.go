@@ -14,6 +14,8 @@ import (
 
 	"github.com/inrun/inrun/codegen"
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/install"
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/packs"
 )
 
@@ -39,14 +41,18 @@ func examples(t *testing.T) map[string]string {
 }
 
 // generate compiles the Blueprint at path and generates its operator, as
-// inrun build does.
+// inrun build does: with the chart of package install.
 func generate(t testing.TB, path string) *codegen.Project {
 	t.Helper()
 	bp, err := compiler.CompileFile(path, compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := codegen.Generate(bp, os.DirFS(filepath.Dir(path)), codegen.Options{})
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}, Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := codegen.Generate(bp, os.DirFS(filepath.Dir(path)), codegen.Options{Chart: chart})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,8 @@ type templateData struct {
 	GoVersion, GoMinor string
 	Requires           []require
 	CRDFile, Sample    string
+	// Chart: the project has a Helm chart (Options.Chart).
+	Chart bool
 	// CRDGenerated: the CRD comes from the Blueprint's schema section.
 	CRDGenerated bool
 	Children     []*ir.Child
@@ -87,6 +89,7 @@ func (p *project) templateData() (*templateData, error) {
 		Typed:     p.Typed,
 		GoVersion: mod.goVersion, GoMinor: minor,
 		Children: p.Blueprint.Children,
+		Chart:    p.Files[ChartDir+"/Chart.yaml"] != nil,
 		Total:    len(p.model.exprs),
 		Compiled: len(p.model.exprs) - len(p.lowered.cel),
 	}

@@ -10,7 +10,7 @@ import (
 // generatedRoots are the paths a generated project consists of: Write
 // replaces them when it writes over an earlier generation.
 var generatedRoots = []string{
-	"api", "cmd", "config", "internal", ThirdPartyDir,
+	"api", ChartDir, "cmd", "config", "internal", ThirdPartyDir,
 	".gitignore", "Dockerfile", "Makefile", "PROJECT", "README.md", "go.mod", "go.sum",
 }
 

@@ -116,8 +116,61 @@ func TestInstallOnCluster(t *testing.T) {
 		t.Fatalf("a Pod without a security context is not refused (%v): the namespace does not enforce Pod Security, the check above proves nothing", err)
 	}
 
-	// Everything but the runtime's own Deployment, PDB and Service, for
-	// real: the runtime runs here instead, as the ServiceAccount.
+	runInstalled(ctx, t, c, ns, objs, []*ir.Blueprint{bp}, "../packs/website/manifests/cr.yaml", true)
+}
+
+// TestInstallUsedBlueprints: the install of a Blueprint that uses another
+// is accepted by the API server (a server-side dry run), and the runtime
+// run as its ServiceAccount from its ConfigMaps, the used Blueprint's
+// among them, reconciles the composition example's Shop, through the
+// Database of the used Blueprint, until it is Ready.
+func TestInstallUsedBlueprints(t *testing.T) {
+	c := clustertest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const pack = "../packs/declarative/07-composition"
+	bp, err := compiler.CompileFile(pack+"/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := chart.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	ns := clustertest.NewNamespace(t, c)
+	admin, err := client.New(c.RESTConfig(), client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, m := range helmTemplate(t, dir, ns, nil) {
+		u := &unstructured.Unstructured{Object: m}
+		if err := admin.Patch(ctx, u.DeepCopy(), client.Apply, fieldOwner, client.DryRunAll, client.ForceOwnership); err != nil {
+			t.Errorf("server-side dry run of %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		objs = append(objs, u)
+	}
+	runInstalled(ctx, t, c, ns, objs, ir.WithUsed([]*ir.Blueprint{bp}), pack+"/manifests/cr.yaml", false)
+}
+
+// runInstalled applies the objects of an install in namespace ns, but the
+// runtime's Deployment, PDB and Service: the runtime runs here instead,
+// out of the cluster as the install's ServiceAccount, from the Blueprint
+// ConfigMaps. It checks that the ServiceAccount has all the Blueprints
+// need (and, if confined, cannot read Secrets), then creates the custom
+// resource of the file cr in a namespace of its own and waits until it is
+// Ready.
+func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns string, objs []*unstructured.Unstructured, bps []*ir.Blueprint, cr string, confined bool) {
+	t.Helper()
+	cfg := c.RESTConfig()
+	admin, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, u := range objs {
 		switch u.GetKind() {
 		case "Deployment", "PodDisruptionBudget", "Service":
@@ -131,20 +184,8 @@ func TestInstallOnCluster(t *testing.T) {
 			t.Cleanup(func() { _ = admin.Delete(context.Background(), obj) })
 		}
 	}
-	crdName := bp.Resource.Plural + "." + bp.Resource.Group
-	if err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := admin.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
-			return false, err
-		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("CRD %s not established: %v", crdName, err)
+	for _, bp := range bps {
+		waitEstablished(ctx, t, admin, bp)
 	}
 
 	sa := rest.CopyConfig(cfg)
@@ -153,15 +194,14 @@ func TestInstallOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The identity is confined: no Secrets. And it has all the website
-	// Blueprint needs: the runtime would run without a child kind
-	// otherwise.
-	if err := asSA.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)); !apierrors.IsForbidden(err) {
+	// The identity is confined: no Secrets. And it has all the Blueprints
+	// need: the runtime would run without a child kind otherwise.
+	if err := asSA.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)); confined && !apierrors.IsForbidden(err) {
 		t.Fatalf("the ServiceAccount lists Secrets (%v): the runtime does not run as it", err)
 	}
-	unavailable, err := controller.CheckAccess(ctx, asSA, []*ir.Blueprint{bp}, "")
+	unavailable, err := controller.CheckAccess(ctx, asSA, bps, "")
 	if err != nil || len(unavailable) > 0 {
-		t.Fatalf("the install's RBAC is not enough for the website Blueprint: %v %v", unavailable, err)
+		t.Fatalf("the install's RBAC is not enough for the Blueprints: %v %v", unavailable, err)
 	}
 
 	get := func(namespace, name string) (*corev1.ConfigMap, error) {
@@ -192,16 +232,51 @@ func TestInstallOnCluster(t *testing.T) {
 		}
 	}()
 
-	cr, err := simulate.ReadObject("../packs/website/manifests/cr.yaml")
+	obj, err := simulate.ReadObject(cr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The Website lives in a namespace of its own: the nginx Pods it makes
-	// are not for one that enforces the restricted level.
-	cr.SetNamespace(clustertest.NewNamespace(t, c))
-	if err := admin.Create(ctx, cr); err != nil {
+	// The custom resource lives in a namespace of its own: the Pods it
+	// makes are not for one that enforces the restricted level.
+	obj.SetNamespace(clustertest.NewNamespace(t, c))
+	if err := admin.Create(ctx, obj); err != nil {
 		t.Fatal(err)
 	}
+	waitReady(ctx, t, admin, obj, func() error {
+		select {
+		case err := <-done:
+			done <- err
+			return fmt.Errorf("the runtime stopped: %v", err)
+		default:
+			return nil
+		}
+	})
+}
+
+// waitEstablished waits until bp's CRD is established.
+func waitEstablished(ctx context.Context, t *testing.T, admin client.Client, bp *ir.Blueprint) {
+	t.Helper()
+	crdName := bp.Resource.Plural + "." + bp.Resource.Group
+	if err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := admin.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
+			return false, err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("CRD %s not established: %v", crdName, err)
+	}
+}
+
+// waitReady waits until cr has the condition Ready=True, failing at once
+// when stopped returns an error: what reconciles it has stopped.
+func waitReady(ctx context.Context, t *testing.T, admin client.Client, cr *unstructured.Unstructured, stopped func() error) {
+	t.Helper()
 	var last []any
 	if err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		got := &unstructured.Unstructured{}
@@ -216,15 +291,9 @@ func TestInstallOnCluster(t *testing.T) {
 				return true, nil
 			}
 		}
-		select {
-		case err := <-done:
-			done <- err
-			return false, fmt.Errorf("the runtime stopped: %v", err)
-		default:
-		}
-		return false, nil
+		return false, stopped()
 	}); err != nil {
-		t.Fatalf("the Website is not Ready: %v; conditions %v", err, last)
+		t.Fatalf("the %s is not Ready: %v; conditions %v", cr.GetKind(), err, last)
 	}
 }
 

@@ -3,7 +3,8 @@
 // inrun run --from-configmaps, for a given set of compiled Blueprints.
 //
 // One function, Objects, builds every object from the IR and Options: the
-// Blueprint ConfigMaps, the CRDs (annotated helm.sh/resource-policy: keep,
+// Blueprint ConfigMaps (those of the Blueprints they use too, each named
+// as the runtime reads it), the CRDs (annotated helm.sh/resource-policy: keep,
 // so that an upgrade updates them and an uninstall keeps them and the
 // custom resources), the ServiceAccount with exactly the ClusterRoles
 // package rbac derives (inrun rbac) and the Role reading the Blueprint
@@ -14,8 +15,8 @@
 // as a kustomize base. A test renders the chart with Helm and builds the
 // base with kustomize, and checks that they give the same objects.
 //
-// Image makes the OCI image of a static inrun binary without Docker, and
-// Push pushes it.
+// Image makes the OCI image of a static inrun binary without Docker, with
+// Mozilla's CA certificates from a Go module, and Push pushes it.
 //
 // It takes compiled Blueprints and never compiles; it reads only the
 // Blueprint files the ConfigMaps carry.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"golang.org/x/crypto/x509roots/fallback/bundle"
 )
 
 // ImageEntrypoint is where the image keeps the inrun binary, and runs it.
@@ -27,12 +29,19 @@ const ImageEntrypoint = "/inrun"
 // securityContext says.
 const ImageUser = "65532:65532"
 
+// ImageCACertificates is where the image keeps the CA certificates, where
+// Go's crypto/x509 looks first on Linux.
+const ImageCACertificates = "/etc/ssl/certs/ca-certificates.crt"
+
 // Image makes an OCI image of an inrun binary, without Docker: one layer
-// holding the binary as ImageEntrypoint (and an empty /tmp), run as
-// ImageUser. The binary must be a statically linked Linux executable
-// (CGO_ENABLED=0 GOOS=linux go build ./cmd/inrun): the image has no C
-// library, nor anything else. The same binary always gives the same
-// digest: every time in the image is the zero time.
+// holding the binary as ImageEntrypoint, the CA certificates as
+// ImageCACertificates (so that the runtime verifies a remote reconciler
+// or a registry over HTTPS) and an empty /tmp, run as ImageUser. The
+// binary must be a statically linked Linux executable (CGO_ENABLED=0
+// GOOS=linux go build ./cmd/inrun): the image has no C library, nor
+// anything else. The same binary always gives the same digest: every time
+// in the image is the zero time, and the certificates are those this
+// inrun was built with.
 func Image(binary string) (v1.Image, error) {
 	arch, err := staticLinux(binary)
 	if err != nil {
@@ -44,14 +53,28 @@ func Image(binary string) (v1.Image, error) {
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	for _, dir := range []string{"etc/", "etc/ssl/", "etc/ssl/certs/"} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir, Mode: 0o755, Format: tar.FormatPAX}); err != nil {
+			return nil, err
+		}
+	}
 	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "tmp/", Mode: 0o1777, Format: tar.FormatPAX}); err != nil {
 		return nil, err
 	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: ImageEntrypoint[1:], Mode: 0o755, Size: int64(len(bin)), Format: tar.FormatPAX}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(bin); err != nil {
-		return nil, err
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{
+		{ImageCACertificates[1:], 0o644, CACertificates()},
+		{ImageEntrypoint[1:], 0o755, bin},
+	} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Format: tar.FormatPAX}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, err
@@ -79,6 +102,22 @@ func Image(binary string) (v1.Image, error) {
 	cfg.Config.WorkingDir = "/"
 	cfg.Config.Env = []string{"HOME=/tmp"}
 	return mutate.ConfigFile(img, cfg)
+}
+
+// CACertificates returns the root certificates of Mozilla's trust store
+// (NSS), as PEM, from golang.org/x/crypto/x509roots/fallback: the version
+// go.mod names, not the build machine's, so that the image is the same
+// wherever it is made. The roots Mozilla distrusts after a date are left
+// out: a PEM file cannot say so.
+func CACertificates() []byte {
+	var buf bytes.Buffer
+	for root := range bundle.Roots() {
+		if root.Constraint != nil {
+			continue
+		}
+		_ = pem.Encode(&buf, &pem.Block{Type: "CERTIFICATE", Bytes: root.Certificate}) // writes to memory
+	}
+	return buf.Bytes()
 }
 
 // staticLinux returns the GOARCH of a statically linked Linux executable,

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"os"
 	"os/exec"
@@ -112,6 +114,7 @@ func TestImage(t *testing.T) {
 	}
 	tr := tar.NewReader(rc)
 	found := false
+	var certs []byte
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -120,17 +123,65 @@ func TestImage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if "/"+h.Name == install.ImageEntrypoint {
+		switch "/" + h.Name {
+		case install.ImageEntrypoint:
 			got, _ := io.ReadAll(tr)
 			found = bytes.Equal(got, want) && h.Mode&0o111 != 0
+		case install.ImageCACertificates:
+			certs, _ = io.ReadAll(tr)
+			if h.Mode&0o444 != 0o444 {
+				t.Errorf("%s has mode %o: the image's user cannot read it", h.Name, h.Mode)
+			}
 		}
 	}
 	if !found {
 		t.Errorf("the layer lacks %s as the executable binary", install.ImageEntrypoint)
 	}
+	checkCACertificates(t, certs)
 
 	dynamic := goBuild(t, "package main\n\nimport \"C\"\n\nfunc main() {}\n", true)
 	if _, err := install.Image(dynamic); err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
 		t.Errorf("the image of a dynamically linked binary: %v, want a refusal naming CGO_ENABLED=0", err)
+	}
+}
+
+// checkCACertificates: the image's CA certificates are Mozilla's roots,
+// every one a CA certificate that parses, among them the one that signs
+// Let's Encrypt's certificates.
+func checkCACertificates(t *testing.T, pemData []byte) {
+	t.Helper()
+	if len(pemData) == 0 {
+		t.Fatalf("the layer lacks %s", install.ImageCACertificates)
+	}
+	if !bytes.Equal(pemData, install.CACertificates()) {
+		t.Errorf("%s in the layer is not install.CACertificates()", install.ImageCACertificates)
+	}
+	var n int
+	var isrg bool
+	for rest := pemData; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			if len(bytes.TrimSpace(rest)) > 0 {
+				t.Errorf("%s ends with %d bytes that are not PEM", install.ImageCACertificates, len(rest))
+			}
+			break
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatalf("certificate %d: %v", n, err)
+		}
+		if !cert.IsCA {
+			t.Errorf("%s is not a CA", cert.Subject)
+		}
+		isrg = isrg || cert.Subject.CommonName == "ISRG Root X1"
+		n++
+	}
+	// Mozilla's store holds about 150 roots.
+	if n < 100 || !isrg {
+		t.Errorf("%s holds %d certificates (ISRG Root X1 among them: %v): not Mozilla's roots", install.ImageCACertificates, n, isrg)
+	}
+	if pool := x509.NewCertPool(); !pool.AppendCertsFromPEM(pemData) {
+		t.Errorf("crypto/x509 reads no certificate from %s", install.ImageCACertificates)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
@@ -53,7 +54,8 @@ type Options struct {
 	// DefaultNamespace; the chart uses the release's namespace instead.
 	Namespace string
 	// ImageRepository and ImageTag name the inrun image. Default
-	// DefaultImageRepository and DefaultImageTag.
+	// DefaultImageRepository (with Operator, NAME-operator, as inrun
+	// build names the operator) and DefaultImageTag.
 	ImageRepository, ImageTag string
 	// PullPolicy of the image. Default IfNotPresent.
 	PullPolicy corev1.PullPolicy
@@ -89,6 +91,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.ImageRepository == "" {
 		o.ImageRepository = DefaultImageRepository
+		if o.Operator {
+			o.ImageRepository = o.name()
+		}
 	}
 	if o.ImageTag == "" {
 		o.ImageTag = DefaultImageTag
@@ -119,12 +124,15 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	labels := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/component": "runtime"}
 	var typed []runtime.Object
 	var errs []error
+	bps := opts.Blueprints
+	if !opts.Operator {
+		// The runtime runs the Blueprints they use too, as inrun run
+		// does. An operator runs its own Blueprint only: a used one has
+		// its own operator, or runtime, and chart, which install its CRD.
+		bps = ir.WithUsed(bps)
+	}
 	seenCRD := map[string]bool{}
-	for _, bp := range opts.Blueprints {
-		if len(bp.Uses) > 0 {
-			errs = append(errs, fmt.Errorf("blueprint %s uses other Blueprints: inrun install does not install those yet", bp.Name))
-			continue
-		}
+	for _, bp := range bps {
 		if crd := bp.Resource.CRD; crd != nil && !seenCRD[crd.Name] {
 			seenCRD[crd.Name] = true
 			c := crd.DeepCopy()
@@ -142,7 +150,7 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	}
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}}
 	typed = append(typed, sa)
-	for _, bp := range opts.Blueprints {
+	for _, bp := range bps {
 		role := rbac.ClusterRole(bp)
 		typed = append(typed, role, &rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
@@ -159,8 +167,15 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: cmRole.Name},
 			Subjects:   subject,
 		})
-		for _, bp := range opts.Blueprints {
-			cm, err := configMap(bp, namespace)
+		names, err := configMapNames(bps)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, bp := range bps {
+			if names[bp] == "" {
+				continue
+			}
+			cm, err := configMap(bp, names[bp], namespace)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -217,9 +232,58 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	return out, nil
 }
 
-// configMap stores bp as inrun run --from-configmaps reads it: the
-// Blueprint under load.KeyBlueprint, its crd.file under its base name.
-func configMap(bp *ir.Blueprint, namespace string) (*corev1.ConfigMap, error) {
+// configMapNames names the ConfigMap of each Blueprint: blueprint-NAME,
+// or, for one another uses, the name the runtime reads it under: after
+// its directory, or its file (load.UsedConfigMap).
+func configMapNames(bps []*ir.Blueprint) (map[*ir.Blueprint]string, error) {
+	var errs []error
+	names := map[*ir.Blueprint]string{}
+	byFile := map[string]*ir.Blueprint{}
+	for _, bp := range bps {
+		byFile[filepath.Clean(bp.File)] = bp
+		names[bp] = "blueprint-" + bp.Name
+	}
+	used := map[*ir.Blueprint]string{}
+	for _, bp := range bps {
+		for _, u := range bp.Uses {
+			if u.Compiled == nil {
+				continue
+			}
+			target := byFile[filepath.Clean(u.Compiled.File)]
+			if target == nil {
+				continue // not run: bps come from ir.WithUsed
+			}
+			name := load.UsedConfigMap(u.File)
+			if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("blueprint %s uses %s, which the runtime reads from the ConfigMap %q, not a valid name (%s): rename its directory, or its file when it is not blueprint.yaml", bp.Name, u.File, name, strings.Join(msgs, "; ")))
+				names[target] = ""
+				continue
+			}
+			if other, ok := used[target]; ok && other != name {
+				errs = append(errs, fmt.Errorf("blueprint %s is used as %s and as %s: its one ConfigMap cannot have both names; name it one way", target.Name, other, name))
+				continue
+			}
+			used[target] = name
+			names[target] = name
+		}
+	}
+	owner := map[string]*ir.Blueprint{}
+	for _, bp := range bps {
+		name := names[bp]
+		if other, ok := owner[name]; ok && name != "" {
+			errs = append(errs, fmt.Errorf("blueprints %s (%s) and %s (%s) would both be kept in the ConfigMap %s: rename a directory", other.Name, other.File, bp.Name, bp.File, name))
+			continue
+		}
+		owner[name] = bp
+	}
+	return names, errors.Join(errs...)
+}
+
+// configMap stores bp as inrun run --from-configmaps reads it, in the
+// ConfigMap name: the Blueprint under load.KeyBlueprint, and each file it
+// names (its crd.file, the CRD manifest of a uses: crd:) under its base
+// name. A used Blueprint has a ConfigMap of its own.
+func configMap(bp *ir.Blueprint, name, namespace string) (*corev1.ConfigMap, error) {
 	if bp.File == "" {
 		return nil, fmt.Errorf("blueprint %s was not read from a file: there is nothing to store", bp.Name)
 	}
@@ -229,16 +293,31 @@ func configMap(bp *ir.Blueprint, namespace string) (*corev1.ConfigMap, error) {
 		return nil, err
 	}
 	data[load.KeyBlueprint] = string(b)
+	files := []string{}
 	if f := bp.Resource.CRDFile; f != "" {
+		files = append(files, f)
+	}
+	for _, u := range bp.Uses {
+		if u.Compiled == nil && u.File != "" {
+			files = append(files, u.File)
+		}
+	}
+	from := map[string]string{load.KeyBlueprint: filepath.Base(bp.File)}
+	for _, f := range files {
+		key := filepath.Base(f)
+		if other, ok := from[key]; ok && other != f {
+			return nil, fmt.Errorf("blueprint %s names %s and %s, which a ConfigMap, being flat, keeps under one key %s: rename one", bp.Name, other, f, key)
+		}
+		from[key] = f
 		b, err := os.ReadFile(filepath.Join(filepath.Dir(bp.File), f))
 		if err != nil {
 			return nil, err
 		}
-		data[filepath.Base(f)] = string(b)
+		data[key] = string(b)
 	}
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: "blueprint-" + bp.Name, Namespace: namespace, Labels: load.ConfigMapSelector()},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: load.ConfigMapSelector()},
 		Data:       data,
 	}, nil
 }

@@ -13,14 +13,18 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/inrun/inrun/codegen"
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/install"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 )
 
 func website(t *testing.T) *ir.Blueprint {
@@ -100,18 +104,36 @@ func key(m map[string]any) string {
 // TestChartLintsAndRendersTheBase lints the chart with Helm's linter, and
 // renders it with Helm's engine (helm template), with its default values
 // and with others: each time it gives the objects kustomize builds from the
-// base made with the same values.
+// base made with the same values. The operator's chart is checked as
+// inrun install chart --operator writes it, and as inrun build writes it
+// into the generated project's chart/.
 func TestChartLintsAndRendersTheBase(t *testing.T) {
-	for _, operator := range []bool{false, true} {
-		t.Run(map[bool]string{false: "runtime", true: "operator"}[operator], func(t *testing.T) { testChart(t, operator) })
+	for _, source := range []string{"runtime", "operator", "inrun build"} {
+		t.Run(source, func(t *testing.T) { testChart(t, source) })
 	}
 }
 
-func testChart(t *testing.T, operator bool) {
+func testChart(t *testing.T, source string) {
 	bp := website(t)
+	operator := source != "runtime"
 	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}, Operator: operator})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if source == "inrun build" {
+		p, err := codegen.Generate(bp, os.DirFS("../packs/website"), codegen.Options{Chart: chart})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chart = install.Files{}
+		for name, data := range p.Files {
+			if rest, ok := strings.CutPrefix(name, codegen.ChartDir+"/"); ok {
+				chart[rest] = data
+			}
+		}
+		if chart["Chart.yaml"] == nil {
+			t.Fatalf("the generated project has no %s/Chart.yaml: %v", codegen.ChartDir, p.Paths())
+		}
 	}
 	dir := t.TempDir()
 	if err := chart.Write(dir); err != nil {
@@ -264,5 +286,174 @@ func checkObjects(t *testing.T, objs []*unstructured.Unstructured, operator bool
 		if kinds[k] != want {
 			t.Errorf("operator %v: %d %s objects, want %d", operator, kinds[k], k, want)
 		}
+	}
+}
+
+// TestObjectsOfUsedBlueprints: the runtime runs the Blueprints the given
+// ones use, so the install holds their CRDs, ClusterRoles and ConfigMaps,
+// each once, the used one in the ConfigMap named as the runtime reads it;
+// and every ConfigMap compiles back, as inrun run --from-configmaps
+// compiles it, to the Blueprint installed.
+func TestObjectsOfUsedBlueprints(t *testing.T) {
+	const pack = "../packs/declarative/07-composition"
+	shop, err := compiler.CompileFile(pack+"/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	database, err := compiler.CompileFile(pack+"/database/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, given := range [][]*ir.Blueprint{{shop}, {shop, database}, {database, shop}} {
+		objs, err := install.Objects(install.Options{Blueprints: given})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		configMaps := map[string]*corev1.ConfigMap{}
+		for _, u := range objs {
+			k := u.GetKind() + "/" + u.GetName()
+			if got[k] {
+				t.Errorf("%d given: %s twice", len(given), k)
+			}
+			got[k] = true
+			if u.GetKind() == "ConfigMap" {
+				cm := &corev1.ConfigMap{}
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, cm); err != nil {
+					t.Fatal(err)
+				}
+				configMaps[cm.Name] = cm
+			}
+		}
+		for _, k := range []string{
+			"CustomResourceDefinition/shops.example.inrun.dev", "CustomResourceDefinition/databases.example.inrun.dev",
+			"ClusterRole/inrun-composition", "ClusterRole/inrun-database",
+			"ClusterRoleBinding/inrun-composition", "ClusterRoleBinding/inrun-database",
+			"ConfigMap/blueprint-composition", "ConfigMap/database",
+		} {
+			if !got[k] {
+				t.Errorf("%d given: no %s among %v", len(given), k, got)
+			}
+		}
+		if len(configMaps) != 2 {
+			t.Errorf("%d given: %d ConfigMaps, want 2", len(given), len(configMaps))
+		}
+		get := func(namespace, name string) (*corev1.ConfigMap, error) { return configMaps[name], nil }
+		for name, cm := range configMaps {
+			if cm.Labels[load.LabelRole] != load.RoleBlueprint {
+				t.Errorf("ConfigMap %s is not labelled %s=%s: the runtime would not run it", name, load.LabelRole, load.RoleBlueprint)
+			}
+			bp, err := compiler.CompileConfigMaps(get)(cm)
+			if err != nil {
+				t.Errorf("ConfigMap %s does not compile as the runtime compiles it: %v", name, err)
+				continue
+			}
+			want := map[string]string{"blueprint-composition": "composition", "database": "database"}[name]
+			if bp.Name != want {
+				t.Errorf("ConfigMap %s holds Blueprint %s, want %s", name, bp.Name, want)
+			}
+		}
+	}
+
+	// An operator runs its own Blueprint only.
+	objs, err := install.Objects(install.Options{Blueprints: []*ir.Blueprint{shop}, Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range objs {
+		if strings.Contains(u.GetName(), "database") {
+			t.Errorf("the operator of composition installs %s %s, which it does not run", u.GetKind(), u.GetName())
+		}
+	}
+}
+
+// TestConfigMapHoldsUsedCRD: the CRD manifest a uses: crd: names is kept
+// in the Blueprint's ConfigMap, where the runtime's compiler reads it.
+func TestConfigMapHoldsUsedCRD(t *testing.T) {
+	dir := t.TempDir()
+	for dst, src := range map[string]string{
+		"blueprint.yaml":             "../packs/website/blueprint.yaml",
+		"manifests/crd.yaml":         "../packs/website/manifests/crd.yaml",
+		"manifests/certificate.yaml": "../compiler/testdata/manifests/certificate.yaml",
+	} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dst == "blueprint.yaml" {
+			b = append(b, "uses:\n  - crd: manifests/certificate.yaml\n"...)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(dst)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := install.Objects(install.Options{Blueprints: []*ir.Blueprint{bp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm *corev1.ConfigMap
+	crds := 0
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "ConfigMap":
+			cm = &corev1.ConfigMap{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, cm); err != nil {
+				t.Fatal(err)
+			}
+		case "CustomResourceDefinition":
+			crds++
+		}
+	}
+	if crds != 1 {
+		t.Errorf("%d CRDs installed, want 1: a uses: crd: is another's to install", crds)
+	}
+	if cm == nil || cm.Data["certificate.yaml"] == "" {
+		t.Fatalf("the ConfigMap does not keep certificate.yaml: %v", cm)
+	}
+	if _, err := compiler.CompileConfigMaps(nil)(cm); err != nil {
+		t.Errorf("the ConfigMap does not compile as the runtime compiles it: %v", err)
+	}
+}
+
+// TestUsedConfigMapNamesClash: two used Blueprints in directories of one
+// name would share a ConfigMap: refused, naming it.
+func TestUsedConfigMapNamesClash(t *testing.T) {
+	const pack = "../packs/declarative/07-composition"
+	dir := t.TempDir()
+	var bps []*ir.Blueprint
+	for _, app := range []string{"a", "b"} {
+		for dst, src := range map[string]string{
+			"blueprint.yaml":              pack + "/blueprint.yaml",
+			"manifests/crd.yaml":          pack + "/manifests/crd.yaml",
+			"database/blueprint.yaml":     pack + "/database/blueprint.yaml",
+			"database/manifests/crd.yaml": pack + "/database/manifests/crd.yaml",
+		} {
+			b, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, app, dst)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bp, err := compiler.CompileFile(filepath.Join(dir, app, "blueprint.yaml"), compiler.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bps = append(bps, bp)
+	}
+	if _, err := install.Objects(install.Options{Blueprints: bps}); err == nil || !strings.Contains(err.Error(), "ConfigMap database") {
+		t.Errorf("two used Blueprints in directories named database: %v, want a refusal naming the ConfigMap", err)
 	}
 }
