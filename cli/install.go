@@ -83,6 +83,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 		out, image, pull string
 		opts             install.Options
 		replicas         int32
+		shards           bool
 	)
 	cmd := &cobra.Command{
 		Use:   use + " [BLUEPRINT...] -o DIR",
@@ -101,6 +102,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 				withUsed(cmd.OutOrStdout(), bps, "installing %s too")
 			}
 			opts.Replicas = replicas
+			opts.Shards = shards
 			opts.PullPolicy = corev1.PullPolicy(pull)
 			if opts.ImageRepository, opts.ImageTag, err = parseImage(image); err != nil {
 				return err
@@ -123,7 +125,8 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	fl.StringVarP(&out, "out", "o", "", "directory to write; it must be new or empty")
 	fl.StringVar(&image, "image", "", "the image, REPOSITORY:TAG (default "+install.DefaultImageRepository+":"+install.DefaultImageTag+"; with --operator, NAME-operator:"+install.DefaultImageTag+")")
 	fl.StringVar(&pull, "pull-policy", string(corev1.PullIfNotPresent), "the image's pull policy")
-	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by")
+	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by (with --shards, each reconciles its share)")
+	fl.BoolVar(&shards, "shards", false, "run the replicas with --shards: they share the custom resources instead of electing a leader (docs/runtime.md#sharding); the chart's value shards")
 	fl.BoolVar(&opts.Operator, "operator", false, "install the operator inrun build generates from the one Blueprint, from --image, instead of the interpreted runtime")
 	if use == "kustomize" {
 		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")

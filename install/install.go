@@ -62,6 +62,10 @@ type Options struct {
 	// Replicas of the runtime: one leads, the others stand by. Default
 	// DefaultReplicas.
 	Replicas int32
+	// Shards runs every replica with --shards instead of leader election:
+	// the replicas share the custom resources, each reconciling its
+	// buckets of them (docs/runtime.md#sharding).
+	Shards bool
 	// Operator installs the operator inrun build generates from the one
 	// Blueprint instead of the interpreted runtime: its image runs the
 	// operator, which embeds the Blueprint, so there are no Blueprint
@@ -113,12 +117,21 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	return objects(opts, opts.Namespace, opts.ImageRepository+":"+opts.ImageTag, opts.PullPolicy, opts.Replicas)
+	return objects(opts, opts.Namespace, opts.ImageRepository+":"+opts.ImageTag, opts.PullPolicy, opts.Replicas, replication(opts.Shards))
+}
+
+// replication is the flag that says how the replicas share the work: one
+// leads, or each reconciles its shard.
+func replication(shards bool) string {
+	if shards {
+		return "--shards"
+	}
+	return "--leader-elect=true"
 }
 
 // objects builds the objects with the values given apart from opts, so
 // that Chart can give placeholders for them.
-func objects(opts Options, namespace, image string, pull corev1.PullPolicy, replicas int32) ([]*unstructured.Unstructured, error) {
+func objects(opts Options, namespace, image string, pull corev1.PullPolicy, replicas int32, replication string) ([]*unstructured.Unstructured, error) {
 	name := opts.name()
 	// labels select the runtime's Pods.
 	labels := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/component": "runtime"}
@@ -190,13 +203,14 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 		"run",
 		"--from-configmaps",
 		"--configmap-namespace=" + namespace,
-		"--leader-elect=true",
+		replication,
+		// The leader's Lease, or the shards'.
 		"--leader-election-namespace=" + namespace,
 	}
 	if opts.Operator {
-		// The operator's flags are kubebuilder's; its Lease is in its
+		// The operator's flags are kubebuilder's; its Leases are in its
 		// own namespace.
-		args = []string{"--leader-elect=true"}
+		args = []string{replication}
 	}
 	args = append(args,
 		fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),

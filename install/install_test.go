@@ -1,6 +1,7 @@
 package install_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -154,6 +155,7 @@ func testChart(t *testing.T, source string) {
 		{"defaults", install.Options{}, nil},
 		{"values", install.Options{Namespace: "platform", ImageRepository: "example/inrun", ImageTag: "v1.2.3", PullPolicy: "Always", Replicas: 3},
 			map[string]any{"image": map[string]any{"repository": "example/inrun", "tag": "v1.2.3", "pullPolicy": "Always"}, "replicaCount": 3}},
+		{"shards", install.Options{Replicas: 4, Shards: true}, map[string]any{"replicaCount": 4, "shards": true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Blueprints, tc.opts.Operator = []*ir.Blueprint{bp}, operator
@@ -167,6 +169,16 @@ func testChart(t *testing.T, source string) {
 				t.Fatal(err)
 			}
 			want := kustomizeBuild(t, files)
+			for name, obj := range want {
+				if !strings.HasPrefix(name, "Deployment/") {
+					continue
+				}
+				containers, _, _ := unstructured.NestedSlice(obj, "spec", "template", "spec", "containers")
+				args := fmt.Sprint(containers[0].(map[string]any)["args"])
+				if strings.Contains(args, "--shards") != tc.opts.Shards || strings.Contains(args, "--leader-elect=") == tc.opts.Shards {
+					t.Errorf("%s (shards %v): args %s", name, tc.opts.Shards, args)
+				}
+			}
 			if len(rendered) != len(want) {
 				t.Errorf("the chart renders %d objects, the base has %d", len(rendered), len(want))
 			}

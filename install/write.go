@@ -61,6 +61,7 @@ var placeholders = []struct{ text, template string }{
 	{"inrun-placeholder-image", "{{ .Values.image.repository }}:{{ .Values.image.tag }}"},
 	{"InrunPlaceholderPullPolicy", "{{ .Values.image.pullPolicy }}"},
 	{"424242", "{{ .Values.replicaCount }}"},
+	{"--inrun-placeholder-replication", "{{ if .Values.shards }}--shards{{ else }}--leader-elect=true{{ end }}"},
 }
 
 // Chart returns a Helm chart (apiVersion v2): Chart.yaml, values.yaml
@@ -72,7 +73,7 @@ func Chart(opts Options) (Files, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	objs, err := objects(opts, placeholders[0].text, placeholders[1].text, corev1.PullPolicy(placeholders[2].text), 424242)
+	objs, err := objects(opts, placeholders[0].text, placeholders[1].text, corev1.PullPolicy(placeholders[2].text), 424242, placeholders[4].text)
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +124,12 @@ image:
   repository: %s
   tag: %q
   pullPolicy: %s
-# Replicas of the runtime: one leads (leader election), the others stand by.
+# Replicas of the runtime: one leads (leader election), the others stand by;
+# with shards: true, each reconciles its share of the custom resources.
 replicaCount: %d
-`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas))
+# Share the custom resources between the replicas (--shards) instead of
+# electing one leader.
+shards: %t
+`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards))
 	return files, nil
 }

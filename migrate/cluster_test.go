@@ -506,6 +506,12 @@ func TestClusterKill9(t *testing.T) {
 		return k
 	}
 	for round := range 2 {
+		if round > 0 && moved() == n {
+			// On a busy machine the first kill can come after the
+			// last object: nothing is left to interrupt.
+			t.Logf("round %d: every object moved before the kill; nothing left to interrupt", round)
+			break
+		}
 		cmd := exec.Command(bin, args...)
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
