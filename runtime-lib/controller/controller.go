@@ -172,11 +172,15 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		if opts.Unavailable[k.GroupVersionKind] != nil {
 			continue
 		}
-		child := &unstructured.Unstructured{}
-		child.SetGroupVersionKind(k.GroupVersionKind)
+		// Built-in kinds are watched typed (reconciler.TypedKind), as the
+		// Reconciler lists them: one informer a kind.
+		child, err := reconciler.NewTyped(mgr.GetScheme(), k.GroupVersionKind)
+		if err != nil {
+			return err
+		}
 		// Children are mapped to their owner by the inventory annotation,
 		// which works across namespaces where owner references cannot.
-		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(notEcho(rec)))
+		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(notEcho(rec, k.GroupVersionKind)))
 	}
 	if b, err = watchExternal(mgr, b, bp, rec, opts); err != nil {
 		return err
@@ -217,13 +221,14 @@ func onDeprecationChange(c client.Reader, bp *ir.Blueprint, h *reconciler.Deprec
 }
 
 // notEcho passes every child event but those that only bring back the
-// reconciler's own write (reconciler.IsEcho). Deletions always pass.
-func notEcho(rec *reconciler.Reconciler) predicate.Predicate {
+// reconciler's own write (reconciler.IsEcho) of a child of kind gvk.
+// Deletions always pass.
+func notEcho(rec *reconciler.Reconciler, gvk schema.GroupVersionKind) predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool { return !rec.IsEcho(e.Object) },
-		UpdateFunc: func(e event.UpdateEvent) bool { return !rec.IsEcho(e.ObjectNew) },
+		CreateFunc: func(e event.CreateEvent) bool { return !rec.IsEcho(gvk, e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool { return !rec.IsEcho(gvk, e.ObjectNew) },
 		DeleteFunc: func(e event.DeleteEvent) bool {
-			rec.Forget(e.Object)
+			rec.Forget(gvk, e.Object)
 			return true
 		},
 	}
@@ -254,9 +259,11 @@ func indexOwners(mgr manager.Manager, bp *ir.Blueprint, unavailable map[schema.G
 		if _, done := indexed.LoadOrStore(indexKey{mgr.GetCache(), k.GroupVersionKind}, struct{}{}); done {
 			continue
 		}
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(k.GroupVersionKind)
-		err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, OwnerIndex, func(o client.Object) []string {
+		obj, err := reconciler.NewTyped(mgr.GetScheme(), k.GroupVersionKind)
+		if err != nil {
+			return "", err
+		}
+		err = mgr.GetFieldIndexer().IndexField(context.Background(), obj, OwnerIndex, func(o client.Object) []string {
 			if uid := o.GetLabels()[reconciler.LabelOwnerUID]; uid != "" {
 				return []string{uid}
 			}
@@ -285,7 +292,8 @@ func ownerOf(bp *ir.Blueprint) handler.MapFunc {
 }
 
 // ManagerOptions returns manager options for running bps: child kinds are
-// cached only when labelled as Inrun's, and unstructured objects are cached.
+// cached only when labelled as Inrun's, built-in ones typed and the others
+// unstructured (reconciler.TypedKind), and custom resources unstructured.
 // Callers add metrics, probes and leader election.
 func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
 	crKinds := map[schema.GroupVersionKind]bool{}
