@@ -73,7 +73,7 @@ faults: build assets ## The fault matrix on a local control plane (FAULTSFLAGS="
 .PHONY: microbench
 microbench: ## Micro-benchmarks of the hot paths
 	$(GO) test ./compiler ./expr ./runtime-lib/... ./gateway -run '^$$' -bench . -benchmem
-	$(GO) test ./bench -run '^$$' -bench '^Benchmark(RenderChildren|Sync)' -benchmem
+	$(GO) test ./bench -run '^$$' -bench '^Benchmark(RenderChildren|Sync|ChildRead)' -benchmem
 
 .PHONY: bench
 bench: assets ## Convergence benchmark on a local control plane (N=1000; BENCHFLAGS="-json out.json"); see docs/performance.md

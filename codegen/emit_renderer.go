@@ -180,8 +180,9 @@ func (e *rendererEmitter) evaluationType() []jen.Code {
 	}
 }
 
-// setLive declares SetLive: each live child Go reads is read as its Go
-// type, and those CEL reads are handed to its variables.
+// setLive declares SetLive and SetLiveTyped: each live child Go reads is
+// read as its Go type (from the typed object the runtime listed, when it
+// has one), and those CEL reads are handed to its variables.
 func (e *rendererEmitter) setLive() []jen.Code {
 	var cases []jen.Code
 	for _, v := range e.live() {
@@ -189,7 +190,7 @@ func (e *rendererEmitter) setLive() []jen.Code {
 			jen.Id("e").Dot(v.field).Op("=").Nil(),
 			jen.If(jen.Id("obj").Op("!=").Nil()).Block(
 				jen.Id("e").Dot(v.field).Op("=").Op("&").Add(v.t.code()).Values(),
-				jen.If(jen.Err().Op(":=").Qual(pkgTyped, "Read").Call(jen.Id("id"), jen.Id("obj"), jen.Id("e").Dot(v.field)), jen.Err().Op("!=").Nil()).Block(
+				jen.If(jen.Err().Op(":=").Qual(pkgTyped, "ReadTyped").Call(jen.Id("id"), jen.Id("obj"), jen.Id("native"), jen.Id("e").Dot(v.field)), jen.Err().Op("!=").Nil()).Block(
 					jen.Return(jen.Err())),
 			),
 		))
@@ -204,13 +205,17 @@ func (e *rendererEmitter) setLive() []jen.Code {
 	}
 	if len(celIDs) > 0 {
 		body = append(body, jen.Switch(jen.Id("id")).Block(
-			jen.Case(celIDs...).Block(jen.Return(jen.Id("e").Dot("vars").Dot("Set").Call(jen.Id("id"), jen.Id("obj")))),
+			jen.Case(celIDs...).Block(jen.Return(jen.Id("e").Dot("vars").Dot("SetTyped").Call(jen.Id("id"), jen.Id("obj"), jen.Id("native")))),
 		))
 	}
 	body = append(body, jen.Return(jen.Nil()))
 	return []jen.Code{
 		jen.Comment("SetLive implements reconciler.Evaluation."),
-		jen.Func().Add(e.recv()).Id("SetLive").Params(jen.Id("id").String(), jen.Id("obj").Op("*").Qual(pkgUnstructured, "Unstructured")).Error().Block(body...),
+		jen.Func().Add(e.recv()).Id("SetLive").Params(jen.Id("id").String(), jen.Id("obj").Op("*").Qual(pkgUnstructured, "Unstructured")).Error().Block(
+			jen.Return(jen.Id("e").Dot("SetLiveTyped").Call(jen.Id("id"), jen.Id("obj"), jen.Nil()))),
+		jen.Line(),
+		jen.Comment("SetLiveTyped implements reconciler.TypedEvaluation: native is obj as the runtime listed it typed, or nil."),
+		jen.Func().Add(e.recv()).Id("SetLiveTyped").Params(jen.Id("id").String(), jen.Id("obj").Op("*").Qual(pkgUnstructured, "Unstructured"), jen.Id("native").Qual(pkgRuntime, "Object")).Error().Block(body...),
 		jen.Line(),
 	}
 }

@@ -94,17 +94,17 @@ func TestCRDOutsideTheDirectory(t *testing.T) {
 
 // TestRendererImplementsEvaluation keeps the generator in step with
 // runtime-lib: the generated evaluation has exactly the methods of
-// reconciler.Evaluation, and those of reconciler.Collections when the
-// Blueprint has a collection.
+// reconciler.Evaluation and reconciler.TypedEvaluation, and those of
+// reconciler.Collections when the Blueprint has a collection.
 func TestRendererImplementsEvaluation(t *testing.T) {
 	for _, tc := range []struct {
 		path, file, recv string
 		ifaces           []reflect.Type
 	}{
 		{"../packs/website/blueprint.yaml", "website_controller.go", "websiteEvaluation",
-			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation]()}},
+			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation](), reflect.TypeFor[reconciler.TypedEvaluation]()}},
 		{"../packs/declarative/05-collections/blueprint.yaml", "workerpool_controller.go", "workerPoolEvaluation",
-			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation](), reflect.TypeFor[reconciler.Collections]()}},
+			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation](), reflect.TypeFor[reconciler.TypedEvaluation](), reflect.TypeFor[reconciler.Collections]()}},
 	} {
 		var want []string
 		for _, it := range tc.ifaces {

@@ -3,6 +3,9 @@ package expr_test
 import (
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inrun/inrun/compiler"
@@ -257,6 +260,74 @@ onReconcile:
 		got, err := progs.EvalBool(bp.Child("job").ReadyWhen, vars)
 		if err != nil || got != tt.want {
 			t.Errorf("has(job.status.completionTime) with status %v = %v, %v; want %v", tt.status, got, err, tt.want)
+		}
+	}
+}
+
+// TestSetTyped: a built-in child presented by its typed object is read
+// from that object as it is; one of another Go type, or none, falls back
+// to converting the unstructured object.
+func TestSetTyped(t *testing.T) {
+	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata:
+  name: w
+crd:
+  file: manifests/crd.yaml
+onReconcile:
+  - id: job
+    readyWhen: ${has(job.status.completionTime)}
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata:
+        name: ${self.metadata.name}
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+              - name: x
+                image: ${self.spec.image}
+`)), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "w", "namespace": "default"},
+		"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
+	}}
+	// The unstructured object has not completed; the typed one has.
+	job := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]any{"name": "w", "namespace": "default"},
+	}}
+	done := metav1.Now()
+	typedJob := &batchv1.Job{Status: batchv1.JobStatus{CompletionTime: &done}}
+	for _, tt := range []struct {
+		what  string
+		typed any
+		want  bool
+	}{
+		{"its typed object", typedJob, true},
+		{"no typed object", nil, false},
+		{"a typed object of another kind", &corev1.Service{}, false},
+	} {
+		vars, err := progs.NewVars(cr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := vars.SetTyped("job", job, tt.typed); err != nil {
+			t.Fatal(err)
+		}
+		got, err := progs.EvalBool(bp.Child("job").ReadyWhen, vars)
+		if err != nil || got != tt.want {
+			t.Errorf("with %s: has(job.status.completionTime) = %v, %v; want %v", tt.what, got, err, tt.want)
 		}
 	}
 }

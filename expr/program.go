@@ -148,6 +148,18 @@ func (v *Vars) Set(name string, obj *unstructured.Unstructured) error {
 	return nil
 }
 
+// SetTyped presents obj as the variable name, as Set does, but reads a
+// built-in kind from typed, obj's typed object, instead of converting obj.
+// typed is not copied: it must not change while the Vars are in use.
+func (v *Vars) SetTyped(name string, obj *unstructured.Unstructured, typed any) error {
+	vt, ok := v.env.vars[name]
+	if ok && vt.Native != nil && typed != nil && reflect.TypeOf(typed) == reflect.PointerTo(vt.Native) {
+		v.values[name] = typed
+		return nil
+	}
+	return v.Set(name, obj)
+}
+
 // present converts obj for CEL as vt says.
 func (v *Vars) present(name string, vt VarType, obj *unstructured.Unstructured) (any, error) {
 	switch {

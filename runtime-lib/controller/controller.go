@@ -173,12 +173,14 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		predicate.LabelChangedPredicate{},
 		predicate.AnnotationChangedPredicate{},
 	)
-	childEvents := notEcho(rec)
+	childEvents := func(gvk schema.GroupVersionKind) predicate.Predicate { return notEcho(rec, gvk) }
 	if opts.Shard != nil {
 		// Events of other replicas' custom resources, and of their
 		// children, are dropped here rather than queued.
 		crEvents = predicate.And(opts.Shard.Predicate(client.Object.GetUID), crEvents)
-		childEvents = predicate.And(opts.Shard.Predicate(ownerUID), childEvents)
+		childEvents = func(gvk schema.GroupVersionKind) predicate.Predicate {
+			return predicate.And(opts.Shard.Predicate(ownerUID), notEcho(rec, gvk))
+		}
 	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(bp.Name).
@@ -188,11 +190,15 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		if opts.Unavailable[k.GroupVersionKind] != nil {
 			continue
 		}
-		child := &unstructured.Unstructured{}
-		child.SetGroupVersionKind(k.GroupVersionKind)
+		// Built-in kinds are watched typed (reconciler.TypedKind), as the
+		// Reconciler lists them: one informer a kind.
+		child, err := reconciler.NewTyped(mgr.GetScheme(), k.GroupVersionKind)
+		if err != nil {
+			return err
+		}
 		// Children are mapped to their owner by the inventory annotation,
 		// which works across namespaces where owner references cannot.
-		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(childEvents))
+		b = b.Watches(child, handler.EnqueueRequestsFromMapFunc(ownerOf(bp)), builder.WithPredicates(childEvents(k.GroupVersionKind)))
 	}
 	if b, err = watchExternal(mgr, b, bp, rec, opts); err != nil {
 		return err
@@ -242,13 +248,14 @@ func onDeprecationChange(c client.Reader, bp *ir.Blueprint, h *reconciler.Deprec
 }
 
 // notEcho passes every child event but those that only bring back the
-// reconciler's own write (reconciler.IsEcho). Deletions always pass.
-func notEcho(rec *reconciler.Reconciler) predicate.Predicate {
+// reconciler's own write (reconciler.IsEcho) of a child of kind gvk.
+// Deletions always pass.
+func notEcho(rec *reconciler.Reconciler, gvk schema.GroupVersionKind) predicate.Predicate {
 	return predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool { return !rec.IsEcho(e.Object) },
-		UpdateFunc: func(e event.UpdateEvent) bool { return !rec.IsEcho(e.ObjectNew) },
+		CreateFunc: func(e event.CreateEvent) bool { return !rec.IsEcho(gvk, e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool { return !rec.IsEcho(gvk, e.ObjectNew) },
 		DeleteFunc: func(e event.DeleteEvent) bool {
-			rec.Forget(e.Object)
+			rec.Forget(gvk, e.Object)
 			return true
 		},
 	}
@@ -279,9 +286,11 @@ func indexOwners(mgr manager.Manager, bp *ir.Blueprint, unavailable map[schema.G
 		if _, done := indexed.LoadOrStore(indexKey{mgr.GetCache(), k.GroupVersionKind}, struct{}{}); done {
 			continue
 		}
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(k.GroupVersionKind)
-		err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, OwnerIndex, func(o client.Object) []string {
+		obj, err := reconciler.NewTyped(mgr.GetScheme(), k.GroupVersionKind)
+		if err != nil {
+			return "", err
+		}
+		err = mgr.GetFieldIndexer().IndexField(context.Background(), obj, OwnerIndex, func(o client.Object) []string {
 			if uid := o.GetLabels()[reconciler.LabelOwnerUID]; uid != "" {
 				return []string{uid}
 			}
@@ -310,7 +319,8 @@ func ownerOf(bp *ir.Blueprint) handler.MapFunc {
 }
 
 // ManagerOptions returns manager options for running bps: child kinds are
-// cached only when labelled as Inrun's, and unstructured objects are cached.
+// cached only when labelled as Inrun's, built-in ones typed and the others
+// unstructured (reconciler.TypedKind), and custom resources unstructured.
 // Callers add metrics, probes and leader election.
 func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
 	crKinds := map[schema.GroupVersionKind]bool{}

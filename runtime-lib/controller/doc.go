@@ -8,6 +8,9 @@
 //
 // ManagerOptions shapes the manager itself: caches of child kinds hold only
 // objects labelled as Inrun's, so memory grows with what Inrun owns, not
-// with the cluster; unstructured objects are cached; leader election,
-// metrics and probes are controller-runtime's.
+// with the cluster. Children of built-in kinds are watched and cached as
+// their k8s.io/api types (reconciler.TypedKind), which controller-runtime
+// fetches as protobuf and holds as Go structs; custom resources and other
+// kinds are cached unstructured. Leader election, metrics and probes are
+// controller-runtime's.
 package controller

@@ -8,6 +8,11 @@
 // inrun render), in the interpreted runtime (inrun run) and in generated
 // operators.
 //
+// Children of built-in kinds are listed as their Go types, as the
+// runtime's cache holds them: the pass compares, checks readiness and
+// prunes on an unstructured view of each, and expressions read the typed
+// object itself (TypedEvaluation), so nothing is converted back.
+//
 // Its promises:
 //   - Nothing is written when nothing changed: a converged custom resource
 //     costs reads from the cache and no API writes.

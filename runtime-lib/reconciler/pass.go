@@ -35,6 +35,9 @@ type pass struct {
 	// observed are the objects labelled as this custom resource's
 	// children, by child id.
 	observed map[string][]*unstructured.Unstructured
+	// typed holds the typed object of each observed object listed typed
+	// (TypedKind), which expressions read instead of converting it.
+	typed map[*unstructured.Unstructured]runtime.Object
 	// live is the object each child id stands for in expressions.
 	live map[string]*unstructured.Unstructured
 	eval Evaluation
@@ -109,11 +112,12 @@ func (p *pass) observe(ctx context.Context) error {
 	p.items = map[string][]*unstructured.Unstructured{}
 	p.wantedItems = map[string]map[objectKey]bool{}
 
-	observed, err := listChildren(ctx, p.opts.Client, p.bp, p.cr, p.opts.Unavailable, p.opts.OwnerIndex)
+	observed, typed, err := listChildren(ctx, p.opts.Client, p.bp, p.cr, p.opts.Unavailable, p.opts.OwnerIndex)
 	if err != nil {
 		return err
 	}
 	p.observed = observed
+	p.typed = typed
 	for id, objs := range p.observed {
 		p.live[id] = objs[0]
 	}
@@ -129,7 +133,7 @@ func (p *pass) observe(ctx context.Context) error {
 		case len(c.ForEach) > 0:
 			delete(p.live, id)
 		default:
-			if err := p.eval.SetLive(id, obj); err != nil {
+			if err := p.present(id, obj); err != nil {
 				return err
 			}
 		}
@@ -137,30 +141,58 @@ func (p *pass) observe(ctx context.Context) error {
 	return nil
 }
 
+// present presents obj as the live object of the child id: by its typed
+// object when it was listed typed and the Evaluation takes one.
+func (p *pass) present(id string, obj *unstructured.Unstructured) error {
+	if t, ok := p.eval.(TypedEvaluation); ok && obj != nil {
+		if native := p.typed[obj]; native != nil {
+			return t.SetLiveTyped(id, obj, native)
+		}
+	}
+	return p.eval.SetLive(id, obj)
+}
+
 // Children lists the objects labelled as children of cr by bp, by child
 // id, each id's objects sorted by kind, namespace and name.
 func Children(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured) (map[string][]*unstructured.Unstructured, error) {
-	return listChildren(ctx, r, bp, cr, nil, "")
+	out, _, err := listChildren(ctx, r, bp, cr, nil, "")
+	return out, err
 }
 
-func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured, skip map[schema.GroupVersionKind]error, ownerIndex string) (map[string][]*unstructured.Unstructured, error) {
+// listChildren lists cr's children by child id. The kinds TypedKind names
+// are listed typed, as the cache holds them; typed then has the typed
+// object of each of their unstructured views.
+func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured, skip map[schema.GroupVersionKind]error, ownerIndex string) (out map[string][]*unstructured.Unstructured, typed map[*unstructured.Unstructured]runtime.Object, err error) {
 	opts := []client.ListOption{client.MatchingLabels{LabelBlueprint: bp.Name, LabelOwnerUID: string(cr.GetUID())}}
 	if ownerIndex != "" {
 		opts = append(opts, client.MatchingFields{ownerIndex: string(cr.GetUID())})
 	}
-	out := map[string][]*unstructured.Unstructured{}
+	scheme := schemeOf(r)
+	out = map[string][]*unstructured.Unstructured{}
+	typed = map[*unstructured.Unstructured]runtime.Object{}
 	for _, k := range OwnedKinds(bp) {
 		if skip[k.GroupVersionKind] != nil {
 			continue
 		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(k.GroupVersion().WithKind(k.Kind + "List"))
-		err := r.List(ctx, list, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("listing %s children: %w", k.Kind, explainKind(err, "list", k.Plural))
+		var objs []*unstructured.Unstructured
+		if TypedKind(scheme, k.GroupVersionKind) {
+			var natives []runtime.Object
+			objs, natives, err = listTyped(ctx, r, scheme, k.GroupVersionKind, opts)
+			for i, obj := range objs {
+				typed[obj] = natives[i]
+			}
+		} else {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(listOf(k.GroupVersionKind))
+			err = r.List(ctx, list, opts...)
+			for i := range list.Items {
+				objs = append(objs, &list.Items[i])
+			}
 		}
-		for i := range list.Items {
-			obj := &list.Items[i]
+		if err != nil {
+			return nil, nil, fmt.Errorf("listing %s children: %w", k.Kind, explainKind(err, "list", k.Plural))
+		}
+		for _, obj := range objs {
 			id := obj.GetLabels()[LabelChild]
 			out[id] = append(out[id], obj)
 		}
@@ -168,7 +200,7 @@ func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *un
 	for _, objs := range out {
 		sort.Slice(objs, func(i, j int) bool { return keyOf(objs[i]).String() < keyOf(objs[j]).String() })
 	}
-	return out, nil
+	return out, typed, nil
 }
 
 // children renders and writes every child in dependency order. A child
@@ -326,7 +358,7 @@ func (p *pass) setLive(id string, obj *unstructured.Unstructured) {
 	if p.bp.Child(id) == nil {
 		return // a remote reconciler's resource: no expression reads it
 	}
-	if err := p.eval.SetLive(id, obj); err != nil {
+	if err := p.present(id, obj); err != nil {
 		p.rep.Errors = append(p.rep.Errors, err)
 	}
 }

@@ -236,13 +236,16 @@ func (r *Reconciler) hasRemote() bool {
 // the API server's answer, so reconciling again for its echo would find
 // nothing to do: in the benchmark, one reconcile in four after an edit.
 // Anyone else's change has another resourceVersion and is no echo. Each
-// write answers one call.
-func (r *Reconciler) IsEcho(obj client.Object) bool {
-	return r.echoes.CompareAndDelete(echoKey(obj), obj.GetResourceVersion())
+// write answers one call. gvk is obj's kind, which a typed object from a
+// watch does not carry.
+func (r *Reconciler) IsEcho(gvk schema.GroupVersionKind, obj client.Object) bool {
+	return r.echoes.CompareAndDelete(objectKey{gvk: gvk, namespace: obj.GetNamespace(), name: obj.GetName()}, obj.GetResourceVersion())
 }
 
-// Forget drops what IsEcho knows of obj, once it is deleted.
-func (r *Reconciler) Forget(obj client.Object) { r.echoes.Delete(echoKey(obj)) }
+// Forget drops what IsEcho knows of obj, of kind gvk, once it is deleted.
+func (r *Reconciler) Forget(gvk schema.GroupVersionKind, obj client.Object) {
+	r.echoes.Delete(objectKey{gvk: gvk, namespace: obj.GetNamespace(), name: obj.GetName()})
+}
 
 // wrote remembers obj as the API server answered a write of it.
 func (r *Reconciler) wrote(obj client.Object) {

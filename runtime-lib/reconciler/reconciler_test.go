@@ -349,17 +349,17 @@ func TestIsEcho(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := f.object(deploymentGVK, "shop", "web")
-	if !f.rec.IsEcho(d) {
+	if !f.rec.IsEcho(deploymentGVK, d) {
 		t.Fatal("the Deployment as the reconciler applied it is not its echo")
 	}
-	if f.rec.IsEcho(d) {
+	if f.rec.IsEcho(deploymentGVK, d) {
 		t.Error("an echo was recognised twice; a second event of that version is news")
 	}
 
 	if err := f.sync().Err(); err != nil {
 		t.Fatal(err)
 	}
-	if f.rec.IsEcho(d) {
+	if f.rec.IsEcho(deploymentGVK, d) {
 		t.Error("a converged pass wrote nothing, so there is no echo to expect")
 	}
 
@@ -368,7 +368,7 @@ func TestIsEcho(t *testing.T) {
 	if err := f.store.Update(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	if f.rec.IsEcho(f.object(deploymentGVK, "shop", "web")) {
+	if f.rec.IsEcho(deploymentGVK, f.object(deploymentGVK, "shop", "web")) {
 		t.Error("someone else's change was taken for an echo")
 	}
 	// The reconciler undoes it; its write's event is an echo again.
@@ -379,7 +379,7 @@ func TestIsEcho(t *testing.T) {
 	if got, _, _ := unstructured.NestedInt64(restored.Object, "spec", "replicas"); got != 2 {
 		t.Fatalf("replicas = %d after the drift was corrected, want 2", got)
 	}
-	if !f.rec.IsEcho(restored) {
+	if !f.rec.IsEcho(deploymentGVK, restored) {
 		t.Error("the drift correction's own write is not recognised as its echo")
 	}
 }

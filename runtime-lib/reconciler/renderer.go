@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
@@ -39,6 +40,15 @@ type Evaluation interface {
 	Args(args *ir.Value) (map[string]any, error)
 }
 
+// TypedEvaluation is an Evaluation that can present a live child by its
+// typed object, a k8s.io/api struct as the cache holds it, sparing the
+// conversion of its unstructured view back for expressions that read
+// built-in kinds typed. obj and typed are the same object; neither is
+// modified.
+type TypedEvaluation interface {
+	SetLiveTyped(id string, obj *unstructured.Unstructured, typed runtime.Object) error
+}
+
 // CELRenderer is the interpreter's Renderer: the Blueprint's CEL programs,
 // compiled once.
 type CELRenderer struct {
@@ -63,6 +73,11 @@ type celEvaluation struct {
 
 func (e *celEvaluation) SetLive(id string, obj *unstructured.Unstructured) error {
 	return e.vars.Set(id, obj)
+}
+
+// SetLiveTyped implements TypedEvaluation.
+func (e *celEvaluation) SetLiveTyped(id string, obj *unstructured.Unstructured, typed runtime.Object) error {
+	return e.vars.SetTyped(id, obj, typed)
 }
 
 func (e *celEvaluation) Include(c *ir.Child) (bool, error) {

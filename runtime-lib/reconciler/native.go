@@ -1,0 +1,94 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TypedKind reports whether the children of kind gvk are watched, cached
+// and listed as the Go types of s rather than as unstructured objects: the
+// built-in kinds (those of client-go's scheme) that s knows. A typed object
+// costs a fraction of an unstructured one to decode from a watch event and
+// to hold in the cache, and expressions read it as it is (ext.NativeTypes
+// types the built-in kinds), where an unstructured one is converted on
+// every pass. The controller and the Reconciler must agree on it, or one
+// kind would get two informers. Custom resources, and kinds no Go type
+// describes, stay unstructured.
+func TypedKind(s *runtime.Scheme, gvk schema.GroupVersionKind) bool {
+	if s == nil || !clientgoscheme.Scheme.Recognizes(gvk) {
+		return false
+	}
+	return s.Recognizes(gvk) && s.Recognizes(listOf(gvk))
+}
+
+func listOf(gvk schema.GroupVersionKind) schema.GroupVersionKind {
+	return gvk.GroupVersion().WithKind(gvk.Kind + "List")
+}
+
+// schemeOf returns the scheme of r when it has one, as a client.Client
+// does.
+func schemeOf(r client.Reader) *runtime.Scheme {
+	if s, ok := r.(interface{ Scheme() *runtime.Scheme }); ok {
+		return s.Scheme()
+	}
+	return nil
+}
+
+// NewTyped returns an empty object of gvk, typed when TypedKind says so.
+func NewTyped(s *runtime.Scheme, gvk schema.GroupVersionKind) (client.Object, error) {
+	if !TypedKind(s, gvk) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		return u, nil
+	}
+	obj, err := s.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	co, ok := obj.(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%s: %T is not a client.Object", gvk, obj)
+	}
+	return co, nil
+}
+
+// listTyped lists objects of gvk as s's Go type, then takes the
+// unstructured view of each that comparing, readiness, pruning and the
+// status need, which is cheaper than decoding them unstructured from every
+// watch event. It returns each view with its typed object, which
+// expressions read instead of converting the view back.
+func listTyped(ctx context.Context, r client.Reader, s *runtime.Scheme, gvk schema.GroupVersionKind, opts []client.ListOption) ([]*unstructured.Unstructured, []runtime.Object, error) {
+	obj, err := s.New(listOf(gvk))
+	if err != nil {
+		return nil, nil, err
+	}
+	list, ok := obj.(client.ObjectList)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: %T is not a client.ObjectList", listOf(gvk), obj)
+	}
+	if err := r.List(ctx, list, opts...); err != nil {
+		return nil, nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, nil, err
+	}
+	views := make([]*unstructured.Unstructured, 0, len(items))
+	for _, item := range items {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(item)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", gvk.Kind, err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		u.SetGroupVersionKind(gvk)
+		views = append(views, u)
+	}
+	return views, items, nil
+}

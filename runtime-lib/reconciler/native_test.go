@@ -1,0 +1,129 @@
+package reconciler_test
+
+import (
+	"context"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+)
+
+// typedRecorder is a Renderer that records, by child id, the Go type of
+// each typed object a pass presents, and how many live objects it
+// presented unstructured.
+type typedRecorder struct {
+	reconciler.Renderer
+	typed   map[string]string
+	untyped map[string]int
+}
+
+func (r *typedRecorder) Begin(cr *unstructured.Unstructured) (reconciler.Evaluation, error) {
+	e, err := r.Renderer.Begin(cr)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingEvaluation{Evaluation: e, r: r}, nil
+}
+
+type recordingEvaluation struct {
+	reconciler.Evaluation
+	r *typedRecorder
+}
+
+func (e *recordingEvaluation) SetLive(id string, obj *unstructured.Unstructured) error {
+	if obj != nil {
+		e.r.untyped[id]++
+	}
+	return e.Evaluation.SetLive(id, obj)
+}
+
+func (e *recordingEvaluation) SetLiveTyped(id string, obj *unstructured.Unstructured, typed runtime.Object) error {
+	e.r.typed[id] = typeName(typed)
+	return e.Evaluation.(reconciler.TypedEvaluation).SetLiveTyped(id, obj, typed)
+}
+
+func typeName(obj runtime.Object) string {
+	switch obj.(type) {
+	case *appsv1.Deployment:
+		return "Deployment"
+	}
+	return "other"
+}
+
+// TestBuiltInChildrenAreReadTyped checks that a converged pass hands
+// expressions the Deployment as the typed object it listed, not an
+// unstructured one to convert, and still writes nothing.
+func TestBuiltInChildrenAreReadTyped(t *testing.T) {
+	f := newFixture(t, spec())
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	progs, err := expr.Compile(f.bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &typedRecorder{Renderer: reconciler.CELRenderer{Programs: progs}, typed: map[string]string{}, untyped: map[string]int{}}
+	r, err := reconciler.New(f.bp, reconciler.Options{Client: f.store, Renderer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Sync(context.Background(), f.get())
+	if err != nil || rep.Err() != nil {
+		t.Fatalf("sync: %v %v", err, rep.Err())
+	}
+	if rep.Writes != 0 {
+		t.Errorf("a converged pass over typed children wrote %d times; want none", rep.Writes)
+	}
+	if got := rec.typed["deployment"]; got != "Deployment" {
+		t.Errorf("the Deployment was presented typed as %q; want an *appsv1.Deployment", got)
+	}
+	if n := rec.untyped["deployment"]; n != 0 {
+		t.Errorf("the Deployment was also presented unstructured %d times; want none", n)
+	}
+}
+
+// TestTypedKind checks which kinds are cached and listed typed: built-in
+// ones the client's scheme knows, never a custom resource.
+func TestTypedKind(t *testing.T) {
+	f := newFixture(t, spec())
+	s := f.store.Scheme()
+	for gvk, want := range map[[3]string]bool{
+		{"apps", "v1", "Deployment"}:           true,
+		{"", "v1", "Service"}:                  true,
+		{"example.inrun.dev", "v1", "Website"}: false,
+		{"apps", "v1", "NoSuchKind"}:           false,
+	} {
+		k := schema.GroupVersionKind{Group: gvk[0], Version: gvk[1], Kind: gvk[2]}
+		if got := reconciler.TypedKind(s, k); got != want {
+			t.Errorf("TypedKind(%v) = %v, want %v", k, got, want)
+		}
+	}
+	if reconciler.TypedKind(runtime.NewScheme(), deploymentGVK) {
+		t.Error("a Deployment is typed for a scheme that does not know it")
+	}
+}
+
+// TestIsEchoOfTypedObject checks that the echo of the reconciler's own
+// write is recognised on a typed object, which a watch hands over without
+// its kind.
+func TestIsEchoOfTypedObject(t *testing.T) {
+	f := newFixture(t, spec())
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{}
+	if err := f.store.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, d); err != nil {
+		t.Fatal(err)
+	}
+	d.TypeMeta = metav1.TypeMeta{}
+	if !f.rec.IsEcho(deploymentGVK, d) {
+		t.Error("the typed Deployment as the reconciler applied it is not its echo")
+	}
+}
