@@ -6,9 +6,17 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/migrate"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 // TestCleanLeavesACRDItDidNotInstall checks that clean changes no CRD Inrun
@@ -46,5 +54,49 @@ func TestCleanLeavesACRDItDidNotInstall(t *testing.T) {
 	}
 	if _, err := m.Clean(ctx, migrate.CleanOptions{Options: migrate.Options{Client: c, Only: "apps"}}); err == nil || !strings.Contains(err.Error(), "every namespace") {
 		t.Errorf("clean of one namespace: %v", err)
+	}
+}
+
+// TestKindCleanDeletesOnlyACRDItInstalled: after a kind move, clean deletes
+// the old kind's CRD only when Inrun installed it; any other is left, and
+// clean says what to remove.
+func TestKindCleanDeletesOnlyACRDItInstalled(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := migrate.KindFromBlueprint(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A WebApp the move made; no Site is left, and the ledger is gone (an
+	// earlier clean was interrupted before the CRD).
+	moved := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "platform.inrun.dev/v1", "kind": "WebApp",
+		"metadata": map[string]any{"name": "a", "namespace": "apps", "uid": "uid-new-a",
+			"annotations": map[string]any{migrate.AnnotationID: k.ID, migrate.AnnotationFromUID: "uid-a"}},
+	}}
+	for _, installer := range []string{"kubectl-client-side-apply", reconciler.ManagedBy} {
+		crd := crdObject(t, bp.Resource.CRD)
+		crd.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: installer, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apiextensions.k8s.io/v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}})
+		s := runtime.NewScheme()
+		if err := clientgoscheme.AddToScheme(s); err != nil {
+			t.Fatal(err)
+		}
+		c := fake.NewClientBuilder().WithScheme(s).WithReturnManagedFields().WithObjects(crd, crdObject(t, bp.Uses[0].CRD), moved.DeepCopy()).Build()
+		res, err := k.Clean(context.Background(), migrate.CleanOptions{Options: migrate.Options{Client: c}, CRDManager: reconciler.ManagedBy})
+		if err != nil {
+			t.Fatalf("installed by %s: %v", installer, err)
+		}
+		gone := apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKey{Name: "sites.migrate.inrun.dev"}, crd))
+		if installer == reconciler.ManagedBy {
+			if !res.CRDDeleted || !gone || res.CRDLeft != "" {
+				t.Errorf("a CRD Inrun installed: deleted %v, gone %v, left %q", res.CRDDeleted, gone, res.CRDLeft)
+			}
+			continue
+		}
+		if res.CRDDeleted || gone || !strings.Contains(res.CRDLeft, "CRD sites.migrate.inrun.dev was not installed by Inrun") || !strings.Contains(res.CRDLeft, "kubectl delete crd sites.migrate.inrun.dev") {
+			t.Errorf("a CRD installed by %s: deleted %v, gone %v, left %q", installer, res.CRDDeleted, gone, res.CRDLeft)
+		}
 	}
 }

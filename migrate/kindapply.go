@@ -124,7 +124,7 @@ func (k *KindMove) Plan(ctx context.Context, opts Options) (*KindPlan, error) {
 			p.Conflicts = append(p.Conflicts, fmt.Sprintf("%s is a child of %s (Blueprint %s): its parent's runtime would create it again; change the parent's Blueprint to make a %s instead", name, obj.GetAnnotations()[ir.AnnotationOwner], obj.GetLabels()[ir.LabelBlueprint], k.To.Kind))
 			continue
 		}
-		key := k.targetKey(obj)
+		key := k.TargetKey(obj)
 		tname := objectKey(key.Namespace, key.Name)
 		if t := existing[key]; t != nil && t.GetAnnotations()[AnnotationFromUID] != string(obj.GetUID()) {
 			p.Conflicts = append(p.Conflicts, fmt.Sprintf("%s: %s %s already exists and was not made by this move from it", name, k.To.Kind, tname))
@@ -171,7 +171,7 @@ func (k *KindMove) childCounts(ctx context.Context, c client.Client) (map[types.
 
 // diff describes how obj moves.
 func (k *KindMove) diff(obj *unstructured.Unstructured, children int) Diff {
-	key := k.targetKey(obj)
+	key := k.TargetKey(obj)
 	d := Diff{Object: objectKey(obj.GetNamespace(), obj.GetName())}
 	d.Fields = append(d.Fields, FieldDiff{Path: "apiVersion, kind", Before: obj.GetAPIVersion() + " " + obj.GetKind(), After: k.To.GroupVersion().String() + " " + k.To.Kind})
 	if key.Namespace != obj.GetNamespace() {
@@ -407,7 +407,7 @@ var errRetry = errors.New("changed meanwhile")
 // snapshot of it as created) when an earlier run has not, and writing the
 // status it had.
 func (k *KindMove) ensureNew(ctx context.Context, s *store, c client.Client, old *unstructured.Unstructured, children []*unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	key := k.targetKey(old)
+	key := k.TargetKey(old)
 	nu := &unstructured.Unstructured{}
 	nu.SetGroupVersionKind(k.To.GroupVersionKind)
 	err := c.Get(ctx, key, nu)

@@ -43,13 +43,9 @@ func IsKindMove(ctx context.Context, id string, opts Options) (bool, error) {
 func RollbackKind(ctx context.Context, id string, opts RollbackOptions) (*KindMove, *RollbackResult, error) {
 	opts.defaults()
 	s := &store{c: opts.Client, ns: opts.Namespace, id: id}
-	data, err := s.headData(ctx)
+	k, err := s.kindHead(ctx)
 	if err != nil {
 		return nil, nil, err
-	}
-	k := &KindMove{}
-	if err := json.Unmarshal(data, k); err != nil || k.To.Kind == "" {
-		return nil, nil, fmt.Errorf("migration %s moves fields, not custom resources to another kind: roll it back without migrate.to in the Blueprint (or with inrun rollback --id)", id)
 	}
 	entries, problems, err := s.entries(ctx)
 	if err != nil {
@@ -177,7 +173,7 @@ func (k *KindMove) restoreOne(ctx context.Context, c client.Client, e Entry, bef
 		out = restored{}
 		nu := &unstructured.Unstructured{}
 		nu.SetGroupVersionKind(k.To.GroupVersionKind)
-		err := c.Get(ctx, k.targetKey(before), nu)
+		err := c.Get(ctx, k.TargetKey(before), nu)
 		switch {
 		case apierrors.IsNotFound(err):
 			nu = nil
