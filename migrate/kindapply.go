@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -278,45 +277,32 @@ func (k *KindMove) Apply(ctx context.Context, opts Options) (*KindPlan, *KindRes
 	if err := s.begin(ctx, k); err != nil {
 		return p, nil, err
 	}
-	var mu sync.Mutex
+	type moved struct {
+		moved    bool
+		children int
+		err      error
+	}
 	start := time.Now()
 	done := 0
-	objs := make(chan *unstructured.Unstructured)
-	var wg sync.WaitGroup
-	for range min(opts.Workers, len(p.todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for obj := range objs {
-				moved, children, err := k.moveOne(ctx, s, opts.Client, client.ObjectKeyFromObject(obj))
-				mu.Lock()
-				switch {
-				case err != nil:
-					res.Failed = append(res.Failed, err)
-				case moved:
-					res.Moved++
-					res.Children += children
-				default:
-					res.Skipped++
-				}
-				done++
-				if opts.Progress != nil {
-					opts.Progress(Progress{Done: done, Total: len(p.todo), Changed: res.Moved, Elapsed: time.Since(start)})
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for _, obj := range p.todo {
-		select {
-		case objs <- obj:
-		case <-ctx.Done():
-			break feed
+	runWorkers(ctx, opts.Workers, p.todo, func(obj *unstructured.Unstructured) moved {
+		var m moved
+		m.moved, m.children, m.err = k.moveOne(ctx, s, opts.Client, client.ObjectKeyFromObject(obj))
+		return m
+	}, func(_ *unstructured.Unstructured, m moved) {
+		switch {
+		case m.err != nil:
+			res.Failed = append(res.Failed, m.err)
+		case m.moved:
+			res.Moved++
+			res.Children += m.children
+		default:
+			res.Skipped++
 		}
-	}
-	close(objs)
-	wg.Wait()
+		done++
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: done, Total: len(p.todo), Changed: res.Moved, Elapsed: time.Since(start)})
+		}
+	})
 	if err := ctx.Err(); err != nil {
 		return p, res, fmt.Errorf("apply stopped after %d of %d objects: %w; run it again to finish (moves begun are finished, none is done twice)", done, len(p.todo), err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -108,51 +107,22 @@ func RollbackKind(ctx context.Context, id string, opts RollbackOptions) (*KindMo
 	}
 
 	res := &RollbackResult{}
-	var mu sync.Mutex
 	start := time.Now()
 	done := 0
-	ch := make(chan Entry)
-	var wg sync.WaitGroup
-	for range min(opts.Workers, max(len(todo), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for e := range ch {
-				var w *unstructured.Unstructured
-				if we, ok := written[e.UID]; ok {
-					w = snaps[we.UID]
-				}
-				out, err := k.restoreOne(ctx, opts.Client, e, snaps[e.UID], w, force[e.Object()])
-				mu.Lock()
-				switch {
-				case err != nil:
-					res.Failed = append(res.Failed, err)
-				case out.gone:
-					res.Gone = append(res.Gone, e.Object())
-				case out.written:
-					res.Restored++
-				default:
-					res.Unchanged++
-				}
-				res.Drift = append(res.Drift, out.drift...)
-				done++
-				if opts.Progress != nil {
-					opts.Progress(Progress{Done: done, Total: len(todo), Changed: res.Restored, Elapsed: time.Since(start)})
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for _, e := range todo {
-		select {
-		case ch <- e:
-		case <-ctx.Done():
-			break feed
+	runWorkers(ctx, opts.Workers, todo, func(e Entry) restoreOutcome {
+		var w *unstructured.Unstructured
+		if we, ok := written[e.UID]; ok {
+			w = snaps[we.UID]
 		}
-	}
-	close(ch)
-	wg.Wait()
+		out, err := k.restoreOne(ctx, opts.Client, e, snaps[e.UID], w, force[e.Object()])
+		return restoreOutcome{out, err}
+	}, func(e Entry, o restoreOutcome) {
+		res.add(e, o)
+		done++
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: done, Total: len(todo), Changed: res.Restored, Elapsed: time.Since(start)})
+		}
+	})
 	sort.Slice(res.Drift, func(i, j int) bool {
 		a, b := res.Drift[i], res.Drift[j]
 		return a.Object < b.Object || a.Object == b.Object && a.Field < b.Field
