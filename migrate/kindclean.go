@@ -65,8 +65,8 @@ func (s *store) kindHead(ctx context.Context) (*KindMove, error) {
 // snapshots in the ledger; otherwise it refuses, naming each object, and
 // writes nothing. Then it deletes the snapshots and the ledger, and last
 // the old kind's CRD, only when Inrun installed it (opts.CRDManager) and no
-// custom resource of the old kind is left. A CRD Inrun did not install is
-// never deleted: CRDLeft says what to remove.
+// custom resource of the old kind, nor a child of one, is left. A CRD Inrun
+// did not install is never deleted: CRDLeft says what to remove.
 //
 // A move read back from its ledger (RecordedKind) does not know its
 // selection: a custom resource not moved is then taken as not selected.
