@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -748,6 +749,18 @@ func TestClusterKindClean(t *testing.T) {
 		t.Fatalf("Site db after clean: %v", err)
 	}
 
+	// A child of db that garbage collection has not deleted yet (a
+	// finalizer holds it): it keeps the CRD, since once the kind is gone
+	// garbage collection could not delete it.
+	straggler := &corev1.ConfigMap{}
+	straggler.Namespace, straggler.Name = ns, "straggler"
+	straggler.Labels = map[string]string{ir.LabelBlueprint: "site"}
+	straggler.Finalizers = []string{"test.inrun.dev/hold"}
+	straggler.OwnerReferences = []metav1.OwnerReference{{APIVersion: f.siteKind.GroupVersion().String(), Kind: "Site", Name: "db", UID: db.GetUID()}}
+	if err := c.Create(ctx, straggler); err != nil {
+		t.Fatal(err)
+	}
+
 	// db deleted, clean again: no ledger, and the CRD goes.
 	if err := c.Delete(ctx, db); err != nil {
 		t.Fatal(err)
@@ -769,21 +782,28 @@ func TestClusterKindClean(t *testing.T) {
 			t.Fatal("Site db's ConfigMap is not garbage-collected")
 		}
 	}
-	// A child of a Site not garbage-collected yet keeps the CRD: once the
-	// kind is gone, garbage collection could not delete it.
-	straggler := &corev1.ConfigMap{}
-	straggler.Namespace, straggler.Name = ns, "straggler"
-	straggler.Labels = map[string]string{ir.LabelBlueprint: "site", ir.LabelOwnerUID: "uid-of-a-deleted-site"}
-	if err := c.Create(ctx, straggler); err != nil {
-		t.Fatal(err)
-	}
 	res, err = k.Clean(ctx, cleanOpts)
 	if err != nil || !res.NoLedger || res.CRDDeleted || !strings.Contains(res.CRDLeft, "1 children of Site objects deleted since are not garbage-collected yet (ConfigMap "+ns+"/straggler)") {
 		t.Fatalf("clean with a child left: %v %+v", err, res)
 	}
 	crdVersion() // still there
-	if err := c.Delete(ctx, straggler); err != nil {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(straggler), straggler); err != nil {
 		t.Fatal(err)
+	}
+	straggler.Finalizers = nil
+	if err := c.Update(ctx, straggler); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, straggler); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(straggler), &corev1.ConfigMap{}); apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the straggler ConfigMap is not gone")
+		}
 	}
 	res, err = k.Clean(ctx, cleanOpts)
 	if err != nil || !res.NoLedger || !res.CRDDeleted || len(res.Remaining) > 0 {

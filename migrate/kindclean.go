@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/ir"
@@ -116,9 +117,7 @@ func (k *KindMove) Clean(ctx context.Context, opts CleanOptions) (*KindCleanResu
 
 	// Verify.
 	var bad []string
-	owners := map[string]bool{}
 	for _, nu := range news {
-		owners[string(nu.GetUID())] = true
 		if nu.GetAnnotations()[AnnotationID] != k.ID {
 			continue
 		}
@@ -181,14 +180,13 @@ func (k *KindMove) Clean(ctx context.Context, opts CleanOptions) (*KindCleanResu
 	if res.CRDGone {
 		return res, nil
 	}
-	return res, k.deleteCRD(ctx, opts, crd, owners, res)
+	return res, k.deleteCRD(ctx, opts, crd, res)
 }
 
 // deleteCRD deletes the old kind's CRD, when Inrun installed it and no
 // custom resource of the kind, nor a child of one, is left; otherwise it
-// says why in res.CRDLeft. owners are the UIDs of the new custom
-// resources.
-func (k *KindMove) deleteCRD(ctx context.Context, opts CleanOptions, crd *unstructured.Unstructured, owners map[string]bool, res *KindCleanResult) error {
+// says why in res.CRDLeft.
+func (k *KindMove) deleteCRD(ctx context.Context, opts CleanOptions, crd *unstructured.Unstructured, res *KindCleanResult) error {
 	c := opts.Client
 	if opts.CRDManager != "" && !writtenBy(crd, opts.CRDManager) {
 		res.CRDLeft = fmt.Sprintf("CRD %s was not installed by Inrun (no field manager %s), so it is left as it is", res.CRD, opts.CRDManager)
@@ -217,7 +215,7 @@ func (k *KindMove) deleteCRD(ctx context.Context, opts CleanOptions, crd *unstru
 	// Garbage collection deletes the children of a custom resource
 	// deleted since only while it can still resolve the owner's kind:
 	// once the CRD is gone, they would stay for ever.
-	children, err := k.leftChildren(ctx, c, owners)
+	children, err := k.leftChildren(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -237,11 +235,10 @@ func (k *KindMove) deleteCRD(ctx context.Context, opts CleanOptions, crd *unstru
 	return nil
 }
 
-// leftChildren names the objects that still carry the inventory of the
-// old kind's Blueprint, other than those of the custom resources in owners
-// (the new ones, whose Blueprint may have the same name): children of
-// custom resources of the old kind, not handed over.
-func (k *KindMove) leftChildren(ctx context.Context, c client.Client, owners map[string]bool) ([]string, error) {
+// leftChildren names the objects labelled with the old kind's Blueprint
+// that still have an owner reference to a custom resource of the old
+// kind: garbage collection has not deleted them yet.
+func (k *KindMove) leftChildren(ctx context.Context, c client.Client) ([]string, error) {
 	if k.From.Blueprint == "" {
 		return nil, nil
 	}
@@ -253,10 +250,12 @@ func (k *KindMove) leftChildren(ctx context.Context, c client.Client, owners map
 			return nil, fmt.Errorf("listing %s children: %w", ck.Kind, err)
 		}
 		for _, item := range list.Items {
-			if owners[item.GetLabels()[ir.LabelOwnerUID]] {
-				continue
+			for _, ref := range item.GetOwnerReferences() {
+				if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group == k.From.Group && ref.Kind == k.From.Kind {
+					out = append(out, ck.Kind+" "+objectKey(item.GetNamespace(), item.GetName()))
+					break
+				}
 			}
-			out = append(out, ck.Kind+" "+objectKey(item.GetNamespace(), item.GetName()))
 		}
 	}
 	sort.Strings(out)
