@@ -17,12 +17,11 @@ import (
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
 
-// migrateNotYet is what every migration command says is still to come.
-const migrateNotYet = `Once every object of a field move is moved, inrun clean removes the old
-paths from the CRD, and the snapshots and the ledger. After a kind move,
-inrun clean does not apply yet: delete the snapshots with
-  kubectl delete secret,configmap -n inrun-system -l migrate.inrun.dev/id=<ID>
-and the old kind's CRD once you no longer need to roll back.`
+// migrateEnd is what every migration command says about ending one.
+const migrateEnd = `Once every object is moved, inrun clean ends the migration: for a field
+move it removes the old paths from the CRD, for a kind move the old kind's
+CRD (when Inrun installed it and no custom resource of it is left), and in
+both the snapshots and the ledger. After it, no rollback.`
 
 // migrateFlags are the flags migrate plan, apply and rollback share.
 type migrateFlags struct {
@@ -103,7 +102,7 @@ inrun rollback undoes it.
 
 ` + kindMoveHelp + `
 
-` + migrateNotYet,
+` + migrateEnd,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newMigratePlanCommand(), newMigrateApplyCommand())
@@ -186,7 +185,7 @@ created), given its status, its children re-parented, and deleted. It
 refuses to start, writing nothing, while the plan has a conflict or an
 unacknowledged loss. Interrupted, run it again: each step is done once.
 
-` + migrateNotYet,
+` + migrateEnd,
 		Example: `  inrun migrate plan && inrun migrate apply
   inrun migrate apply --workers 8`,
 		Args: cobra.NoArgs,
@@ -262,7 +261,7 @@ one is deleted. A field of spec, a label or an annotation edited on the new
 one after the move is drift: reported with its three values, and the
 restored custom resource keeps the edited value, unless --force names it.
 
-` + migrateNotYet,
+` + migrateEnd,
 		Example: `  inrun rollback
   inrun rollback --force apps/payments-api
   inrun rollback --id app-3f9a2c1b7d`,

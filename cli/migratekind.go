@@ -52,7 +52,7 @@ func kindApply(cmd *cobra.Command, k *migrate.KindMove, opts migrate.Options) er
 		return err
 	}
 	fmt.Fprintf(out, "Moved %d objects to %s and re-parented %d children (%d skipped: gone or no longer selected); %d had been moved before this run.\n", res.Moved, k.To.Kind, res.Children, res.Skipped, p.Moved)
-	fmt.Fprintf(out, "Snapshots and ledger: namespace %s, label %s=%s. Undo with: inrun rollback\n", opts.Namespace, migrate.LabelID, k.ID)
+	fmt.Fprintf(out, "Snapshots and ledger: namespace %s, label %s=%s. Undo with: inrun rollback; once every selected object is moved, end with: inrun clean\n", opts.Namespace, migrate.LabelID, k.ID)
 	if len(res.Failed) > 0 {
 		for _, err := range res.Failed {
 			fmt.Fprintf(out, "failed: %v\n", err)

@@ -99,8 +99,12 @@ type caseRun struct {
 	*run
 	c   *Case
 	res *CaseResult
-	// cr is the custom resource as created: kind, namespace and name.
+	// cr is the custom resource as created: kind, namespace and name; or,
+	// after a kind move's apply, the one the move made of it.
 	cr *unstructured.Unstructured
+	// moved are the custom resources cr replaced through kind moves, the
+	// last one last: a rollback makes the case's CR that one again.
+	moved []*unstructured.Unstructured
 	// created are objects outside the case's namespace, and namespaces,
 	// that cleanup deletes, in creation order.
 	created []client.Object

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -63,48 +62,32 @@ func (m *Migration) Apply(ctx context.Context, opts Options) (*Plan, *Result, er
 		return p, nil, err
 	}
 	res := &Result{}
-	var mu sync.Mutex
 	start := time.Now()
 	done := 0
-	batches := make(chan []*unstructured.Unstructured)
-	var wg sync.WaitGroup
-	for range min(opts.Workers, len(p.todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for batch := range batches {
-				outs := m.moveBatch(ctx, s, opts.Client, batch)
-				mu.Lock()
-				for _, o := range outs {
-					switch {
-					case o.err != nil:
-						res.Failed = append(res.Failed, o.err)
-					case o.moved:
-						res.Moved++
-					default:
-						res.Skipped++
-					}
-					done++
-					if opts.Progress != nil {
-						opts.Progress(Progress{Done: done, Total: len(p.todo), Changed: res.Moved, Elapsed: time.Since(start)})
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
 	// Batches no larger than an even share, so that every worker has one.
 	size := max(1, min(batchSize, (len(p.todo)+opts.Workers-1)/opts.Workers))
-feed:
+	var batches [][]*unstructured.Unstructured
 	for i := 0; i < len(p.todo); i += size {
-		select {
-		case batches <- p.todo[i:min(i+size, len(p.todo))]:
-		case <-ctx.Done():
-			break feed
-		}
+		batches = append(batches, p.todo[i:min(i+size, len(p.todo))])
 	}
-	close(batches)
-	wg.Wait()
+	runWorkers(ctx, opts.Workers, batches, func(batch []*unstructured.Unstructured) []outcome {
+		return m.moveBatch(ctx, s, opts.Client, batch)
+	}, func(_ []*unstructured.Unstructured, outs []outcome) {
+		for _, o := range outs {
+			switch {
+			case o.err != nil:
+				res.Failed = append(res.Failed, o.err)
+			case o.moved:
+				res.Moved++
+			default:
+				res.Skipped++
+			}
+			done++
+			if opts.Progress != nil {
+				opts.Progress(Progress{Done: done, Total: len(p.todo), Changed: res.Moved, Elapsed: time.Since(start)})
+			}
+		}
+	})
 	if err := ctx.Err(); err != nil {
 		return p, res, fmt.Errorf("apply stopped after %d of %d objects: %w; run it again to finish (moved objects are skipped)", done, len(p.todo), err)
 	}

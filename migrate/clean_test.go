@@ -2,13 +2,23 @@ package migrate_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/migrate"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 // TestCleanLeavesACRDItDidNotInstall checks that clean changes no CRD Inrun
@@ -46,5 +56,117 @@ func TestCleanLeavesACRDItDidNotInstall(t *testing.T) {
 	}
 	if _, err := m.Clean(ctx, migrate.CleanOptions{Options: migrate.Options{Client: c, Only: "apps"}}); err == nil || !strings.Contains(err.Error(), "every namespace") {
 		t.Errorf("clean of one namespace: %v", err)
+	}
+}
+
+// TestKindCleanDeletesOnlyACRDItInstalled: after a kind move, clean deletes
+// the old kind's CRD only when Inrun installed it; any other is left, and
+// clean says what to remove.
+func TestKindCleanDeletesOnlyACRDItInstalled(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := migrate.KindFromBlueprint(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A WebApp the move made; no Site is left, and the ledger is gone (an
+	// earlier clean was interrupted before the CRD).
+	moved := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "platform.inrun.dev/v1", "kind": "WebApp",
+		"metadata": map[string]any{"name": "a", "namespace": "apps", "uid": "uid-new-a",
+			"annotations": map[string]any{migrate.AnnotationID: k.ID, migrate.AnnotationFromUID: "uid-a"}},
+	}}
+	for _, installer := range []string{"kubectl-client-side-apply", reconciler.ManagedBy} {
+		crd := crdObject(t, bp.Resource.CRD)
+		crd.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: installer, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apiextensions.k8s.io/v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}})
+		s := runtime.NewScheme()
+		if err := clientgoscheme.AddToScheme(s); err != nil {
+			t.Fatal(err)
+		}
+		c := fake.NewClientBuilder().WithScheme(s).WithReturnManagedFields().WithObjects(crd, crdObject(t, bp.Uses[0].CRD), moved.DeepCopy()).Build()
+		res, err := k.Clean(context.Background(), migrate.CleanOptions{Options: migrate.Options{Client: c}, CRDManager: reconciler.ManagedBy})
+		if err != nil {
+			t.Fatalf("installed by %s: %v", installer, err)
+		}
+		gone := apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKey{Name: "sites.migrate.inrun.dev"}, crd))
+		if installer == reconciler.ManagedBy {
+			if !res.CRDDeleted || !gone || res.CRDLeft != "" {
+				t.Errorf("a CRD Inrun installed: deleted %v, gone %v, left %q", res.CRDDeleted, gone, res.CRDLeft)
+			}
+			continue
+		}
+		if res.CRDDeleted || gone || !strings.Contains(res.CRDLeft, "CRD sites.migrate.inrun.dev was not installed by Inrun") || !strings.Contains(res.CRDLeft, "kubectl delete crd sites.migrate.inrun.dev") {
+			t.Errorf("a CRD installed by %s: deleted %v, gone %v, left %q", installer, res.CRDDeleted, gone, res.CRDLeft)
+		}
+	}
+}
+
+// TestKindCleanVerifies: clean of a kind move refuses, naming each, a move
+// begun and not finished, a custom resource rolled back, and one selected
+// and not moved; one the selection does not pick is left. Read back from
+// its ledger, the move does not know its selection: the one not moved
+// counts as not selected.
+func TestKindCleanVerifies(t *testing.T) {
+	ctx := context.Background()
+	bp, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := migrate.KindFromBlueprint(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := func(name, tier string, ann map[string]any) client.Object {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "migrate.inrun.dev/v1", "kind": "Site",
+			"metadata": map[string]any{"name": name, "namespace": "apps", "uid": "uid-" + name, "labels": map[string]any{"tier": tier}, "annotations": ann},
+			"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
+		}}
+	}
+	head, err := json.Marshal(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{migrate.LabelID: k.ID, "app.kubernetes.io/managed-by": "inrun"}
+	ledger := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inrun-ledger-" + k.ID, Namespace: migrate.DefaultNamespace, Labels: labels}, Data: map[string]string{"migration": string(head)}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "inrun-ledger-" + k.ID + "-0", Namespace: migrate.DefaultNamespace, Labels: labels},
+			Data: map[string]string{"uid-old-back": `{"namespace":"apps","name":"back","uid":"uid-old-back","sha256":"00","chunks":1}`}},
+	}
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(append(ledger,
+		crdObject(t, bp.Resource.CRD), crdObject(t, bp.Uses[0].CRD),
+		site("begun", "web", map[string]any{migrate.AnnotationID: k.ID}),
+		site("back", "web", map[string]any{migrate.AnnotationRollbackOf: "uid-old-back"}),
+		site("fresh", "web", nil),
+		site("db", "db", nil),
+	)...).Build()
+	opts := migrate.CleanOptions{Options: migrate.Options{Client: c}}
+	_, err = k.Clean(ctx, opts)
+	for _, want := range []string{
+		"(3 of 4 objects)",
+		"apps/back: rolled back by inrun rollback",
+		"apps/begun: its move was begun and not finished",
+		"apps/fresh: selected and not moved yet",
+	} {
+		if !errors.Is(err, migrate.ErrNotMigrated) || !strings.Contains(err.Error(), want) {
+			t.Errorf("clean: %v; want it to say %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "apps/db") {
+		t.Errorf("clean names Site db, which the selection does not pick: %v", err)
+	}
+	back, err := migrate.RecordedKind(ctx, k.ID, opts.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = back.Clean(ctx, opts)
+	if !errors.Is(err, migrate.ErrNotMigrated) || !strings.Contains(err.Error(), "(2 of 4 objects)") || strings.Contains(err.Error(), "apps/fresh") {
+		t.Errorf("clean of the move read back from its ledger: %v", err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
@@ -100,18 +98,7 @@ func TestClusterApplyResumeRollback(t *testing.T) {
 
 	// The runtime reconciles the Apps all along: each becomes a ConfigMap
 	// that names its repository, wherever the App stores it.
-	rctx, stopRuntime := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- runner.Run(rctx, runner.Options{Config: cfg, Blueprints: []*ir.Blueprint{bp}, Namespaces: []string{ns},
-			MetricsAddr: "0", ProbeAddr: "0", SkipNameValidation: true, Log: zap.New(zap.WriteTo(io.Discard))})
-	}()
-	t.Cleanup(func() {
-		stopRuntime()
-		if err := <-done; err != nil {
-			t.Errorf("runtime: %v", err)
-		}
-	})
+	startRuntime(t, cfg, ns, bp)
 
 	names := make([]string, clusterApps)
 	for i := range clusterApps {
@@ -325,20 +312,6 @@ func countingMoves(c client.WithWatch, limit int, cancel context.CancelFunc) cli
 			return err
 		},
 	})
-}
-
-func objectName(ns, name string) string { return ns + "/" + name }
-
-func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func runtimeCopy(m map[string]any) map[string]any {

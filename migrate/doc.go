@@ -57,6 +57,10 @@
 // move, is the compiler's (compiler/transitional.go): it is generated from
 // the Blueprint's schema section like the rest of the CRD.
 //
-// Not yet here: inrun clean after a kind move (its snapshots and the old
-// kind's CRD are deleted by hand).
+// KindMove.Clean ends a kind move: it verifies that no custom resource of
+// the old kind is a move begun and not finished, rolled back, or selected
+// and not moved, refusing otherwise and writing nothing; then it deletes
+// the snapshots and the ledger, and the old kind's CRD only when Inrun
+// installed it and no custom resource of the kind, nor a child of one
+// waiting for garbage collection, is left.
 package migrate

@@ -169,8 +169,9 @@ func (k *KindMove) selected(obj *unstructured.Unstructured) (bool, error) {
 	return k.progs.EvalBool(k.Selection.IncludeWhen, vars)
 }
 
-// targetKey is where obj goes.
-func (k *KindMove) targetKey(obj *unstructured.Unstructured) client.ObjectKey {
+// TargetKey is where the custom resource obj goes: its name, in the
+// target namespace, its own, or none for a cluster-scoped target.
+func (k *KindMove) TargetKey(obj *unstructured.Unstructured) client.ObjectKey {
 	key := client.ObjectKey{Name: obj.GetName()}
 	switch {
 	case !k.To.Namespaced:
@@ -187,7 +188,7 @@ func (k *KindMove) targetKey(obj *unstructured.Unstructured) client.ObjectKey {
 // cluster-scoped). Elsewhere garbage collection would take a namespaced
 // owner for absent, and delete the new custom resource.
 func (k *KindMove) keepsOwners(obj *unstructured.Unstructured) bool {
-	return k.targetKey(obj).Namespace == obj.GetNamespace()
+	return k.TargetKey(obj).Namespace == obj.GetNamespace()
 }
 
 // newObject returns the custom resource obj becomes: the same name, spec,
@@ -204,7 +205,7 @@ func (k *KindMove) newObject(obj *unstructured.Unstructured, needFinalizer bool)
 		}
 	}
 	out.SetGroupVersionKind(k.To.GroupVersionKind)
-	key := k.targetKey(obj)
+	key := k.TargetKey(obj)
 	out.SetName(key.Name)
 	out.SetNamespace(key.Namespace)
 	out.SetLabels(obj.GetLabels())

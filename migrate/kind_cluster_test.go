@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,19 +17,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
-	"github.com/inrun/inrun/localcluster/clustertest"
 	"github.com/inrun/inrun/migrate"
-	"github.com/inrun/inrun/runtime-lib/runner"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 // The kind-move cluster test moves Sites to WebApps on the real local
@@ -121,40 +119,9 @@ func (w *kindWrites) get(key string) int {
 }
 
 func TestClusterKindMove(t *testing.T) {
-	cl := clustertest.Shared(t)
-	cfg := cl.RESTConfig()
 	ctx := t.Context()
-	site, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	webapp := site.Uses[0].Compiled
-	if err := runner.InstallCRDs(ctx, cfg, []*ir.Blueprint{site, webapp}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: runner.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := clustertest.NewNamespace(t, cl)
-	snapNS := clustertest.NewNamespace(t, cl)
-	k, err := migrate.KindFromBlueprint(site)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	rctx, stopRuntime := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- runner.Run(rctx, runner.Options{Config: cfg, Blueprints: []*ir.Blueprint{site, webapp}, Namespaces: []string{ns},
-			MetricsAddr: "0", ProbeAddr: "0", SkipNameValidation: true, Log: zap.New(zap.WriteTo(io.Discard))})
-	}()
-	t.Cleanup(func() {
-		stopRuntime()
-		if err := <-done; err != nil {
-			t.Errorf("runtime: %v", err)
-		}
-	})
+	f := newKindFixture(t, "")
+	c, ns, snapNS, k := f.c, f.ns, f.snapNS, f.k
 
 	// Four Sites move (tier=web, replicas > 0); one is not web, one has no
 	// replicas.
@@ -165,25 +132,14 @@ func TestClusterKindMove(t *testing.T) {
 	sites := []siteSpec{{"a", "web", 1}, {"b", "web", 2}, {"c", "web", 3}, {"d", "web", 1}, {"db", "db", 1}, {"idle", "web", 0}}
 	moving := []string{"a", "b", "c", "d"}
 	for _, s := range sites {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(siteKind)
-		u.SetNamespace(ns)
-		u.SetName(s.name)
-		u.SetLabels(map[string]string{"tier": s.tier})
-		u.SetAnnotations(map[string]string{"example.com/note": "kept"})
 		spec := map[string]any{"image": "nginx:" + s.name, "replicas": s.replicas}
 		if s.name == "c" {
 			spec["legacyNote"] = "dropped by the move"
 		}
-		u.Object["spec"] = spec
-		if err := c.Create(ctx, u); err != nil {
-			t.Fatal(err)
-		}
+		f.createSite(t, s.name, map[string]string{"tier": s.tier}, spec, map[string]string{"example.com/note": "kept"})
 	}
 	get := func(gvk schema.GroupVersionKind, name string) (*unstructured.Unstructured, error) {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		return u, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
+		return f.get(ctx, gvk, name)
 	}
 	// children waits until every Site's children (its ConfigMap and
 	// ClusterRole) are owned by the custom resource of kind gvk of that
@@ -439,51 +395,13 @@ func TestClusterKindMoveScale(t *testing.T) {
 			t.Fatalf("INRUN_MIGRATE_KIND_OBJECTS=%q: want a number of at least 10", v)
 		}
 	}
-	cl := clustertest.Shared(t)
-	cfg := cl.RESTConfig()
 	ctx := t.Context()
-	site, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	webapp := site.Uses[0].Compiled
-	if err := runner.InstallCRDs(ctx, cfg, []*ir.Blueprint{site, webapp}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.NewWithWatch(cfg, client.Options{Scheme: runner.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := clustertest.NewNamespace(t, cl)
-	snapNS := clustertest.NewNamespace(t, cl)
-	k, err := migrate.KindFromBlueprint(site)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stopRuntime := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- runner.Run(rctx, runner.Options{Config: cfg, Blueprints: []*ir.Blueprint{site, webapp}, Namespaces: []string{ns},
-			MetricsAddr: "0", ProbeAddr: "0", SkipNameValidation: true, Log: zap.New(zap.WriteTo(io.Discard))})
-	}()
-	t.Cleanup(func() {
-		stopRuntime()
-		if err := <-done; err != nil {
-			t.Errorf("runtime: %v", err)
-		}
-	})
+	f := newKindFixture(t, "")
+	c, ns, snapNS, k := f.c, f.ns, f.snapNS, f.k
 	names := make([]string, n)
 	for i := range n {
 		names[i] = fmt.Sprintf("site-%05d", i)
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(siteKind)
-		u.SetNamespace(ns)
-		u.SetName(names[i])
-		u.SetLabels(map[string]string{"tier": "web"})
-		u.Object["spec"] = map[string]any{"image": "nginx:" + names[i], "replicas": int64(1 + i%3)}
-		if err := c.Create(ctx, u); err != nil {
-			t.Fatal(err)
-		}
+		f.createSite(t, names[i], map[string]string{"tier": "web"}, map[string]any{"image": "nginx:" + names[i], "replicas": int64(1 + i%3)})
 	}
 	before := siteChildren(t, c, ns, siteKind, "site", n)
 	opts := migrate.Options{Client: c, Namespace: snapNS, Only: ns, Workers: 4}
@@ -639,45 +557,11 @@ func siteChildren(t *testing.T, c client.Client, ns string, gvk schema.GroupVers
 // and comes back, and no child's UID changes.
 func TestClusterKindKill9(t *testing.T) {
 	const n = 30
-	cl := clustertest.Shared(t)
-	cfg := cl.RESTConfig()
 	ctx := t.Context()
-	site, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	webapp := site.Uses[0].Compiled
-	if err := runner.InstallCRDs(ctx, cfg, []*ir.Blueprint{site, webapp}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := clustertest.NewNamespace(t, cl)
-	snapNS := clustertest.NewNamespace(t, cl)
-	rctx, stopRuntime := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- runner.Run(rctx, runner.Options{Config: cfg, Blueprints: []*ir.Blueprint{site, webapp}, Namespaces: []string{ns},
-			MetricsAddr: "0", ProbeAddr: "0", SkipNameValidation: true, Log: zap.New(zap.WriteTo(io.Discard))})
-	}()
-	t.Cleanup(func() {
-		stopRuntime()
-		if err := <-done; err != nil {
-			t.Errorf("runtime: %v", err)
-		}
-	})
+	f := newKindFixture(t, "")
+	c, ns, snapNS, cl := f.c, f.ns, f.snapNS, f.cl
 	for i := range n {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(siteKind)
-		u.SetNamespace(ns)
-		u.SetName(fmt.Sprintf("site-%02d", i))
-		u.SetLabels(map[string]string{"tier": "web"})
-		u.Object["spec"] = map[string]any{"image": "nginx", "replicas": int64(1)}
-		if err := c.Create(ctx, u); err != nil {
-			t.Fatal(err)
-		}
+		f.createSite(t, fmt.Sprintf("site-%02d", i), map[string]string{"tier": "web"}, map[string]any{"image": "nginx", "replicas": int64(1)})
 	}
 	before := siteChildren(t, c, ns, siteKind, "site", n)
 	bin := filepath.Join(t.TempDir(), "inrun")
@@ -733,5 +617,223 @@ func TestClusterKindKill9(t *testing.T) {
 	}
 	if back := siteChildren(t, c, ns, siteKind, "site", n); !mapsEqual(back, before) {
 		t.Errorf("child UIDs changed by the rollback")
+	}
+}
+
+// TestClusterKindClean ends a kind move with clean on the real local
+// control plane, the runtime reconciling both kinds: clean refuses,
+// writing nothing, before the apply and while a move is begun and not
+// finished; then it deletes the snapshots and the ledger, and keeps the
+// old kind's CRD while a Site the selection does not pick is left; once
+// that one is deleted, it deletes the CRD, and the WebApps and their
+// children stay as they are.
+func TestClusterKindClean(t *testing.T) {
+	ctx := t.Context()
+	// The Sites in a group of their own: clean deletes their CRD.
+	f := newKindFixture(t, "kindclean.migrate.inrun.dev")
+	c, ns, k := f.c, f.ns, f.k
+	crdName := "sites." + f.siteKind.Group
+	web := map[string]string{"tier": "web"}
+	for _, n := range []string{"a", "b"} {
+		f.createSite(t, n, web, map[string]any{"image": "nginx:" + n, "replicas": int64(1)})
+	}
+	f.createSite(t, "db", map[string]string{"tier": "db"}, map[string]any{"image": "nginx:db", "replicas": int64(1)})
+	before := siteChildren(t, c, ns, f.siteKind, "site", 3)
+
+	opts := migrate.Options{Client: c, Namespace: f.snapNS}
+	cleanOpts := migrate.CleanOptions{Options: opts, CRDManager: reconciler.ManagedBy}
+	snapshots := func() int {
+		var secs corev1.SecretList
+		var cms corev1.ConfigMapList
+		if err := c.List(ctx, &secs, client.InNamespace(f.snapNS), client.MatchingLabels{migrate.LabelID: k.ID}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.List(ctx, &cms, client.InNamespace(f.snapNS), client.MatchingLabels{migrate.LabelID: k.ID}); err != nil {
+			t.Fatal(err)
+		}
+		return len(secs.Items) + len(cms.Items)
+	}
+	crdVersion := func() string {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := c.Get(ctx, client.ObjectKey{Name: crdName}, &crd); err != nil {
+			t.Fatal(err)
+		}
+		return crd.ResourceVersion
+	}
+
+	// inrun clean, on the Blueprint in its group of its own.
+	dir := t.TempDir()
+	src, err := os.ReadFile("testdata/kind/webapp.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "webapp.yaml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if src, err = os.ReadFile("testdata/kind/site.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	src = []byte(strings.Replace(string(src), "group: "+siteKind.Group, "group: "+f.siteKind.Group, 1))
+	if err := os.WriteFile(filepath.Join(dir, "site.yaml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "inrun")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/inrun").CombinedOutput(); err != nil {
+		t.Fatalf("building inrun: %v\n%s", err, out)
+	}
+	inrunClean := func() (string, error) {
+		out, err := exec.Command(bin, "clean", "-f", filepath.Join(dir, "site.yaml"), "--kubeconfig", f.cl.KubeconfigPath(), "--snapshot-namespace", f.snapNS).CombinedOutput()
+		return string(out), err
+	}
+
+	// Nothing moved yet: refused, naming both selected Sites.
+	out, err := inrunClean()
+	if err == nil || !strings.Contains(out, "clean refused: not every object is migrated (2 of 3 objects); nothing was written") ||
+		!strings.Contains(out, ns+"/a: selected and not moved yet") || !strings.Contains(out, ns+"/b: selected and not moved yet") || strings.Contains(out, ns+"/db") {
+		t.Fatalf("inrun clean before apply: %v\n%s", err, out)
+	}
+	if _, res, err := k.Apply(ctx, opts); err != nil || len(res.Failed) > 0 || res.Moved != 2 {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+
+	// A Site made since, whose move is begun (snapshot, ledger entry,
+	// marker) and interrupted.
+	late := f.createSite(t, "late", web, map[string]any{"image": "nginx:late", "replicas": int64(2)})
+	f.waitOwned(t, late)
+	w := &kindWrites{}
+	for limit := 1; ; limit++ {
+		if limit > 10 {
+			t.Fatal("no interrupted apply marked Site late")
+		}
+		actx, cancel := context.WithCancel(ctx)
+		o := opts
+		o.Client = w.client(c, limit, cancel)
+		_, _, err := k.Apply(actx, o)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("apply interrupted after %d writes: %v", limit, err)
+		}
+		if u, err := f.get(ctx, f.siteKind, "late"); err == nil && u.GetAnnotations()[migrate.AnnotationID] == k.ID {
+			break
+		}
+	}
+	stored, rv := snapshots(), crdVersion()
+	_, err = k.Clean(ctx, cleanOpts)
+	if !errors.Is(err, migrate.ErrNotMigrated) || !strings.Contains(err.Error(), "(1 of 4 objects)") || !strings.Contains(err.Error(), ns+"/late: its move was begun and not finished") {
+		t.Fatalf("clean with a move begun: %v", err)
+	}
+	if snapshots() != stored || crdVersion() != rv {
+		t.Fatalf("the refused clean wrote: %d → %d snapshots and ledger ConfigMaps, CRD resourceVersion %s → %s", stored, snapshots(), rv, crdVersion())
+	}
+	if _, res, err := k.Apply(ctx, opts); err != nil || len(res.Failed) > 0 || res.Moved != 1 {
+		t.Fatalf("apply again: %v %+v", err, res)
+	}
+
+	// Site db, not selected, is left: the snapshots and the ledger go,
+	// the CRD stays, and so does db.
+	stored = snapshots()
+	res, err := k.Clean(ctx, cleanOpts)
+	if err != nil {
+		t.Fatalf("clean: %v", err)
+	}
+	t.Logf("clean: %+v", res)
+	if res.Moved != 3 || strings.Join(res.Remaining, ",") != ns+"/db" || res.Deleted != stored || res.CRDDeleted || !strings.Contains(res.CRDLeft, "CRD "+crdName+" stays: 1 Site objects are left") {
+		t.Errorf("clean with Site db left: %+v (%d snapshots and ledger ConfigMaps before)", res, stored)
+	}
+	if n := snapshots(); n != 0 {
+		t.Errorf("%d snapshots and ledger ConfigMaps left after clean", n)
+	}
+	crdVersion() // still there
+	db, err := f.get(ctx, f.siteKind, "db")
+	if err != nil {
+		t.Fatalf("Site db after clean: %v", err)
+	}
+
+	// A child of db that garbage collection has not deleted yet (a
+	// finalizer holds it): it keeps the CRD, since once the kind is gone
+	// garbage collection could not delete it.
+	straggler := &corev1.ConfigMap{}
+	straggler.Namespace, straggler.Name = ns, "straggler"
+	straggler.Labels = map[string]string{ir.LabelBlueprint: "site"}
+	straggler.Finalizers = []string{"test.inrun.dev/hold"}
+	straggler.OwnerReferences = []metav1.OwnerReference{{APIVersion: f.siteKind.GroupVersion().String(), Kind: "Site", Name: "db", UID: db.GetUID()}}
+	if err := c.Create(ctx, straggler); err != nil {
+		t.Fatal(err)
+	}
+
+	// db deleted, clean again: no ledger, and the CRD goes.
+	if err := c.Delete(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if _, err := f.get(ctx, f.siteKind, "db"); apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Site db is not gone")
+		}
+	}
+	// Its ConfigMap, which garbage collection deletes, is gone too.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &corev1.ConfigMap{}); apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Site db's ConfigMap is not garbage-collected")
+		}
+	}
+	res, err = k.Clean(ctx, cleanOpts)
+	if err != nil || !res.NoLedger || res.CRDDeleted || !strings.Contains(res.CRDLeft, "1 children of Site objects deleted since are not garbage-collected yet (ConfigMap "+ns+"/straggler)") {
+		t.Fatalf("clean with a child left: %v %+v", err, res)
+	}
+	crdVersion() // still there
+	if err := c.Get(ctx, client.ObjectKeyFromObject(straggler), straggler); err != nil {
+		t.Fatal(err)
+	}
+	straggler.Finalizers = nil
+	if err := c.Update(ctx, straggler); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, straggler); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(straggler), &corev1.ConfigMap{}); apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the straggler ConfigMap is not gone")
+		}
+	}
+	res, err = k.Clean(ctx, cleanOpts)
+	if err != nil || !res.NoLedger || !res.CRDDeleted || len(res.Remaining) > 0 {
+		t.Fatalf("clean once db is gone: %v %+v", err, res)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := c.Get(ctx, client.ObjectKey{Name: crdName}, &crd); apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CRD %s is not gone", crdName)
+		}
+	}
+	// The WebApps and the children they took over stay as they were.
+	after := siteChildren(t, c, ns, webAppKind, "webapp", 3)
+	for key, uid := range before {
+		if strings.HasSuffix(key, " db") {
+			continue
+		}
+		if after[key] != uid {
+			t.Errorf("%s: UID %s after clean, %s before the move", key, after[key], uid)
+		}
+	}
+	// Again: nothing left to do.
+	res, err = k.Clean(ctx, cleanOpts)
+	if err != nil || !res.CRDGone || res.CRDDeleted || !res.NoLedger {
+		t.Errorf("clean again: %v %+v", err, res)
+	}
+	if out, err := inrunClean(); err != nil || !strings.Contains(out, "CRD "+crdName+" is gone already.") || !strings.Contains(out, "Verified: 3 WebApp objects made by the move") {
+		t.Errorf("inrun clean again: %v\n%s", err, out)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -124,7 +123,7 @@ func (k *KindMove) Plan(ctx context.Context, opts Options) (*KindPlan, error) {
 			p.Conflicts = append(p.Conflicts, fmt.Sprintf("%s is a child of %s (Blueprint %s): its parent's runtime would create it again; change the parent's Blueprint to make a %s instead", name, obj.GetAnnotations()[ir.AnnotationOwner], obj.GetLabels()[ir.LabelBlueprint], k.To.Kind))
 			continue
 		}
-		key := k.targetKey(obj)
+		key := k.TargetKey(obj)
 		tname := objectKey(key.Namespace, key.Name)
 		if t := existing[key]; t != nil && t.GetAnnotations()[AnnotationFromUID] != string(obj.GetUID()) {
 			p.Conflicts = append(p.Conflicts, fmt.Sprintf("%s: %s %s already exists and was not made by this move from it", name, k.To.Kind, tname))
@@ -171,7 +170,7 @@ func (k *KindMove) childCounts(ctx context.Context, c client.Client) (map[types.
 
 // diff describes how obj moves.
 func (k *KindMove) diff(obj *unstructured.Unstructured, children int) Diff {
-	key := k.targetKey(obj)
+	key := k.TargetKey(obj)
 	d := Diff{Object: objectKey(obj.GetNamespace(), obj.GetName())}
 	d.Fields = append(d.Fields, FieldDiff{Path: "apiVersion, kind", Before: obj.GetAPIVersion() + " " + obj.GetKind(), After: k.To.GroupVersion().String() + " " + k.To.Kind})
 	if key.Namespace != obj.GetNamespace() {
@@ -278,45 +277,32 @@ func (k *KindMove) Apply(ctx context.Context, opts Options) (*KindPlan, *KindRes
 	if err := s.begin(ctx, k); err != nil {
 		return p, nil, err
 	}
-	var mu sync.Mutex
+	type moved struct {
+		moved    bool
+		children int
+		err      error
+	}
 	start := time.Now()
 	done := 0
-	objs := make(chan *unstructured.Unstructured)
-	var wg sync.WaitGroup
-	for range min(opts.Workers, len(p.todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for obj := range objs {
-				moved, children, err := k.moveOne(ctx, s, opts.Client, client.ObjectKeyFromObject(obj))
-				mu.Lock()
-				switch {
-				case err != nil:
-					res.Failed = append(res.Failed, err)
-				case moved:
-					res.Moved++
-					res.Children += children
-				default:
-					res.Skipped++
-				}
-				done++
-				if opts.Progress != nil {
-					opts.Progress(Progress{Done: done, Total: len(p.todo), Changed: res.Moved, Elapsed: time.Since(start)})
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for _, obj := range p.todo {
-		select {
-		case objs <- obj:
-		case <-ctx.Done():
-			break feed
+	runWorkers(ctx, opts.Workers, p.todo, func(obj *unstructured.Unstructured) moved {
+		var m moved
+		m.moved, m.children, m.err = k.moveOne(ctx, s, opts.Client, client.ObjectKeyFromObject(obj))
+		return m
+	}, func(_ *unstructured.Unstructured, m moved) {
+		switch {
+		case m.err != nil:
+			res.Failed = append(res.Failed, m.err)
+		case m.moved:
+			res.Moved++
+			res.Children += m.children
+		default:
+			res.Skipped++
 		}
-	}
-	close(objs)
-	wg.Wait()
+		done++
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: done, Total: len(p.todo), Changed: res.Moved, Elapsed: time.Since(start)})
+		}
+	})
 	if err := ctx.Err(); err != nil {
 		return p, res, fmt.Errorf("apply stopped after %d of %d objects: %w; run it again to finish (moves begun are finished, none is done twice)", done, len(p.todo), err)
 	}
@@ -407,7 +393,7 @@ var errRetry = errors.New("changed meanwhile")
 // snapshot of it as created) when an earlier run has not, and writing the
 // status it had.
 func (k *KindMove) ensureNew(ctx context.Context, s *store, c client.Client, old *unstructured.Unstructured, children []*unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	key := k.targetKey(old)
+	key := k.TargetKey(old)
 	nu := &unstructured.Unstructured{}
 	nu.SetGroupVersionKind(k.To.GroupVersionKind)
 	err := c.Get(ctx, key, nu)

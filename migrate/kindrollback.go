@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,13 +42,9 @@ func IsKindMove(ctx context.Context, id string, opts Options) (bool, error) {
 func RollbackKind(ctx context.Context, id string, opts RollbackOptions) (*KindMove, *RollbackResult, error) {
 	opts.defaults()
 	s := &store{c: opts.Client, ns: opts.Namespace, id: id}
-	data, err := s.headData(ctx)
+	k, err := s.kindHead(ctx)
 	if err != nil {
 		return nil, nil, err
-	}
-	k := &KindMove{}
-	if err := json.Unmarshal(data, k); err != nil || k.To.Kind == "" {
-		return nil, nil, fmt.Errorf("migration %s moves fields, not custom resources to another kind: roll it back without migrate.to in the Blueprint (or with inrun rollback --id)", id)
 	}
 	entries, problems, err := s.entries(ctx)
 	if err != nil {
@@ -112,51 +107,22 @@ func RollbackKind(ctx context.Context, id string, opts RollbackOptions) (*KindMo
 	}
 
 	res := &RollbackResult{}
-	var mu sync.Mutex
 	start := time.Now()
 	done := 0
-	ch := make(chan Entry)
-	var wg sync.WaitGroup
-	for range min(opts.Workers, max(len(todo), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for e := range ch {
-				var w *unstructured.Unstructured
-				if we, ok := written[e.UID]; ok {
-					w = snaps[we.UID]
-				}
-				out, err := k.restoreOne(ctx, opts.Client, e, snaps[e.UID], w, force[e.Object()])
-				mu.Lock()
-				switch {
-				case err != nil:
-					res.Failed = append(res.Failed, err)
-				case out.gone:
-					res.Gone = append(res.Gone, e.Object())
-				case out.written:
-					res.Restored++
-				default:
-					res.Unchanged++
-				}
-				res.Drift = append(res.Drift, out.drift...)
-				done++
-				if opts.Progress != nil {
-					opts.Progress(Progress{Done: done, Total: len(todo), Changed: res.Restored, Elapsed: time.Since(start)})
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for _, e := range todo {
-		select {
-		case ch <- e:
-		case <-ctx.Done():
-			break feed
+	runWorkers(ctx, opts.Workers, todo, func(e Entry) restoreOutcome {
+		var w *unstructured.Unstructured
+		if we, ok := written[e.UID]; ok {
+			w = snaps[we.UID]
 		}
-	}
-	close(ch)
-	wg.Wait()
+		out, err := k.restoreOne(ctx, opts.Client, e, snaps[e.UID], w, force[e.Object()])
+		return restoreOutcome{out, err}
+	}, func(e Entry, o restoreOutcome) {
+		res.add(e, o)
+		done++
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: done, Total: len(todo), Changed: res.Restored, Elapsed: time.Since(start)})
+		}
+	})
 	sort.Slice(res.Drift, func(i, j int) bool {
 		a, b := res.Drift[i], res.Drift[j]
 		return a.Object < b.Object || a.Object == b.Object && a.Field < b.Field
@@ -177,7 +143,7 @@ func (k *KindMove) restoreOne(ctx context.Context, c client.Client, e Entry, bef
 		out = restored{}
 		nu := &unstructured.Unstructured{}
 		nu.SetGroupVersionKind(k.To.GroupVersionKind)
-		err := c.Get(ctx, k.targetKey(before), nu)
+		err := c.Get(ctx, k.TargetKey(before), nu)
 		switch {
 		case apierrors.IsNotFound(err):
 			nu = nil

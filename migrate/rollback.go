@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -129,47 +128,18 @@ func Rollback(ctx context.Context, id string, opts RollbackOptions) (*Migration,
 	}
 	sort.Slice(todo, func(i, j int) bool { return todo[i].Object() < todo[j].Object() })
 	res := &RollbackResult{}
-	var mu sync.Mutex
 	start := time.Now()
 	done := 0
-	ch := make(chan Entry)
-	var wg sync.WaitGroup
-	for range min(opts.Workers, max(len(todo), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for e := range ch {
-				out, err := m.restoreOne(ctx, opts.Client, e, befores[e.UID], force[e.Object()])
-				mu.Lock()
-				switch {
-				case err != nil:
-					res.Failed = append(res.Failed, err)
-				case out.gone:
-					res.Gone = append(res.Gone, e.Object())
-				case out.written:
-					res.Restored++
-				default:
-					res.Unchanged++
-				}
-				res.Drift = append(res.Drift, out.drift...)
-				done++
-				if opts.Progress != nil {
-					opts.Progress(Progress{Done: done, Total: len(todo), Changed: res.Restored, Elapsed: time.Since(start)})
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for _, e := range todo {
-		select {
-		case ch <- e:
-		case <-ctx.Done():
-			break feed
+	runWorkers(ctx, opts.Workers, todo, func(e Entry) restoreOutcome {
+		out, err := m.restoreOne(ctx, opts.Client, e, befores[e.UID], force[e.Object()])
+		return restoreOutcome{out, err}
+	}, func(e Entry, o restoreOutcome) {
+		res.add(e, o)
+		done++
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: done, Total: len(todo), Changed: res.Restored, Elapsed: time.Since(start)})
 		}
-	}
-	close(ch)
-	wg.Wait()
+	})
 	sort.Slice(res.Drift, func(i, j int) bool {
 		a, b := res.Drift[i], res.Drift[j]
 		return a.Object < b.Object || a.Object == b.Object && a.Field < b.Field
@@ -184,6 +154,27 @@ feed:
 type restored struct {
 	gone, written bool
 	drift         []Drift
+}
+
+// restoreOutcome is what restoring one object did, or why it failed.
+type restoreOutcome struct {
+	restored
+	err error
+}
+
+// add counts what restoring e did.
+func (r *RollbackResult) add(e Entry, o restoreOutcome) {
+	switch {
+	case o.err != nil:
+		r.Failed = append(r.Failed, o.err)
+	case o.gone:
+		r.Gone = append(r.Gone, e.Object())
+	case o.written:
+		r.Restored++
+	default:
+		r.Unchanged++
+	}
+	r.Drift = append(r.Drift, o.drift...)
 }
 
 // restoreOne restores one object's moved fields by the three-way rule.

@@ -83,8 +83,8 @@ func TestExamples(t *testing.T) {
 	if got := Examples("registry"); !slices.Equal(got, []string{"homepage-1.0.0", "homepage-2.0.0"}) {
 		t.Errorf("Examples(registry) = %v; want [homepage-1.0.0 homepage-2.0.0]", got)
 	}
-	if got := Examples("migration"); !slices.Equal(got, []string{"field"}) {
-		t.Errorf("Examples(migration) = %v; want [field]", got)
+	if got := Examples("migration"); !slices.Equal(got, []string{"field", "kind"}) {
+		t.Errorf("Examples(migration) = %v; want [field kind]", got)
 	}
 	if got := Examples("workflow"); !slices.Equal(got, []string{"."}) {
 		t.Errorf("Examples(workflow) = %v; want [.]", got)
