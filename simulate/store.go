@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoapplyconfigurations "k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,7 +66,14 @@ type Store struct {
 }
 
 // NewStore returns an empty Store for bp.
-func NewStore(bp *ir.Blueprint) *Store { return newStore(bp, clientgoscheme.Scheme) }
+func NewStore(bp *ir.Blueprint) *Store {
+	// A scheme of its own: the fake client adds every unstructured kind it
+	// is given to its scheme, and client-go's global one must keep naming
+	// only the built-in kinds, which the runtime reads typed.
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	return newStore(bp, scheme)
+}
 
 // newStore returns an empty Store for bp whose client knows scheme's Go
 // types: the built-in kinds', and those a controller's module registers.

@@ -22,10 +22,14 @@ import (
 // kind would get two informers. Custom resources, and kinds no Go type
 // describes, stay unstructured.
 func TypedKind(s *runtime.Scheme, gvk schema.GroupVersionKind) bool {
-	if s == nil || !clientgoscheme.Scheme.Recognizes(gvk) {
+	if s == nil || !clientgoscheme.Scheme.Recognizes(gvk) || !s.Recognizes(gvk) || !s.Recognizes(listOf(gvk)) {
 		return false
 	}
-	return s.Recognizes(gvk) && s.Recognizes(listOf(gvk))
+	// A scheme may hold a kind as unstructured (controller-runtime's fake
+	// client adds the kinds it is given so): that is no Go type.
+	obj, err := s.New(gvk)
+	_, isUnstructured := obj.(runtime.Unstructured)
+	return err == nil && !isUnstructured
 }
 
 func listOf(gvk schema.GroupVersionKind) schema.GroupVersionKind {

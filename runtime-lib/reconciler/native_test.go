@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/expr"
@@ -107,6 +108,19 @@ func TestTypedKind(t *testing.T) {
 	}
 	if reconciler.TypedKind(runtime.NewScheme(), deploymentGVK) {
 		t.Error("a Deployment is typed for a scheme that does not know it")
+	}
+	// A scheme holding a built-in kind as unstructured, as the fake
+	// client's does for the kinds it is given, has no Go type for it.
+	loose := runtime.NewScheme()
+	loose.AddKnownTypeWithName(deploymentGVK, &unstructured.Unstructured{})
+	loose.AddKnownTypeWithName(deploymentGVK.GroupVersion().WithKind("DeploymentList"), &unstructured.UnstructuredList{})
+	if reconciler.TypedKind(loose, deploymentGVK) {
+		t.Error("a Deployment held as unstructured is typed")
+	}
+	// The store's own scheme learns the custom resource's kind; client-go's
+	// global one must not.
+	if clientgoscheme.Scheme.Recognizes(schema.GroupVersionKind{Group: "example.inrun.dev", Version: "v1", Kind: "Website"}) {
+		t.Error("simulate's store taught client-go's global scheme a custom resource's kind")
 	}
 }
 
