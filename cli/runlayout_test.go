@@ -18,9 +18,7 @@ import (
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/inrun/inrun/localcluster/assets"
 	"github.com/inrun/inrun/registry"
-	"github.com/inrun/inrun/registry/gate"
 )
 
 // TestRunPatternFromLayout runs patterns from an OCI layout that plain
@@ -32,17 +30,6 @@ func TestRunPatternFromLayout(t *testing.T) {
 	srv := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)), ggcr.WithReferrersSupport(true)))
 	host := strings.TrimPrefix(srv.URL, "http://")
 	dir := initPattern(t)
-	files, err := gate.Collect(filepath.Join(dir, "blueprint.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sign, err := signer("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	results := registry.Results{InrunVersion: "test", KubernetesVersion: assets.KubernetesVersion,
-		Simulate: registry.Suite{File: "test/simulate.yaml", Cases: 4, Passed: 4, Duration: "1s"},
-		E2E:      registry.Suite{File: "test/e2e.yaml", Cases: 1, Passed: 1, Duration: "1m"}}
 	ctx := context.Background()
 	work := t.TempDir()
 	layoutDir := filepath.Join(work, "patterns")
@@ -60,13 +47,7 @@ func TestRunPatternFromLayout(t *testing.T) {
 		version string
 		dep     *registry.Deprecation
 	}{{"1.0.0", nil}, {"1.1.0", &registry.Deprecation{Message: "use webapp", Replacement: "webapp"}}} {
-		ref, _ := registry.ParseReference(host + "/team/website:" + v.version)
-		p := &registry.Pattern{Name: "website", Version: v.version, Files: files, Deprecation: v.dep}
-		pushed, err := registry.Push(ctx, registry.NewRemote(host), ref, p, registry.PushOptions{Signer: sign, Results: results})
-		if err != nil {
-			t.Fatal(err)
-		}
-		digests[v.version] = pushed.Pattern.Digest.String()
+		digests[v.version] = pushWebsite(t, host, dir, v.version, v.dep)
 		// Plain oras-go, no Inrun code: the pattern with its referrers.
 		if _, err := oras.ExtendedCopy(ctx, src, v.version, layout, v.version, oras.DefaultExtendedCopyOptions); err != nil {
 			t.Fatal(err)

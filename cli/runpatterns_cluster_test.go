@@ -111,8 +111,9 @@ func clusterRegistry(t *testing.T) (reg *localregistry.Registry, bin, dir string
 	return reg, bin, initPattern(t)
 }
 
-// pushWebsite pushes the pattern in dir as host/team/website:version.
-func pushWebsite(t *testing.T, host, dir, version string, dep *registry.Deprecation) {
+// pushWebsite pushes the pattern in dir as host/team/website:version, with
+// a proof of passing results, and returns the pattern's digest.
+func pushWebsite(t *testing.T, host, dir, version string, dep *registry.Deprecation) string {
 	t.Helper()
 	files, err := gate.Collect(filepath.Join(dir, "blueprint.yaml"))
 	if err != nil {
@@ -129,9 +130,11 @@ func pushWebsite(t *testing.T, host, dir, version string, dep *registry.Deprecat
 		E2E:      registry.Suite{File: "test/e2e.yaml", Cases: 1, Passed: 1, Duration: "1m"}}
 	ref, _ := registry.ParseReference(host + "/team/website:" + version)
 	p := &registry.Pattern{Name: "website", Version: version, Files: files, Deprecation: dep}
-	if _, err := registry.Push(context.Background(), registry.NewRemote(host), ref, p, registry.PushOptions{Signer: sign, Results: results}); err != nil {
+	pushed, err := registry.Push(context.Background(), registry.NewRemote(host), ref, p, registry.PushOptions{Signer: sign, Results: results})
+	if err != nil {
 		t.Fatal(err)
 	}
+	return pushed.Pattern.Digest.String()
 }
 
 // startRun starts inrun run --dev with args in work and waits until it

@@ -70,27 +70,8 @@ func TestRunPatterns(t *testing.T) {
 	srv := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)), ggcr.WithReferrersSupport(true)))
 	host := strings.TrimPrefix(srv.URL, "http://")
 	dir := initPattern(t)
-	files, err := gate.Collect(filepath.Join(dir, "blueprint.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sign, err := signer("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	results := registry.Results{InrunVersion: "test", KubernetesVersion: assets.KubernetesVersion,
-		Simulate: registry.Suite{File: "test/simulate.yaml", Cases: 4, Passed: 4, Duration: "1s"},
-		E2E:      registry.Suite{File: "test/e2e.yaml", Cases: 1, Passed: 1, Duration: "1m"}}
-	for _, v := range []struct {
-		version string
-		dep     *registry.Deprecation
-	}{{"1.0.0", nil}, {"1.1.0", &registry.Deprecation{Message: "use webapp", Replacement: "webapp"}}} {
-		ref, _ := registry.ParseReference(host + "/team/website:" + v.version)
-		p := &registry.Pattern{Name: "website", Version: v.version, Files: files, Deprecation: v.dep}
-		if _, err := registry.Push(context.Background(), registry.NewRemote(host), ref, p, registry.PushOptions{Signer: sign, Results: results}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pushWebsite(t, host, dir, "1.0.0", nil)
+	pushWebsite(t, host, dir, "1.1.0", &registry.Deprecation{Message: "use webapp", Replacement: "webapp"})
 	cacheDir := t.TempDir()
 	flags := &patternFlags{cacheDir: cacheDir}
 	var out bytes.Buffer

@@ -243,9 +243,16 @@ func (e *env) do(t testing.TB, method, path, token string, body any, headers ...
 // app reads the App a name names in a namespace; nil when there is none.
 func (e *env) app(t testing.TB, ns, name string) *unstructured.Unstructured {
 	t.Helper()
+	return e.object(t, "example.inrun.dev/v1", "App", ns, name)
+}
+
+// object reads the object of a kind a name names in a namespace; nil when
+// there is none.
+func (e *env) object(t testing.TB, apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
 	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("example.inrun.dev/v1")
-	u.SetKind("App")
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
 	err := e.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u)
 	if apierrors.IsNotFound(err) {
 		return nil

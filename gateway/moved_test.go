@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/gateway"
@@ -161,15 +159,5 @@ func TestKindMoveFollowed(t *testing.T) {
 // appV2 reads an AppV2; nil when there is none.
 func (e *env) appV2(t testing.TB, ns, name string) *unstructured.Unstructured {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("moved.inrun.dev/v1")
-	u.SetKind("AppV2")
-	err := e.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return e.object(t, "moved.inrun.dev/v1", "AppV2", ns, name)
 }
