@@ -93,22 +93,11 @@ func (m *Migration) Clean(ctx context.Context, opts CleanOptions) (*CleanResult,
 	s := &store{c: c, ns: opts.Namespace, id: m.ID}
 	res := &CleanResult{}
 
-	head, cleaning, err := s.cleanHead(ctx)
+	head, cleaning, entries, err := s.cleanState(ctx)
 	if err != nil {
 		return nil, err
 	}
 	res.NoLedger = head == nil
-	var entries map[string]Entry
-	if head != nil && !cleaning {
-		var problems []string
-		entries, problems, err = s.entries(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(problems) > 0 {
-			return nil, fmt.Errorf("%w; nothing was written: the ledger is damaged:\n  %s", ErrNotMigrated, strings.Join(problems, "\n  "))
-		}
-	}
 
 	// Verify: no object holds a value at an old path, and each one
 	// carrying the marker has its ledger entry.
@@ -171,6 +160,24 @@ func (m *Migration) held(obj *unstructured.Unstructured) []string {
 		}
 	}
 	return out
+}
+
+// cleanState reads what a clean starts from: the ledger's head (nil when
+// there is none), whether an earlier clean began deleting, and, when none
+// did, the ledger's entries. A damaged ledger is refused before anything is
+// written.
+func (s *store) cleanState(ctx context.Context) (head *corev1.ConfigMap, cleaning bool, entries map[string]Entry, err error) {
+	if head, cleaning, err = s.cleanHead(ctx); err != nil || head == nil || cleaning {
+		return head, cleaning, nil, err
+	}
+	entries, problems, err := s.entries(ctx)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if len(problems) > 0 {
+		return nil, false, nil, fmt.Errorf("%w; nothing was written: the ledger is damaged:\n  %s", ErrNotMigrated, strings.Join(problems, "\n  "))
+	}
+	return head, cleaning, entries, nil
 }
 
 // cleanHead reads the ledger's head: nil when there is none, and whether

@@ -80,21 +80,11 @@ func (k *KindMove) Clean(ctx context.Context, opts CleanOptions) (*KindCleanResu
 	s := &store{c: c, ns: opts.Namespace, id: k.ID}
 	res := &KindCleanResult{CRD: k.From.Plural + "." + k.From.Group}
 
-	head, cleaning, err := s.cleanHead(ctx)
+	head, cleaning, entries, err := s.cleanState(ctx)
 	if err != nil {
 		return nil, err
 	}
 	res.NoLedger = head == nil
-	var entries map[string]Entry
-	if head != nil && !cleaning {
-		var problems []string
-		if entries, problems, err = s.entries(ctx); err != nil {
-			return nil, err
-		}
-		if len(problems) > 0 {
-			return nil, fmt.Errorf("%w; nothing was written: the ledger is damaged:\n  %s", ErrNotMigrated, strings.Join(problems, "\n  "))
-		}
-	}
 
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(crdGVK)
