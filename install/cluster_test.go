@@ -232,12 +232,19 @@ func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns
 		}
 	}()
 
-	obj, err := simulate.ReadObject(cr)
+	createReady(ctx, t, c, admin, cr, done, "the runtime")
+}
+
+// createReady creates the custom resource in file, in a namespace of its
+// own (the Pods it makes are not for one that enforces the restricted
+// level), and waits until it is Ready. It fails at once when done yields:
+// what reconciles it (who) has stopped.
+func createReady(ctx context.Context, t *testing.T, c *localcluster.Cluster, admin client.Client, file string, done chan error, who string) {
+	t.Helper()
+	obj, err := simulate.ReadObject(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The custom resource lives in a namespace of its own: the Pods it
-	// makes are not for one that enforces the restricted level.
 	obj.SetNamespace(clustertest.NewNamespace(t, c))
 	if err := admin.Create(ctx, obj); err != nil {
 		t.Fatal(err)
@@ -246,7 +253,7 @@ func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns
 		select {
 		case err := <-done:
 			done <- err
-			return fmt.Errorf("the runtime stopped: %v", err)
+			return fmt.Errorf("%s stopped: %v", who, err)
 		default:
 			return nil
 		}

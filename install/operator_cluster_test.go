@@ -26,7 +26,6 @@ import (
 	"github.com/inrun/inrun/localcluster/clustertest"
 	"github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/runner"
-	"github.com/inrun/inrun/simulate"
 )
 
 // TestOperatorOnCluster: the website pack's operator, built as inrun build
@@ -169,21 +168,5 @@ func TestOperatorOnCluster(t *testing.T) {
 		}
 	}()
 
-	cr, err := simulate.ReadObject("../packs/website/manifests/cr.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr.SetNamespace(clustertest.NewNamespace(t, c))
-	if err := admin.Create(ctx, cr); err != nil {
-		t.Fatal(err)
-	}
-	waitReady(ctx, t, admin, cr, func() error {
-		select {
-		case err := <-done:
-			done <- err
-			return fmt.Errorf("the operator exited: %v", err)
-		default:
-			return nil
-		}
-	})
+	createReady(ctx, t, c, admin, "../packs/website/manifests/cr.yaml", done, "the operator")
 }
