@@ -3,11 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/inrun/inrun/install"
 )
@@ -38,9 +41,11 @@ compares):
   Service inrun-metrics     the Prometheus metrics, port 8080
 
 The chart installs into the release's namespace; its values are the image
-(image.repository, image.tag, image.pullPolicy) and replicaCount. The
-kustomize base takes them from the flags, and its namespace from
---namespace.
+(image.repository, image.tag, image.pullPolicy), replicaCount, shards, the
+container's resources (requests cpu 100m and memory 128Mi, a memory limit of
+1Gi, no CPU limit), and the Pods' nodeSelector, tolerations, affinity and
+priorityClassName. The kustomize base takes them from the flags (tolerations
+and affinity from an overlay), and its namespace from --namespace.
 
 inrun install image pushes an OCI image of an inrun binary, made without
 Docker: one layer with the binary as /inrun, its entry point, and Mozilla's
@@ -84,6 +89,8 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 		opts             install.Options
 		replicas         int32
 		shards           bool
+		requests, limits map[string]string
+		noResources      bool
 	)
 	cmd := &cobra.Command{
 		Use:   use + " [BLUEPRINT...] -o DIR",
@@ -104,6 +111,9 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 			opts.Replicas = replicas
 			opts.Shards = shards
 			opts.PullPolicy = corev1.PullPolicy(pull)
+			if opts.Resources, err = resourceFlags(requests, limits, noResources); err != nil {
+				return err
+			}
 			if opts.ImageRepository, opts.ImageTag, err = parseImage(image); err != nil {
 				return err
 			}
@@ -127,11 +137,48 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	fl.StringVar(&pull, "pull-policy", string(corev1.PullIfNotPresent), "the image's pull policy")
 	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by (with --shards, each reconciles its share)")
 	fl.BoolVar(&shards, "shards", false, "run the replicas with --shards: they share the custom resources instead of electing a leader (docs/runtime.md#sharding); the chart's value shards")
+	fl.StringToStringVar(&requests, "requests", nil, "the runtime container's resource requests, e.g. cpu=200m,memory=256Mi (default cpu=100m,memory=128Mi); the chart's value resources.requests")
+	fl.StringToStringVar(&limits, "limits", nil, "its resource limits, e.g. memory=2Gi (default memory=1Gi, no CPU limit); resources.limits")
+	fl.BoolVar(&noResources, "no-resources", false, "set no requests nor limits")
+	fl.StringToStringVar(&opts.NodeSelector, "node-selector", nil, "the runtime Pods' nodeSelector, e.g. kubernetes.io/os=linux; tolerations and affinity are chart values, or an overlay's")
+	fl.StringVar(&opts.PriorityClassName, "priority-class-name", "", "the runtime Pods' priorityClassName")
 	fl.BoolVar(&opts.Operator, "operator", false, "install the operator inrun build generates from the one Blueprint, from --image, instead of the interpreted runtime")
 	if use == "kustomize" {
 		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")
 	}
 	return cmd
+}
+
+// resourceFlags makes the container's resources from --requests and
+// --limits, each over its part of install.DefaultResources; nil (the
+// defaults) when neither is given.
+func resourceFlags(requests, limits map[string]string, none bool) (*corev1.ResourceRequirements, error) {
+	if none {
+		if len(requests)+len(limits) > 0 {
+			return nil, errors.New("--no-resources sets none: drop --requests and --limits, or it")
+		}
+		return &corev1.ResourceRequirements{}, nil
+	}
+	if len(requests)+len(limits) == 0 {
+		return nil, nil
+	}
+	r := install.DefaultResources()
+	var errs []error
+	for _, set := range []struct {
+		flag  string
+		given map[string]string
+		list  corev1.ResourceList
+	}{{"--requests", requests, r.Requests}, {"--limits", limits, r.Limits}} {
+		for _, name := range slices.Sorted(maps.Keys(set.given)) {
+			q, err := resource.ParseQuantity(set.given[name])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %s=%s: %v; write a quantity such as 500m or 256Mi", set.flag, name, set.given[name], err))
+				continue
+			}
+			set.list[corev1.ResourceName(name)] = q
+		}
+	}
+	return &r, errors.Join(errs...)
 }
 
 // parseImage splits --image into its repository and tag; "" gives the

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,5 +60,55 @@ func TestInstallWritesChartAndBase(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "broken")); !os.IsNotExist(err) {
 		t.Errorf("install of a broken Blueprint wrote %s", filepath.Join(dir, "broken"))
+	}
+}
+
+// TestInstallResourceFlags: --requests and --limits change their part of
+// the defaults, --no-resources drops them, and every bad quantity is named
+// at once, nothing written.
+func TestInstallResourceFlags(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := run(t, dir, "init", dir, "--force"); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	resources := func(out string, extra ...string) any {
+		t.Helper()
+		if msg, err := run(t, dir, append([]string{"install", "kustomize", "-o", out}, extra...)...); err != nil {
+			t.Fatalf("install %v: %v\n%s", extra, err, msg)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, out, "07-deployment-inrun.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						NodeSelector map[string]string
+						Containers   []struct{ Resources any }
+					}
+				}
+			}
+		}
+		if err := yaml.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Spec.Template.Spec.Containers[0].Resources
+	}
+	if got := fmt.Sprint(resources("defaults")); got != "map[limits:map[memory:1Gi] requests:map[cpu:100m memory:128Mi]]" {
+		t.Errorf("default resources %s", got)
+	}
+	if got := fmt.Sprint(resources("given", "--requests", "memory=300Mi", "--limits", "memory=2Gi,cpu=2")); got != "map[limits:map[cpu:2 memory:2Gi] requests:map[cpu:100m memory:300Mi]]" {
+		t.Errorf("resources with --requests and --limits: %s", got)
+	}
+	if got := resources("none", "--no-resources"); got != nil {
+		t.Errorf("resources with --no-resources: %v, want none", got)
+	}
+	_, err := run(t, dir, "install", "chart", "-o", "bad", "--requests", "cpu=lots", "--limits", "memory=much")
+	if err == nil || !strings.Contains(err.Error(), "--requests cpu=lots") || !strings.Contains(err.Error(), "--limits memory=much") {
+		t.Errorf("bad quantities: %v, want both named", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad")); !os.IsNotExist(err) {
+		t.Errorf("bad quantities wrote %s", filepath.Join(dir, "bad"))
 	}
 }

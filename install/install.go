@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -72,6 +73,27 @@ type Options struct {
 	// ConfigMaps nor the Role reading them, and the objects are named
 	// NAME-operator.
 	Operator bool
+	// Resources of the runtime's container. Nil takes DefaultResources; an
+	// empty one sets none.
+	Resources *corev1.ResourceRequirements
+	// NodeSelector, Tolerations, Affinity and PriorityClassName place the
+	// runtime's Pods. None by default.
+	NodeSelector      map[string]string
+	Tolerations       []corev1.Toleration
+	Affinity          *corev1.Affinity
+	PriorityClassName string
+}
+
+// DefaultResources are the runtime container's requests and limits unless
+// Options say others. The memory request covers about 1,000 custom
+// resources with two children each (docs/performance.md); the limit, about
+// 20,000. There is no CPU limit, so that a burst of events is not
+// throttled, only a request the scheduler reserves.
+func DefaultResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}
 }
 
 // name names the Deployment, its ServiceAccount, PodDisruptionBudget and
@@ -107,6 +129,10 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Replicas == 0 {
 		o.Replicas = DefaultReplicas
+	}
+	if o.Resources == nil {
+		r := DefaultResources()
+		o.Resources = &r
 	}
 	return nil
 }
@@ -217,7 +243,11 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 		fmt.Sprintf("--health-probe-bind-address=:%d", ProbePort),
 		"--zap-devel=false",
 	)
-	typed = append(typed, deployment(name, labels, namespace, image, pull, replicas, args), &policyv1.PodDisruptionBudget{
+	dep := deployment(name, labels, namespace, image, pull, replicas, args)
+	pod := &dep.Spec.Template.Spec
+	pod.Containers[0].Resources = *opts.Resources
+	pod.NodeSelector, pod.Tolerations, pod.Affinity, pod.PriorityClassName = opts.NodeSelector, opts.Tolerations, opts.Affinity, opts.PriorityClassName
+	typed = append(typed, dep, &policyv1.PodDisruptionBudget{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 		// One replica leads; a drain may take one at a time.
@@ -241,6 +271,17 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 		unstructured.RemoveNestedField(u.Object, "status")
 		unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
+		if containers, ok, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers"); ok {
+			// No resources are none, as the chart renders them.
+			for _, c := range containers {
+				if r, ok := c.(map[string]any)["resources"].(map[string]any); ok && len(r) == 0 {
+					delete(c.(map[string]any), "resources")
+				}
+			}
+			if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+				return nil, err
+			}
+		}
 		out[i] = u
 	}
 	return out, nil

@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -156,6 +157,24 @@ func testChart(t *testing.T, source string) {
 		{"values", install.Options{Namespace: "platform", ImageRepository: "example/inrun", ImageTag: "v1.2.3", PullPolicy: "Always", Replicas: 3},
 			map[string]any{"image": map[string]any{"repository": "example/inrun", "tag": "v1.2.3", "pullPolicy": "Always"}, "replicaCount": 3}},
 		{"shards", install.Options{Replicas: 4, Shards: true}, map[string]any{"replicaCount": 4, "shards": true}},
+		{"placement", install.Options{
+			// Helm merges the values given into the defaults.
+			Resources: &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("2Gi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")},
+			},
+			NodeSelector:      map[string]string{"node-role.kubernetes.io/control-plane": ""},
+			Tolerations:       []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Affinity:          &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname"}}}}},
+			PriorityClassName: "system-cluster-critical",
+		}, map[string]any{
+			"resources":         map[string]any{"requests": map[string]any{"memory": "2Gi"}, "limits": map[string]any{"memory": "4Gi"}},
+			"nodeSelector":      map[string]any{"node-role.kubernetes.io/control-plane": ""},
+			"tolerations":       []any{map[string]any{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}},
+			"affinity":          map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{"weight": 100, "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname"}}}}},
+			"priorityClassName": "system-cluster-critical",
+		}},
+		{"no resources", install.Options{Resources: &corev1.ResourceRequirements{}}, map[string]any{"resources": nil}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Blueprints, tc.opts.Operator = []*ir.Blueprint{bp}, operator
@@ -177,6 +196,24 @@ func testChart(t *testing.T, source string) {
 				args := fmt.Sprint(containers[0].(map[string]any)["args"])
 				if strings.Contains(args, "--shards") != tc.opts.Shards || strings.Contains(args, "--leader-elect=") == tc.opts.Shards {
 					t.Errorf("%s (shards %v): args %s", name, tc.opts.Shards, args)
+				}
+				// The values reach the Pod (the base and the chart could
+				// otherwise agree by both leaving them out).
+				pod, _, _ := unstructured.NestedMap(obj, "spec", "template", "spec")
+				resources := containers[0].(map[string]any)["resources"]
+				switch tc.name {
+				case "placement":
+					if pod["priorityClassName"] != "system-cluster-critical" || pod["nodeSelector"] == nil || pod["tolerations"] == nil || pod["affinity"] == nil || fmt.Sprint(resources) != "map[limits:map[memory:4Gi] requests:map[cpu:100m memory:2Gi]]" {
+						t.Errorf("%s: the placement is not in the Pod: resources %v, spec %v", name, resources, pod)
+					}
+				case "no resources":
+					if resources != nil {
+						t.Errorf("%s: resources %v, want none", name, resources)
+					}
+				default:
+					if fmt.Sprint(resources) != "map[limits:map[memory:1Gi] requests:map[cpu:100m memory:128Mi]]" {
+						t.Errorf("%s: resources %v, want the defaults", name, resources)
+					}
 				}
 			}
 			if len(rendered) != len(want) {

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -64,6 +66,98 @@ var placeholders = []struct{ text, template string }{
 	{"--inrun-placeholder-replication", "{{ if .Values.shards }}--shards{{ else }}--leader-elect=true{{ end }}"},
 }
 
+// The Deployment's fields that are values of their own: each is set to a
+// placeholder in the chart's objects, and its line becomes a block that
+// prints the value, left out when it is empty.
+var podValues = []struct {
+	field []string // under spec.template.spec; "containers" means the first container's
+	value string   // under .Values
+}{
+	{[]string{"containers", "resources"}, "resources"},
+	{[]string{"nodeSelector"}, "nodeSelector"},
+	{[]string{"tolerations"}, "tolerations"},
+	{[]string{"affinity"}, "affinity"},
+	{[]string{"priorityClassName"}, "priorityClassName"},
+}
+
+func podPlaceholder(value string) string { return "inrun-placeholder-value-" + value }
+
+// setPodPlaceholders puts the placeholder of each of podValues in the
+// Deployment u.
+func setPodPlaceholders(u map[string]any) error {
+	for _, v := range podValues {
+		path := append([]string{"spec", "template", "spec"}, v.field...)
+		if v.field[0] == "containers" {
+			containers, _, err := unstructured.NestedSlice(u, path[:4]...)
+			if err != nil || len(containers) == 0 {
+				return fmt.Errorf("the Deployment has no container: %v", err)
+			}
+			containers[0].(map[string]any)[v.field[1]] = podPlaceholder(v.value)
+			if err := unstructured.SetNestedSlice(u, containers, path[:4]...); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := unstructured.SetNestedField(u, podPlaceholder(v.value), path...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// podValueBlocks replaces each line "FIELD: PLACEHOLDER" of text by the
+// block printing the value, indented as the line was.
+func podValueBlocks(text string) string {
+	for _, v := range podValues {
+		field := v.field[len(v.field)-1]
+		re := regexp.MustCompile(`(?m)^( *)` + regexp.QuoteMeta(field+": "+podPlaceholder(v.value)) + `\n`)
+		text = re.ReplaceAllStringFunc(text, func(line string) string {
+			indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+			return fmt.Sprintf("%[1]s{{- with .Values.%[2]s }}\n%[1]s%[3]s:\n%[1]s  {{- toYaml . | nindent %[4]d }}\n%[1]s{{- end }}\n", indent, v.value, field, len(indent)+2)
+		})
+	}
+	return text
+}
+
+// podValuesYAML writes the values of podValues that opts give, each with
+// what it is for.
+func podValuesYAML(opts Options) (string, error) {
+	placement := []struct {
+		comment, key string
+		value        any
+	}{
+		{"The runtime container's requests and limits (no CPU limit: a burst of\n# events is not throttled). Raise memory by about 40Mi per 1,000 custom\n# resources past 1,000 (docs/performance.md).", "resources", opts.Resources},
+		{"Where the runtime's Pods run (a Pod spec's fields of those names).", "nodeSelector", opts.NodeSelector},
+		{"", "tolerations", opts.Tolerations},
+		{"", "affinity", opts.Affinity},
+		{"", "priorityClassName", opts.PriorityClassName},
+	}
+	var out strings.Builder
+	for _, p := range placement {
+		b, err := yaml.Marshal(map[string]any{p.key: p.value})
+		if err != nil {
+			return "", err
+		}
+		text := string(b)
+		// The zero value of each, as Helm's own charts write them.
+		switch text {
+		case p.key + ": null\n", p.key + ": {}\n":
+			text = p.key + ": {}\n"
+			if p.key == "tolerations" {
+				text = p.key + ": []\n"
+			}
+		}
+		if p.key == "priorityClassName" && p.value == "" {
+			text = p.key + ": \"\"\n"
+		}
+		if p.comment != "" {
+			out.WriteString("# " + p.comment + "\n")
+		}
+		out.WriteString(text)
+	}
+	return out.String(), nil
+}
+
 // Chart returns a Helm chart (apiVersion v2): Chart.yaml, values.yaml
 // with the options' values, and one template per object, where the
 // release's namespace, the image and the replica count stand for the
@@ -96,6 +190,11 @@ func Chart(opts Options) (Files, error) {
 	}
 	files := Files{}
 	for i, u := range objs {
+		if u.GetKind() == "Deployment" {
+			if err := setPodPlaceholders(u.Object); err != nil {
+				return nil, err
+			}
+		}
 		b, err := yaml.Marshal(u.Object)
 		if err != nil {
 			return nil, err
@@ -105,6 +204,7 @@ func Chart(opts Options) (Files, error) {
 		for _, p := range placeholders {
 			text = strings.ReplaceAll(text, p.text, p.template)
 		}
+		text = podValueBlocks(text)
 		files["templates/"+FileName(i, u)] = []byte(header + text)
 	}
 	what := "The Inrun runtime (inrun run --from-configmaps) with its Blueprints"
@@ -119,6 +219,10 @@ type: application
 version: 0.1.0
 appVersion: %q
 `, opts.name(), what, opts.ImageTag))
+	values, err := podValuesYAML(opts)
+	if err != nil {
+		return nil, err
+	}
 	files["values.yaml"] = []byte(header + fmt.Sprintf(`# The image: inrun, or the operator.
 image:
   repository: %s
@@ -130,6 +234,6 @@ replicaCount: %d
 # Share the custom resources between the replicas (--shards) instead of
 # electing one leader.
 shards: %t
-`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards))
+%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards, values))
 	return files, nil
 }
