@@ -143,7 +143,7 @@ func (d *decoder) stepResources(so *yamlpos.Map, st *ir.WorkflowStep, path strin
 					ids = append(ids, ch.ID)
 				}
 			}
-			d.add(d.Pos(item), diag.UnknownReference, "name one of the ids under resources: "+strings.Join(ids, ", "),
+			d.add(d.Pos(item), diag.UnknownReference, "name one of the Blueprint's resource ids: "+strings.Join(ids, ", "),
 				"%s.resources[%d] %q is no resource of this Blueprint", path, i, id)
 			continue
 		case c.External:
