@@ -161,7 +161,7 @@ func (c *checker) checkExpressions() {
 				return
 			}
 		}
-		c.checkExpr(apiEnv, append(vars, expr.Args, expr.Finalizing, expr.Response, expr.ID), s)
+		c.checkExpr(apiEnv, append(vars, expr.APIVars...), s)
 	}
 }
 
