@@ -55,8 +55,13 @@ func (p *pass) stepHolds(ctx context.Context, c *ir.Child) bool {
 	}
 	p.keep[c.ID] = true
 	if len(c.ForEach) > 0 {
+		coll, ok := p.eval.(Collections)
+		if !ok {
+			p.childError(ctx, c, fmt.Errorf("%s: this operator's Renderer has no collections (forEach): generate it again with this version of inrun build", c.Pos))
+			return true
+		}
 		p.items[c.ID] = p.observed[c.ID]
-		if err := p.eval.(Collections).SetLiveItems(c.ID, p.observed[c.ID]); err != nil {
+		if err := coll.SetLiveItems(c.ID, p.observed[c.ID]); err != nil {
 			p.childError(ctx, c, err)
 		}
 		p.isReady[c.ID] = true // its step's readiness was checked while it ran

@@ -193,3 +193,48 @@ func TestWorkflowTimeoutWithAReconciler(t *testing.T) {
 		t.Errorf("Failed = %+v", c)
 	}
 }
+
+// TestTemplateWorkflowCollection: a step's collection is created while its
+// step runs, read by the next step's resource, and kept as it is once its
+// step has ended.
+func TestTemplateWorkflowCollection(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/workflow-collection.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &workflowFixture{fixture: &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Clock: func() time.Time { return f.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cr = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "s", "namespace": "shop"},
+		"spec":     map[string]any{},
+	}}
+	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
+		t.Fatal(err)
+	}
+	f.mustSync() // Shards: both items, ready once they exist; Index starts
+	if f.object(configMapGVK, "shop", "s-a") == nil || f.object(configMapGVK, "shop", "s-b") == nil {
+		t.Fatal("the Shards step did not create its collection")
+	}
+	if f.object(configMapGVK, "shop", "s-index") != nil {
+		t.Fatal("Index created before its step started")
+	}
+	f.mustSync() // Index
+	idx := f.object(configMapGVK, "shop", "s-index")
+	if idx == nil {
+		t.Fatal("the Index step created nothing")
+	}
+	if n, _, _ := unstructured.NestedString(idx.Object, "data", "shards"); n != "2" {
+		t.Errorf("index data.shards = %q; want 2, read from the ended step's collection", n)
+	}
+	if ws := f.status(); ws.Phase != reconciler.WorkflowSucceeded {
+		t.Fatalf("status.workflow = %+v; want Succeeded", ws)
+	}
+	rep := f.mustSync()
+	if rep.Writes != 0 || len(rep.Pruned) != 0 || f.object(configMapGVK, "shop", "s-a") == nil {
+		t.Errorf("a finished workflow wrote %d times, pruned %v", rep.Writes, rep.Pruned)
+	}
+}
