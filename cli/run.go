@@ -134,9 +134,11 @@ Blueprint). The gateway's flags are those of inrun serve, its web console
 included (--console).
 
 A Blueprint with reconcile.workflow has its custom resources driven through
-named steps, one reconciler call per step with an idempotency key, the
-progress in .status.workflow, and, with ttlSecondsAfterFinished, deletes
-each one that long after its workflow ended (docs/workflows.md).
+named steps, one reconciler call per step with an idempotency key (or,
+without a reconciler, the resources each step names, created once it
+starts), the progress in .status.workflow, and, with
+ttlSecondsAfterFinished, deletes each one that long after its workflow
+ended (docs/workflows.md).
 
 A Blueprint that names Go code (reconcile.go, a child's go.transform) runs
 only on an inrun with that code compiled in; any other refuses it before

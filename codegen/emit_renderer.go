@@ -19,7 +19,7 @@ func rendererDecls(m *renderModel, l *lowered) []jen.Code {
 	var code []jen.Code
 	for _, decls := range [][]jen.Code{
 		e.sources(), e.rendererType(), e.begin(), e.evaluationType(), e.setLive(), e.setLiveItems(),
-		e.include(), e.ready(), e.object(), e.status(), e.conditions(), e.args(), e.collections(),
+		e.include(), e.ready(), e.object(), e.status(), e.conditions(), e.failedWhen(), e.args(), e.collections(),
 		l.objects, e.helpers(), l.shapes,
 	} {
 		code = append(code, decls...)
@@ -331,6 +331,24 @@ func (e *rendererEmitter) conditions() []jen.Code {
 		jen.Func().Add(e.recv()).Id("ReadyWhen").Params(x.Clone().Op("*").Qual(pkgIR, "Expr")).Params(jen.Bool(), jen.Error()).Block(
 			switchOn(x.Clone(), e.l.readyWhen,
 				jen.Return(jen.False(), jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: ${%s} is not one of the emit.readyWhen this operator was generated from"), x.Clone().Dot("Pos"), x.Clone().Dot("Source"))))...),
+		jen.Line(),
+	}
+}
+
+// failedWhen declares FailedWhen, which evaluates the failedWhen of
+// reconcile.workflow's steps; none when no step has one.
+func (e *rendererEmitter) failedWhen() []jen.Code {
+	if len(e.l.failedWhen) == 0 {
+		return nil
+	}
+	x := jen.Id("x")
+	return []jen.Code{
+		jen.Var().Id("_").Qual(pkgReconciler, "StepConditions").Op("=").Parens(jen.Op("*").Id(e.m.evalType())).Parens(jen.Nil()),
+		jen.Line(),
+		jen.Comment("FailedWhen implements reconciler.StepConditions: it evaluates one of a workflow step's failedWhen."),
+		jen.Func().Add(e.recv()).Id("FailedWhen").Params(x.Clone().Op("*").Qual(pkgIR, "Expr")).Params(jen.Bool(), jen.Error()).Block(
+			switchOn(x.Clone(), e.l.failedWhen,
+				jen.Return(jen.False(), jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: ${%s} is not one of the failedWhen this operator was generated from"), x.Clone().Dot("Pos"), x.Clone().Dot("Source"))))...),
 		jen.Line(),
 	}
 }

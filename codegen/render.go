@@ -109,9 +109,10 @@ type lowered struct {
 	objects       []jen.Code
 	shapes        []jen.Code
 	// include, ready, status and items are the cases of their methods'
-	// switch; conditions and readyWhen those of Condition and ReadyWhen.
-	include, ready, status, items []jen.Code
-	conditions, readyWhen         []jen.Code
+	// switch; conditions and readyWhen those of Condition and ReadyWhen,
+	// failedWhen those of FailedWhen.
+	include, ready, status, items     []jen.Code
+	conditions, readyWhen, failedWhen []jen.Code
 	// args is the body of Args.
 	args []jen.Code
 }
@@ -130,7 +131,7 @@ func lowerRenderer(m *renderModel) *lowered {
 
 // lowerObjects builds each child's Object method, and names it.
 func (l *lowered) lowerObjects(m *renderModel) {
-	taken := map[string]bool{"SetLive": true, "SetLiveTyped": true, "SetLiveItems": true, "Include": true, "Ready": true, "Object": true, "Status": true, "Condition": true, "ReadyWhen": true, "fail": true, "eval": true}
+	taken := map[string]bool{"SetLive": true, "SetLiveTyped": true, "SetLiveItems": true, "Include": true, "Ready": true, "Object": true, "Status": true, "Condition": true, "ReadyWhen": true, "FailedWhen": true, "fail": true, "eval": true}
 	globals := map[string]bool{}
 	for _, c := range m.bp.Children {
 		method := localName(c.ID+"Object", taken)
@@ -178,7 +179,8 @@ func (l *lowered) lowerStatus(m *renderModel) {
 }
 
 // lowerEmitConditions builds the cases of Condition, one per custom
-// condition, and of ReadyWhen, one per expression.
+// condition, of ReadyWhen, one per expression, and of FailedWhen, one per
+// expression of the workflow's steps.
 func (l *lowered) lowerEmitConditions(m *renderModel) {
 	for _, c := range m.bp.Conditions {
 		b := newBody(m, jen.Nil(), jen.Lit(""), jen.Lit(""))
@@ -192,6 +194,17 @@ func (l *lowered) lowerEmitConditions(m *renderModel) {
 		v := b.boolExpr(x)
 		l.readyWhen = append(l.readyWhen, jen.Case(jen.Id("e").Dot("r").Dot("exprs").Index(jen.Lit(m.index[x]))).Block(b.code(jen.Return(v, jen.Nil()))...))
 		l.merge(b.uses)
+	}
+	if m.bp.Reconcile == nil || m.bp.Reconcile.Workflow == nil {
+		return
+	}
+	for _, st := range m.bp.Reconcile.Workflow.Steps {
+		for _, x := range st.FailedWhen {
+			b := newBody(m, jen.False())
+			v := b.boolExpr(x)
+			l.failedWhen = append(l.failedWhen, jen.Case(jen.Id("e").Dot("r").Dot("exprs").Index(jen.Lit(m.index[x]))).Block(b.code(jen.Return(v, jen.Nil()))...))
+			l.merge(b.uses)
+		}
 	}
 }
 

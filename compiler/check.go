@@ -63,6 +63,7 @@ func check(bp *ir.Blueprint, self *structuralschema.Structural, used map[schema.
 	c.checkExpressions()
 	c.checkServe()
 	c.order()
+	c.checkWorkflow()
 	return c
 }
 

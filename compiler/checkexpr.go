@@ -77,6 +77,13 @@ func (c *checker) sites() []exprSite {
 		for _, x := range c.bp.Reconcile.Args.Exprs() {
 			out = append(out, exprSite{x: x, where: "reconcile.args"})
 		}
+		if wf := c.bp.Reconcile.Workflow; wf != nil {
+			for i, st := range wf.Steps {
+				for _, x := range st.FailedWhen {
+					out = append(out, exprSite{x: x, where: fmt.Sprintf("reconcile.workflow.steps[%d].failedWhen", i), isBool: true})
+				}
+			}
+		}
 	}
 	for _, x := range c.bp.APIExprs() {
 		out = append(out, exprSite{x: x, where: "reconcile.api", api: true})
@@ -154,7 +161,7 @@ func (c *checker) checkExpressions() {
 				return
 			}
 		}
-		c.checkExpr(apiEnv, append(vars, expr.Args, expr.Finalizing, expr.Response, expr.ID), s)
+		c.checkExpr(apiEnv, append(vars, expr.APIVars...), s)
 	}
 }
 

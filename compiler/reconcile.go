@@ -100,6 +100,14 @@ func (d *decoder) reconcile(top *yamlpos.Map) {
 	d.remoteResources(o, r)
 	d.remoteAuth(o, r)
 	d.workflow(o, r)
+	if r.Remote != nil && r.Remote.API != nil && r.Workflow == nil {
+		for _, f := range r.Remote.API.Result.Fields {
+			if f.Key != "step" {
+				continue
+			}
+			d.add(f.KeyPos, diag.InvalidValue, "declare reconcile.workflow with its steps, or remove result.step", "reconcile.api.result.step says how a workflow step went, but the Blueprint has no reconcile.workflow")
+		}
+	}
 	d.bp.Reconcile = r
 }
 
@@ -108,7 +116,7 @@ var httpMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH
 
 // apiResultFields are the fields of a ReconcileResult reconcile.api.result
 // may set.
-var apiResultFields = []string{"status", "labels", "annotations", "resources", "conditions", "events", "requeueAfter", "done"}
+var apiResultFields = []string{"status", "labels", "annotations", "resources", "conditions", "events", "requeueAfter", "done", "step"}
 
 // apiMapping reads reconcile.api: an existing HTTP API called with a
 // request built by expressions, and a Result built from its response.

@@ -86,3 +86,19 @@ func TestWorkflowPack(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflowPreviewPack runs the workflow pack's preview example, a
+// workflow without a reconciler: a seed Job that the job controller and
+// kwok complete, then a Deployment and a Service, then the TTL.
+func TestWorkflowPreviewPack(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy("workflow", dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	exDir := filepath.Join(dir, "preview")
+	bp, err := compiler.CompileFile(filepath.Join(exDir, "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertAllPass(t, bp, filepath.Join(exDir, "test", "e2e.yaml"))
+}

@@ -239,16 +239,26 @@ const (
 	// ID is the id the API assigned the custom resource's record, kept in
 	// its status (reconcile.api.id); "" while there is none.
 	ID = "id"
+	// Step is the workflow step the call is for (reconcile.workflow):
+	// {name, attempt, idempotencyKey}, as a remote reconciler's request
+	// carries it; name is "" when there is none (no workflow, or a
+	// finalizing call).
+	Step = "step"
 )
 
+// APIVars are the variables reconcile.api's expressions see besides self
+// and the children.
+var APIVars = []string{Args, Finalizing, Response, ID, Step}
+
 // ForAPI returns the environment of reconcile.api's expressions: this one
-// plus args, finalizing, response and id, which the API mapping sets.
+// plus args, finalizing, response, id and step, which the API mapping sets.
 func (e *Env) ForAPI() (*Env, error) {
 	env, err := e.cel.Extend(
 		cel.Variable(Args, cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable(Finalizing, cel.BoolType),
 		cel.Variable(Response, cel.DynType),
 		cel.Variable(ID, cel.StringType),
+		cel.Variable(Step, cel.MapType(cel.StringType, cel.DynType)),
 	)
 	if err != nil {
 		return nil, err
@@ -257,7 +267,7 @@ func (e *Env) ForAPI() (*Env, error) {
 	for k, v := range e.vars {
 		vars[k] = v
 	}
-	for _, n := range []string{Args, Finalizing, Response, ID} {
+	for _, n := range APIVars {
 		vars[n] = VarType{Dynamic: true}
 	}
 	return &Env{cel: env, vars: vars, types: e.types, decls: e.decls}, nil

@@ -360,7 +360,7 @@ func DataPending(err error) bool {
 func readsChild(x *ir.Expr) bool {
 	for _, r := range x.Refs {
 		switch r {
-		case Self, Args, Finalizing, Response, ID:
+		case Self, Args, Finalizing, Response, ID, Step:
 		default:
 			return true
 		}

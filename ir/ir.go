@@ -433,10 +433,12 @@ type Reconcile struct {
 }
 
 // Workflow is reconcile.workflow: the custom resource as a durable state
-// machine. The runtime calls the reconciler once per step (more on
-// failures), with the step and an idempotency key in the request, and
-// records each step's runs, attempts and outcome in .status.workflow until
-// the workflow ends, Succeeded or Failed.
+// machine. With a reconciler, the runtime calls it once per step (more on
+// failures), with the step and an idempotency key in the request; without
+// one, each step creates the Blueprint's resources it names and is done
+// once they are ready. Either way the runtime records each step's runs,
+// attempts and outcome in .status.workflow until the workflow ends,
+// Succeeded or Failed.
 type Workflow struct {
 	Pos Pos
 	// Steps are the states, in the order they run unless a step's
@@ -461,6 +463,16 @@ type WorkflowStep struct {
 	// BackoffLimit is how many failed attempts this step may have; nil
 	// takes the workflow's.
 	BackoffLimit *int64 `json:",omitempty"`
+	// TimeoutSeconds, when set, fails the workflow when the step has run
+	// that long without succeeding, as a Job's activeDeadlineSeconds.
+	TimeoutSeconds *int64 `json:",omitempty"`
+	// Resources are the ids of the children this step creates, in a
+	// workflow without a reconciler: they are created once the step has
+	// started, and the step succeeds once each exists and is ready.
+	Resources []string `json:",omitempty"`
+	// FailedWhen are boolean expressions over the custom resource and the
+	// children; any that holds while the step runs fails the workflow.
+	FailedWhen []*Expr `json:",omitempty"`
 }
 
 // Defaults of reconcile.workflow, as a Job has them where it has the field.
@@ -478,6 +490,29 @@ func (w *Workflow) Step(name string) *WorkflowStep {
 		}
 	}
 	return nil
+}
+
+// StepIndex returns the index of the step of that name, or -1.
+func (w *Workflow) StepIndex(name string) int {
+	for i, s := range w.Steps {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// StepOf returns the index of the step whose resources name the child id,
+// or -1 when no step does: the child is then no part of the workflow.
+func (w *Workflow) StepOf(id string) int {
+	for i, s := range w.Steps {
+		for _, r := range s.Resources {
+			if r == id {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // StepBackoffLimit is s's backoff limit, or the workflow's.
@@ -649,7 +684,8 @@ type ServiceRef struct {
 
 // RenderExprs returns the expressions a Renderer evaluates, in Blueprint
 // order: each child's forEach, includeWhen, readyWhen and template, then
-// emit.status, emit.conditions and emit.readyWhen, then reconcile.args.
+// emit.status, emit.conditions and emit.readyWhen, then reconcile.args and
+// the failedWhen of reconcile.workflow's steps.
 func (b *Blueprint) RenderExprs() []*Expr {
 	var out []*Expr
 	for _, c := range b.Children {
@@ -671,6 +707,11 @@ func (b *Blueprint) RenderExprs() []*Expr {
 	out = append(out, b.ReadyWhen...)
 	if b.Reconcile != nil {
 		out = append(out, b.Reconcile.Args.Exprs()...)
+		if wf := b.Reconcile.Workflow; wf != nil {
+			for _, s := range wf.Steps {
+				out = append(out, s.FailedWhen...)
+			}
+		}
 	}
 	return out
 }

@@ -90,6 +90,12 @@ func (b *Blueprint) WithFiles(rename func(file string) string) *Blueprint {
 			for i, st := range wf.Steps {
 				s := *st
 				s.Pos = r.pos(s.Pos)
+				if st.FailedWhen != nil {
+					s.FailedWhen = make([]*Expr, len(st.FailedWhen))
+					for j, x := range st.FailedWhen {
+						s.FailedWhen[j] = r.expr(x)
+					}
+				}
 				w.Steps[i] = &s
 			}
 			rec.Workflow = &w

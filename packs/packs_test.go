@@ -86,8 +86,8 @@ func TestExamples(t *testing.T) {
 	if got := Examples("migration"); !slices.Equal(got, []string{"field", "kind"}) {
 		t.Errorf("Examples(migration) = %v; want [field kind]", got)
 	}
-	if got := Examples("workflow"); !slices.Equal(got, []string{"."}) {
-		t.Errorf("Examples(workflow) = %v; want [.]", got)
+	if got := Examples("workflow"); !slices.Equal(got, []string{".", "preview"}) {
+		t.Errorf("Examples(workflow) = %v; want [. preview]", got)
 	}
 	if got := Examples("no-such-pack"); got != nil {
 		t.Errorf("Examples(no-such-pack) = %v; want nil", got)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
@@ -161,4 +162,89 @@ func newAPIFixture(t *testing.T, url string) *fixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestExistingAPIInAWorkflow: reconcile.api's expressions see the step,
+// and its result says how the step went: Running asks again with the same
+// key and the next attempt, Succeeded moves on, and a phase the contract
+// does not know is a refused Result, a failed attempt.
+func TestExistingAPIInAWorkflow(t *testing.T) {
+	type call struct{ path, attempt, key string }
+	var mu sync.Mutex
+	var calls []call
+	answers := map[string][]string{"Create": {"Running", "Succeeded"}, "Verify": {"Sleeping", "Succeeded"}}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, call{r.URL.Path, r.Header.Get("X-Attempt"), r.Header.Get("X-Key")})
+		step := strings.TrimPrefix(r.URL.Path, "/steps/")
+		phase := answers[step][0]
+		answers[step] = answers[step][1:]
+		_ = json.NewEncoder(w).Encode(map[string]any{"phase": phase, "message": step + " is " + phase})
+	}))
+	defer server.Close()
+	bp, err := compiler.CompileFile("testdata/api-workflow.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp = bp.WithRemoteURL(server.URL)
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := remote.NewAPI(bp, progs, remote.APIOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
+	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api, Renderer: reconciler.CELRenderer{Programs: progs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cr = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "db", "namespace": "shop"},
+		"spec":     map[string]any{"image": "pg:16"},
+	}}
+	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		f.sync()
+	}
+	uid := string(f.get().GetUID())
+	want := []call{
+		{"/steps/Create", "1", uid + "/1/Create/1"},
+		{"/steps/Create", "2", uid + "/1/Create/1"},
+		{"/steps/Verify", "1", uid + "/1/Verify/2"},
+		{"/steps/Verify", "2", uid + "/1/Verify/2"},
+	}
+	mu.Lock()
+	got := calls
+	mu.Unlock()
+	if len(got) != len(want) {
+		t.Fatalf("calls = %v; want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("call %d = %+v; want %+v", i+1, got[i], want[i])
+		}
+	}
+	var ws reconciler.WorkflowStatus
+	raw, _, _ := unstructured.NestedMap(f.get().Object, "status", reconciler.WorkflowField)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ws); err != nil {
+		t.Fatal(err)
+	}
+	if ws.Phase != reconciler.WorkflowSucceeded || len(ws.Steps) != 2 {
+		t.Fatalf("status.workflow = %+v; want Succeeded after Create and Verify", ws)
+	}
+	if s := ws.Steps[0]; s.Attempts != 2 || s.Failures != 0 || s.Message != "Create is Succeeded" {
+		t.Errorf("Create = %+v; want 2 attempts (Running, then Succeeded)", s)
+	}
+	if s := ws.Steps[1]; s.Attempts != 2 || s.Failures != 1 {
+		t.Errorf("Verify = %+v; want the unknown phase Sleeping counted as a failed attempt", s)
+	}
+	if last, _, _ := unstructured.NestedString(f.get().Object, "status", "last"); last != "Verify" {
+		t.Errorf("status.last = %q; want the step the mapping read", last)
+	}
 }

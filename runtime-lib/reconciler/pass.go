@@ -212,6 +212,9 @@ func (p *pass) children(ctx context.Context) {
 			p.childError(ctx, c, err)
 			continue
 		}
+		if p.stepHolds(ctx, c) {
+			continue
+		}
 		if p.readsExcluded(c) {
 			p.excluded[c.ID] = true
 			p.setLive(c.ID, nil)
@@ -275,16 +278,21 @@ func (p *pass) children(ctx context.Context) {
 			}
 		}
 		if live := p.live[c.ID]; live != nil && !p.failed[c.ID] {
-			ready, err := p.ready(c, live)
-			switch {
-			case err != nil && !expr.DataPending(err):
-				p.childError(ctx, c, err)
-			case err != nil || !ready: // data readyWhen reads is not there yet: not ready
-				p.notReady = append(p.notReady, c.ID)
-			default:
-				p.isReady[c.ID] = true
-			}
+			p.checkReady(ctx, c, live)
 		}
+	}
+}
+
+// checkReady records whether the live object of c is ready.
+func (p *pass) checkReady(ctx context.Context, c *ir.Child, live *unstructured.Unstructured) {
+	ready, err := p.ready(c, live)
+	switch {
+	case err != nil && !expr.DataPending(err):
+		p.childError(ctx, c, err)
+	case err != nil || !ready: // data readyWhen reads is not there yet: not ready
+		p.notReady = append(p.notReady, c.ID)
+	default:
+		p.isReady[c.ID] = true
 	}
 }
 

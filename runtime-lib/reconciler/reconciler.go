@@ -309,9 +309,15 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 			return rep, r.fail(ctx, cr, rep, "FinalizerFailed", err)
 		}
 	}
+	if templateSteps(r.bp) {
+		pass.beginWorkflow()
+	}
 	pass.children(ctx)
-	if r.hasRemote() {
+	switch {
+	case r.hasRemote():
 		pass.remote(ctx)
+	case pass.wf != nil:
+		pass.steps(ctx)
 	}
 	pass.recordWrites()
 	pass.prune(ctx)

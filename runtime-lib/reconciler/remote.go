@@ -124,6 +124,9 @@ func (p *pass) remote(ctx context.Context) {
 			}
 			p.expire(ctx)
 			return
+		case p.deadline(ctx):
+			keepAll() // the step ran out of time: not called again
+			return
 		}
 	}
 	req, err := p.request(ctx, false)

@@ -124,8 +124,9 @@ func (e *celEvaluation) Args(args *ir.Value) (map[string]any, error) {
 }
 
 var (
-	_ Collections = &celEvaluation{}
-	_ Conditions  = &celEvaluation{}
+	_ Collections    = &celEvaluation{}
+	_ Conditions     = &celEvaluation{}
+	_ StepConditions = &celEvaluation{}
 )
 
 // Condition implements Conditions.
@@ -147,6 +148,11 @@ func (e *celEvaluation) Condition(c *ir.Condition) (any, string, string, error) 
 
 // ReadyWhen implements Conditions.
 func (e *celEvaluation) ReadyWhen(x *ir.Expr) (bool, error) {
+	return e.progs.EvalBool(x, e.vars)
+}
+
+// FailedWhen implements StepConditions.
+func (e *celEvaluation) FailedWhen(x *ir.Expr) (bool, error) {
 	return e.progs.EvalBool(x, e.vars)
 }
 

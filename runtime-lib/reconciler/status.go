@@ -226,13 +226,16 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		ready = converged
 	}
 	switch {
+	case p.wf != nil && p.wf.bad == nil && !p.wf.finished() && templateSteps(p.bp):
+		// The steps' resources are what the workflow waits for: it says
+		// which step runs.
+		set(ConditionProgressing, metav1.ConditionTrue, ReasonWorkflowRunning, p.wf.stepProgress())
 	case len(waiting) > 0 || len(p.pendingStatus) > 0:
 		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(append(waiting, p.pendingStatus...), ", "))
 	case len(p.rep.Errors) > 0:
 		set(ConditionProgressing, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
 	case p.wf != nil && p.wf.bad == nil && !p.wf.finished():
-		cur := p.wf.current()
-		set(ConditionProgressing, metav1.ConditionTrue, ReasonWorkflowRunning, fmt.Sprintf("the workflow is at step %s (run %d, %d attempts so far)", cur.Name, cur.Run, cur.Attempts))
+		set(ConditionProgressing, metav1.ConditionTrue, ReasonWorkflowRunning, p.wf.stepProgress())
 	default:
 		set(ConditionProgressing, metav1.ConditionFalse, "Converged", converged)
 	}

@@ -38,6 +38,9 @@ const (
 	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	ReasonStepFailed           = "StepFailed"
 	ReasonStepsSucceeded       = "StepsSucceeded"
+	// ReasonDeadlineExceeded: a step ran longer than its timeoutSeconds,
+	// as a Job past its activeDeadlineSeconds.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
 	// ReasonWorkflowRunning is Progressing's reason while the workflow
 	// runs: there is more to do, though nothing waits.
 	ReasonWorkflowRunning = "WorkflowRunning"
@@ -90,7 +93,10 @@ type StepRun struct {
 	Failures int64 `json:"failures,omitempty"`
 	// Message is the reconciler's (sdk.StepResult.Message), or the last
 	// failure's.
-	Message        string       `json:"message,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Reason says why a Failed run failed: StepFailed,
+	// BackoffLimitExceeded or DeadlineExceeded.
+	Reason         string       `json:"reason,omitempty"`
 	StartTime      metav1.Time  `json:"startTime"`
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 }
@@ -117,6 +123,9 @@ type workflowRun struct {
 	// bad is set when .status.workflow cannot be read or does not fit
 	// the Blueprint: the pass then calls nothing and writes nothing there.
 	bad error
+	// waiting names the resources the current step waits for, in a
+	// workflow driven by templates.
+	waiting []string
 }
 
 // beginWorkflow reads the workflow's progress from the custom resource,
@@ -184,11 +193,44 @@ func (w *workflowRun) step(uid string) *sdk.Step {
 	return &sdk.Step{Name: cur.Name, Attempt: cur.Attempts + 1, IdempotencyKey: IdempotencyKey(uid, *cur)}
 }
 
-// end finishes the current run and the workflow with phase.
-func (w *workflowRun) end(phase string) {
+// end finishes the current run and the workflow with phase; reason says
+// why a Failed one failed.
+func (w *workflowRun) end(phase, reason string) {
 	cur := w.current()
-	cur.Phase, cur.CompletionTime = phase, &w.now
+	cur.Phase, cur.CompletionTime, cur.Reason = phase, &w.now, reason
 	w.st.Phase, w.st.CompletionTime = phase, &w.now
+}
+
+// overdue reports whether the current run has outlived its step's
+// timeoutSeconds, and otherwise how long it has left (0 without one).
+func (w *workflowRun) overdue(now time.Time) (bool, time.Duration) {
+	cur := w.current()
+	st := w.wf.Step(cur.Name)
+	if st == nil || st.TimeoutSeconds == nil {
+		return false, 0
+	}
+	left := cur.StartTime.Add(time.Duration(*st.TimeoutSeconds) * time.Second).Sub(now)
+	return left <= 0, left
+}
+
+// deadline fails the workflow when its current step has run past its
+// timeoutSeconds, and otherwise asks to be called when it would. It
+// reports whether the workflow failed.
+func (p *pass) deadline(ctx context.Context) bool {
+	w := p.wf
+	over, left := w.overdue(p.opts.Clock())
+	if over {
+		cur := w.current()
+		cur.Message = fmt.Sprintf("step %s did not succeed within its timeoutSeconds (%d)", cur.Name, *w.wf.Step(cur.Name).TimeoutSeconds)
+		w.end(WorkflowFailed, ReasonDeadlineExceeded)
+		p.rep.RequeueAfter = 0
+		p.expire(ctx)
+		return true
+	}
+	if left > 0 && (p.rep.RequeueAfter == 0 || left < p.rep.RequeueAfter) {
+		p.rep.RequeueAfter = left
+	}
+	return false
 }
 
 // failedAttempt records a call that failed, or a Result refused; past the
@@ -199,7 +241,7 @@ func (w *workflowRun) failedAttempt(err error) {
 	cur.Failures++
 	cur.Message = truncate(err.Error(), 1024)
 	if cur.Failures > w.wf.StepBackoffLimit(w.wf.Step(cur.Name)) {
-		w.end(WorkflowFailed)
+		w.end(WorkflowFailed, ReasonBackoffLimitExceeded)
 	}
 }
 
@@ -221,11 +263,18 @@ func (w *workflowRun) answered(res *sdk.Result, generation int64) time.Duration 
 		}
 		return workflowRequeue
 	case sdk.StepFailed:
-		w.end(WorkflowFailed)
+		w.end(WorkflowFailed, ReasonStepFailed)
 		return 0
 	}
+	return w.succeed(step.Next, generation)
+}
+
+// succeed records the current run Succeeded and starts next, or the step
+// after it when next is empty; after the last step the workflow has
+// Succeeded. It returns how soon to reconcile again.
+func (w *workflowRun) succeed(next string, generation int64) time.Duration {
+	cur := w.current()
 	cur.Phase, cur.CompletionTime = WorkflowSucceeded, &w.now
-	next := step.Next
 	if next == "" {
 		for i, s := range w.wf.Steps {
 			if s.Name == cur.Name && i+1 < len(w.wf.Steps) {
@@ -255,7 +304,12 @@ func (p *pass) workflowFailure(ctx context.Context, err error) {
 
 // workflowAnswered records the Result of the current step.
 func (p *pass) workflowAnswered(ctx context.Context, res *sdk.Result) {
-	d := p.wf.answered(res, p.cr.GetGeneration())
+	p.stepOutcome(ctx, p.wf.answered(res, p.cr.GetGeneration()))
+}
+
+// stepOutcome asks to be called again d from now, when the current step
+// runs on or the next one starts, or sees to the end of the workflow.
+func (p *pass) stepOutcome(ctx context.Context, d time.Duration) {
 	if p.wf.finished() {
 		// Not asked again: the requeue the reconciler named was for the
 		// step, which has ended.
@@ -306,9 +360,13 @@ func (p *pass) workflowConditions() {
 		p.custom = append(p.custom, metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionTrue, Reason: ReasonStepsSucceeded,
 			Message: fmt.Sprintf("the workflow ran %d steps, the last %s", w.st.Runs, cur.Name)})
 	case WorkflowFailed:
-		reason := ReasonStepFailed
-		if cur.Failures > w.wf.StepBackoffLimit(w.wf.Step(cur.Name)) {
-			reason = ReasonBackoffLimitExceeded
+		reason := cur.Reason
+		switch {
+		case reason != "":
+		case cur.Failures > w.wf.StepBackoffLimit(w.wf.Step(cur.Name)):
+			reason = ReasonBackoffLimitExceeded // recorded before reasons were
+		default:
+			reason = ReasonStepFailed
 		}
 		msg := fmt.Sprintf("step %s failed after %d attempts", cur.Name, cur.Attempts)
 		if cur.Message != "" {

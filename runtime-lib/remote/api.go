@@ -76,6 +76,11 @@ func (a *API) Call(ctx context.Context, req *sdk.Request) (*Result, error) {
 	vars.SetValue(expr.Args, args)
 	vars.SetValue(expr.Finalizing, req.Finalizing)
 	vars.SetValue(expr.Response, map[string]any{})
+	step := map[string]any{"name": "", "attempt": int64(0), "idempotencyKey": ""}
+	if s := req.Step; s != nil {
+		step = map[string]any{"name": s.Name, "attempt": s.Attempt, "idempotencyKey": s.IdempotencyKey}
+	}
+	vars.SetValue(expr.Step, step)
 	c := &apiCall{API: a, req: req, vars: vars}
 	c.setID(a.storedID(req.Object))
 	res, err := c.run(ctx)
