@@ -94,6 +94,13 @@ func buildEpoch(outer manager.Manager, o ShardedOptions, buckets []int, ready *s
 	}
 	mo := o.Manager
 	mo.Cache.ByObject = sharded.Cache.ByObject
+	if cc := mo.Client.Cache; cc != nil {
+		// manager.New points Reader at its cache only when it is unset, in
+		// the struct the options share: each epoch reads its own cache.
+		own := *cc
+		own.Reader = nil
+		mo.Client.Cache = &own
+	}
 	mo.Metrics = metricsserver.Options{BindAddress: "0"}
 	mo.HealthProbeBindAddress = "0"
 	mo.LeaderElection = false
