@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,7 +81,8 @@ func bucketOwners(uids map[string]types.UID, members ...string) map[string]strin
 // child gets its owner's bucket label in place (the children made before
 // sharding are not made again), that an object of a child's name that
 // Inrun did not make is left untouched, and that each replica's caches
-// hold only the Sites of its buckets and their Deployments.
+// hold only the Sites of its buckets and their Deployments, from which
+// both then follow an edit.
 func TestShardsCacheTheirBuckets(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -199,4 +201,22 @@ func TestShardsCacheTheirBuckets(t *testing.T) {
 	}
 	f.eventually(time.Minute, "each replica caches only its buckets'", cachesHold(want))
 	t.Logf("cached by replica: %v", want)
+
+	// Both replicas, each on its own caches since its last rebuild, follow
+	// an edit of every Site.
+	for _, n := range names {
+		f.patchSite(n, map[string]any{"replicas": int64(2)})
+	}
+	f.eventually(time.Minute, "every Deployment scaled", func() string {
+		for _, n := range names {
+			d, err := f.get(deploymentGVK, f.ns, n)
+			if err != nil {
+				return err.Error()
+			}
+			if r, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); r != 2 {
+				return fmt.Sprintf("Deployment %s has %d replicas, want 2", n, r)
+			}
+		}
+		return ""
+	})
 }
