@@ -83,8 +83,9 @@ type Options struct {
 	Deprecations map[string]*reconciler.DeprecationHolder
 	// Shard, when set, spreads the custom resources over every replica
 	// run with it (package shard) instead of electing one leader: each
-	// reconciles the buckets it is given, and none reconciles a custom
-	// resource another one is reconciling. Its Group defaults to the
+	// reconciles the buckets it is given, and caches only their custom
+	// resources and children (controller.Sharded), and none reconciles a
+	// custom resource another one is reconciling. Its Group defaults to the
 	// leader-election Lease's name, its Namespace to
 	// LeaderElectionNamespace. LeaderElection is then ignored.
 	Shard *shard.Options
