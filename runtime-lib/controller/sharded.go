@@ -82,7 +82,7 @@ func Sharded(mgr manager.Manager, o ShardedOptions) error {
 		Build: func(buckets []int) (manager.Manager, error) {
 			return buildEpoch(mgr, o, buckets, &ready)
 		},
-		Stopped: func(epoch manager.Manager) { forgetIndexes(epoch.GetCache()) },
+		Stopped: forgetEpoch,
 	})
 }
 
@@ -172,15 +172,18 @@ func countCached(epoch manager.Manager, o ShardedOptions) error {
 	return nil
 }
 
-// forgetIndexes drops what indexOwners recorded of a stopped epoch's
-// cache, which would otherwise stay reachable.
-func forgetIndexes(c cache.Cache) {
+// forgetEpoch drops what Setup recorded of a stopped epoch's manager (its
+// owner indexes, its cache of selected objects), which would otherwise
+// keep its caches reachable.
+func forgetEpoch(epoch manager.Manager) {
+	c := epoch.GetCache()
 	indexed.Range(func(k, _ any) bool {
 		if k.(indexKey).cache == c {
 			indexed.Delete(k)
 		}
 		return true
 	})
+	selectionCaches.Delete(epoch)
 }
 
 // addLabeller adds to mgr a cache of the custom resources without
