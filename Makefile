@@ -96,7 +96,7 @@ migrate-scale: assets ## inrun migrate on N custom resources (default 1000): app
 	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterApplyResumeRollback$$' -count=1 -v -timeout 60m
 
 .PHONY: bench-shards
-bench-shards: assets ## SHARD_REPLICAS replicas of inrun run --shards (default 1,2,4) in turn on the same SHARD_N custom resources (default 2000), a 50ms reconciler: time to all Ready and peak RSS per replica, as ratios to the first; see docs/performance.md
+bench-shards: assets ## SHARD_REPLICAS replicas of inrun run --shards (default 1,2,4) in turn on the same SHARD_N custom resources (default 2000), a 50ms reconciler: time to all Ready, peak RSS, heap in use and cached custom resources per replica, as ratios to the first; see docs/performance.md
 	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkShards$$' -benchtime 1x -count 1 -timeout 60m -shard-n $(SHARD_N) -shard-replicas $(SHARD_REPLICAS) -v
 
 .PHONY: bench-registry

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -184,6 +185,20 @@ type shardRound struct {
 	peakRSS []int64
 	// calls are the reconciler calls each replica made.
 	calls map[string]int
+	// heap is each replica's Go heap in use once every ShardTask is
+	// Ready, in bytes: mostly its caches.
+	heap []float64
+	// cached is each replica's cached ShardTasks then
+	// (inrun_shard_cached_objects).
+	cached []float64
+}
+
+func mean(v []float64) float64 {
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
 }
 
 func (r shardRound) meanRSS() float64 {
@@ -213,8 +228,11 @@ func (b *shardBench) run(k int) shardRound {
 	b.rec.take()
 	start := time.Now()
 	var procs []*exec.Cmd
+	var metrics []string
 	for i := 0; i < k; i++ {
-		procs = append(procs, b.start(fmt.Sprintf("r%d", i)))
+		p, addr := b.start(fmt.Sprintf("r%d", i))
+		procs = append(procs, p)
+		metrics = append(metrics, addr)
 	}
 	defer func() {
 		for _, p := range procs {
@@ -251,18 +269,59 @@ func (b *shardBench) run(k int) shardRound {
 		time.Sleep(250 * time.Millisecond)
 	}
 	r := shardRound{replicas: k, toReady: time.Since(start), calls: b.rec.take()}
-	for _, p := range procs {
+	for i, p := range procs {
 		rss, err := peakRSS(p.Process.Pid)
 		if err != nil {
 			b.tb.Fatal(err)
 		}
 		r.peakRSS = append(r.peakRSS, rss)
+		m, err := scrape(metrics[i])
+		if err != nil {
+			b.tb.Fatal(err)
+		}
+		r.heap = append(r.heap, m["go_memstats_heap_inuse_bytes"])
+		r.cached = append(r.cached, m[`inrun_shard_cached_objects{kind="ShardTask.bench.inrun.dev",shard="r`+strconv.Itoa(i)+`"}`])
 	}
 	return r
 }
 
-// start runs one replica, calling the reconciler at its own path.
-func (b *shardBench) start(id string) *exec.Cmd {
+// scrape reads the samples of a Prometheus text endpoint, by series.
+func scrape(addr string) (map[string]float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		if strings.HasPrefix(line, "#") || i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, nil
+}
+
+// freeAddr is a local address no one listens on now.
+func freeAddr(tb testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// start runs one replica, calling the reconciler at its own path, and
+// returns it and the address of its metrics.
+func (b *shardBench) start(id string) (*exec.Cmd, string) {
 	b.tb.Helper()
 	dir := filepath.Join(b.dir, id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -287,15 +346,16 @@ func (b *shardBench) start(id string) *exec.Cmd {
 	if err != nil {
 		b.tb.Fatal(err)
 	}
+	metrics := freeAddr(b.tb)
 	cmd := exec.Command(b.bin, "run", filepath.Join(dir, "blueprint.yaml"), "--kubeconfig", b.kube,
 		"--shards", "--shard-id", id, "--leader-election-namespace", b.ns,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", "0")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		b.tb.Fatal(err)
 	}
 	go func() { <-time.After(time.Hour); log.Close() }()
-	return cmd
+	return cmd, metrics
 }
 
 // ready counts the ShardTasks Ready for their generation.
@@ -354,7 +414,8 @@ func parseReplicas(tb testing.TB, s string) []int {
 // reconciled by a remote reconciler that takes 50ms a call, and reports
 // for each the time from starting the replicas to every ShardTask Ready
 // and the mean peak RSS of a replica, and both as ratios to the first
-// replica count, measured in the same run.
+// replica count, measured in the same run; and each replica's Go heap in
+// use and cached ShardTasks once all are Ready, likewise.
 func BenchmarkShards(b *testing.B) {
 	ks := parseReplicas(b, *shardReplicas)
 	sb := newShardBench(b, *shardN)
@@ -371,9 +432,14 @@ func BenchmarkShards(b *testing.B) {
 			b.ReportMetric(r.toReady.Seconds()/base.toReady.Seconds(), tag+"x-time")
 			b.ReportMetric(r.meanRSS()/(1<<20), tag+"rss-MiB")
 			b.ReportMetric(r.meanRSS()/base.meanRSS(), tag+"x-rss")
-			b.Logf("%d replicas, %d ShardTasks: all Ready in %s (×%.2f of %d), peak RSS per replica %.0f MiB (×%.2f), calls by replica %v",
+			b.ReportMetric(mean(r.heap)/(1<<20), tag+"heap-MiB")
+			b.ReportMetric(mean(r.heap)/mean(base.heap), tag+"x-heap")
+			b.ReportMetric(mean(r.cached), tag+"cached")
+			b.ReportMetric(mean(r.cached)/mean(base.cached), tag+"x-cached")
+			b.Logf("%d replicas, %d ShardTasks: all Ready in %s (×%.2f of %d), peak RSS per replica %.0f MiB (×%.2f), heap in use %.1f MiB (×%.2f), ShardTasks cached %v (×%.2f), calls by replica %v",
 				k, *shardN, r.toReady.Round(10*time.Millisecond), r.toReady.Seconds()/base.toReady.Seconds(), base.replicas,
-				r.meanRSS()/(1<<20), r.meanRSS()/base.meanRSS(), r.calls)
+				r.meanRSS()/(1<<20), r.meanRSS()/base.meanRSS(), mean(r.heap)/(1<<20), mean(r.heap)/mean(base.heap),
+				r.cached, mean(r.cached)/mean(base.cached), r.calls)
 		}
 	}
 	sb.rec.mu.Lock()
@@ -401,9 +467,17 @@ func TestShardBenchmark(t *testing.T) {
 		t.Errorf("two replicas: calls %v, want both to take a share", two.calls)
 	}
 	for _, r := range []shardRound{one, two} {
-		if r.toReady <= 0 || len(r.peakRSS) != r.replicas || r.meanRSS() <= 0 {
-			t.Errorf("%d replicas: %s to Ready, peak RSS %v", r.replicas, r.toReady, r.peakRSS)
+		if r.toReady <= 0 || len(r.peakRSS) != r.replicas || r.meanRSS() <= 0 || mean(r.heap) <= 0 {
+			t.Errorf("%d replicas: %s to Ready, peak RSS %v, heap %v", r.replicas, r.toReady, r.peakRSS, r.heap)
 		}
+	}
+	// Each replica caches only its buckets' ShardTasks: one caches all 24,
+	// two share them without overlap.
+	if len(one.cached) != 1 || one.cached[0] != 24 {
+		t.Errorf("one replica caches %v ShardTasks, want 24", one.cached)
+	}
+	if len(two.cached) != 2 || two.cached[0]+two.cached[1] != 24 || two.cached[0] == 0 || two.cached[1] == 0 {
+		t.Errorf("two replicas cache %v ShardTasks, want a share each, 24 in all", two.cached)
 	}
 	sb.rec.mu.Lock()
 	defer sb.rec.mu.Unlock()

@@ -74,7 +74,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
 	fl.BoolVar(&f.leaderElect, "leader-elect", inCluster, "elect one active runtime through a Lease (default on inside a cluster)")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease, and of the shard Leases with --shards (default: the runtime's namespace in a cluster, else default)")
-	fl.BoolVar(&f.shards, "shards", false, "share the custom resources with every replica run with --shards instead of electing one leader: each reconciles its buckets of them, never one another replica is reconciling (docs/runtime.md#sharding); each replica still caches every custom resource and child")
+	fl.BoolVar(&f.shards, "shards", false, "share the custom resources with every replica run with --shards instead of electing one leader: each reconciles its buckets of them, never one another replica is reconciling and caches only those, labelling each custom resource with its bucket (docs/runtime.md#sharding)")
 	fl.StringVar(&f.shardID, "shard-id", "", "this replica's name among the shards, unique in the group (default: the host name, a Pod's name in a cluster)")
 	fl.StringVar(&f.serve, "serve", "", "also run the intent gateway (inrun serve) in this process, on this address, written --serve=ADDR (--serve alone: "+gateway.DefaultAddress+")")
 	fl.Lookup("serve").NoOptDefVal = gateway.DefaultAddress
@@ -175,9 +175,11 @@ resources are spread over 256 buckets by the hash of their UID, and each
 live replica reconciles the buckets rendezvous hashing gives it; a bucket
 moves only after its old replica's reconciles of it have ended, so no
 custom resource is reconciled by two replicas at once (docs/runtime.md).
-Not done yet: each replica still caches every custom resource and child
-(no per-replica filtered cache), and a Blueprint whose reconciler is a
-reconcile.go controller cannot be sharded.
+Each replica caches only its buckets' custom resources and children: the
+replicas label each custom resource shard.inrun.dev/bucket (and each
+child shard.inrun.dev/owner-bucket), and a replica rebuilds its caches a
+few seconds after its buckets change. Not done yet: a Blueprint whose
+reconciler is a reconcile.go controller cannot be sharded.
 
 A bare "inrun" is "inrun run".`
 

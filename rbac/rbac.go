@@ -22,7 +22,8 @@ var (
 	// apply) and delete (prune and cleanup).
 	ChildVerbs = []string{"create", "delete", "get", "list", "patch", "watch"}
 	// ResourceVerbs are what the runtime does to the custom resource itself:
-	// read it and patch its finalizers.
+	// read it and patch its finalizers (and, with --shards, its bucket
+	// label).
 	ResourceVerbs = []string{"get", "list", "patch", "update", "watch"}
 	// StatusVerbs write status with server-side apply.
 	StatusVerbs = []string{"get", "patch", "update"}

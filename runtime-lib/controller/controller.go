@@ -147,17 +147,18 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 		return err
 	}
 	rec, err := reconciler.New(bp, reconciler.Options{
-		OwnerIndex:  ownerIndex,
-		Client:      mgr.GetClient(),
-		APIReader:   mgr.GetAPIReader(),
-		FieldOwner:  opts.FieldOwner,
-		Recorder:    recorder,
-		Log:         mgr.GetLogger().WithName(bp.Name),
-		Unavailable: opts.Unavailable,
-		Renderer:    opts.Renderer,
-		Remote:      opts.Remote,
-		Components:  opts.Components,
-		Deprecation: opts.Deprecation,
+		OwnerIndex:   ownerIndex,
+		Client:       mgr.GetClient(),
+		APIReader:    mgr.GetAPIReader(),
+		FieldOwner:   opts.FieldOwner,
+		Recorder:     recorder,
+		Log:          mgr.GetLogger().WithName(bp.Name),
+		Unavailable:  opts.Unavailable,
+		Renderer:     opts.Renderer,
+		Remote:       opts.Remote,
+		Components:   opts.Components,
+		Deprecation:  opts.Deprecation,
+		ShardBuckets: shardBuckets(opts.Shard),
 	})
 	if err != nil {
 		return err
@@ -211,6 +212,14 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	}
 	b = b.WatchesRawSource(opts.Shard.Source(mgr.GetCache(), bp.Resource.GroupVersionKind))
 	return b.Complete(shard.Gate(opts.Shard, mgr.GetCache(), bp.Resource.GroupVersionKind, limiter.wrap(rec)))
+}
+
+// shardBuckets is the bucket count of m's group, 0 without one.
+func shardBuckets(m *shard.Member) int {
+	if m == nil {
+		return 0
+	}
+	return m.Options().Buckets
 }
 
 // ownerUID is the UID of the custom resource a child was made for.
@@ -323,6 +332,23 @@ func ownerOf(bp *ir.Blueprint) handler.MapFunc {
 // unstructured (reconciler.TypedKind), and custom resources unstructured.
 // Callers add metrics, probes and leader election.
 func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
+	return managerOptions(bps, nil)
+}
+
+// ShardManagerOptions returns ManagerOptions(bps) for a replica of a shard
+// group that caches only buckets: the custom resources labelled
+// shard.LabelBucket, and the children labelled shard.LabelOwnerBucket,
+// with one of them. A kind that is both some Blueprint's custom resource
+// and another's child is cached whole, as its two labels may differ.
+func ShardManagerOptions(bps []*ir.Blueprint, buckets []int) (manager.Options, error) {
+	if buckets == nil {
+		buckets = []int{}
+	}
+	return managerOptions(bps, buckets)
+}
+
+// managerOptions is ManagerOptions, narrowed to buckets unless they are nil.
+func managerOptions(bps []*ir.Blueprint, buckets []int) (manager.Options, error) {
 	crKinds := map[schema.GroupVersionKind]bool{}
 	for _, bp := range bps {
 		crKinds[bp.Resource.GroupVersionKind] = true
@@ -335,6 +361,9 @@ func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
 		}
 	}
 	selector := labels.SelectorFromSet(labels.Set{reconciler.LabelManagedBy: reconciler.ManagedBy})
+	if buckets != nil {
+		selector = selector.Add(shard.In(shard.LabelOwnerBucket, buckets))
+	}
 	byObject := map[client.Object]cache.ByObject{}
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, bp := range bps {
@@ -351,6 +380,20 @@ func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
 			byObject[obj] = cache.ByObject{Label: selector}
 		}
 	}
+	if buckets != nil {
+		own := labels.NewSelector().Add(shard.In(shard.LabelBucket, buckets))
+		done := map[schema.GroupVersionKind]bool{}
+		for _, bp := range bps {
+			gvk := bp.Resource.GroupVersionKind
+			if isChildKind(bps, gvk) || done[gvk] {
+				continue
+			}
+			done[gvk] = true
+			obj := &unstructured.Unstructured{}
+			obj.SetGroupVersionKind(gvk)
+			byObject[obj] = cache.ByObject{Label: own}
+		}
+	}
 	names := map[string]bool{}
 	for _, bp := range bps {
 		if names[bp.Name] {
@@ -364,6 +407,18 @@ func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
 		Cache:  cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()},
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	}, nil
+}
+
+// isChildKind says whether some Blueprint of bps owns objects of kind gvk.
+func isChildKind(bps []*ir.Blueprint, gvk schema.GroupVersionKind) bool {
+	for _, bp := range bps {
+		for _, k := range reconciler.OwnedKinds(bp) {
+			if k.GroupVersionKind == gvk {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // LeaderElectionID names the Lease of a runtime running bps, so that two

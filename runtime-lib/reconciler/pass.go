@@ -24,6 +24,7 @@ import (
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
 // pass is the state of one Sync of one custom resource.
@@ -412,6 +413,12 @@ func (p *pass) decorate(c *ir.Child, u *unstructured.Unstructured) error {
 	labels[LabelBlueprint] = p.bp.Name
 	labels[LabelOwnerUID] = string(p.cr.GetUID())
 	labels[LabelChild] = c.ID
+	if n := p.opts.ShardBuckets; n > 0 {
+		// A UID's bucket never changes, so neither does this label; a
+		// child made before sharding gets it with its next apply, as it
+		// changes the applied hash.
+		labels[shard.LabelOwnerBucket] = shard.BucketValue(p.cr.GetUID(), n)
+	}
 	delete(labels, LabelAppliedHash)
 	u.SetLabels(labels)
 	annotations := u.GetAnnotations()

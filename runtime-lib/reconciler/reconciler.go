@@ -67,6 +67,11 @@ type Options struct {
 	// Blueprint runs as is deprecated (the Deprecated condition). Default:
 	// a holder of the Blueprint's own Deprecated, which never changes.
 	Deprecation *DeprecationHolder
+	// ShardBuckets, when set, is the bucket count of a shard group (package
+	// shard): every child is labelled shard.LabelOwnerBucket with its
+	// custom resource's bucket, so that each replica caches only the
+	// children of its buckets.
+	ShardBuckets int
 }
 
 // DefaultHookTimeout bounds a hook's call when Options.HookTimeout is

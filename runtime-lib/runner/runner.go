@@ -83,8 +83,9 @@ type Options struct {
 	Deprecations map[string]*reconciler.DeprecationHolder
 	// Shard, when set, spreads the custom resources over every replica
 	// run with it (package shard) instead of electing one leader: each
-	// reconciles the buckets it is given, and none reconciles a custom
-	// resource another one is reconciling. Its Group defaults to the
+	// reconciles the buckets it is given, and caches only their custom
+	// resources and children (controller.Sharded), and none reconciles a
+	// custom resource another one is reconciling. Its Group defaults to the
 	// leader-election Lease's name, its Namespace to
 	// LeaderElectionNamespace. LeaderElection is then ignored.
 	Shard *shard.Options
@@ -191,19 +192,15 @@ func run(ctx context.Context, opts Options) error {
 	}
 	// client-go's informers log through controller-runtime's root logger.
 	ctrllog.SetLogger(opts.Log)
+	if member != nil {
+		return runSharded(ctx, opts, mopts, member, unavailable)
+	}
 	mgr, err := manager.New(opts.Config, mopts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	for _, bp := range opts.Blueprints {
-		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces, Components: opts.Components, Deprecation: opts.Deprecations[bp.Name], Shard: member}); err != nil {
-			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
-		}
-	}
-	if member != nil {
-		if err := mgr.Add(member); err != nil {
-			return err
-		}
+	if err := setup(mgr, opts, unavailable, nil); err != nil {
+		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
@@ -217,6 +214,51 @@ func run(ctx context.Context, opts Options) error {
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// setup adds the controllers of opts.Blueprints to mgr.
+func setup(mgr manager.Manager, opts Options, unavailable map[schema.GroupVersionKind]error, member *shard.Member) error {
+	for _, bp := range opts.Blueprints {
+		if err := controller.Setup(mgr, bp, controller.Options{Workers: opts.Workers, MaxBackoff: opts.MaxBackoff, SkipNameValidation: opts.SkipNameValidation, Unavailable: unavailable, Namespaces: opts.Namespaces, Components: opts.Components, Deprecation: opts.Deprecations[bp.Name], Shard: member}); err != nil {
+			return fmt.Errorf("blueprint %s: %w", bp.Name, err)
+		}
+	}
+	return nil
+}
+
+// runSharded runs opts.Blueprints as one replica of a shard group: an
+// outer manager serves metrics and probes and keeps the Lease, and the
+// controllers run in epochs whose caches hold only the replica's buckets
+// (controller.Sharded).
+func runSharded(ctx context.Context, opts Options, mopts manager.Options, member *shard.Member, unavailable map[schema.GroupVersionKind]error) error {
+	outer, err := manager.New(opts.Config, manager.Options{
+		Scheme:                  mopts.Scheme,
+		Logger:                  mopts.Logger,
+		Metrics:                 mopts.Metrics,
+		HealthProbeBindAddress:  mopts.HealthProbeBindAddress,
+		GracefulShutdownTimeout: mopts.GracefulShutdownTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	err = controller.Sharded(outer, controller.ShardedOptions{
+		Member:      member,
+		Blueprints:  opts.Blueprints,
+		Manager:     mopts,
+		Setup:       func(mgr manager.Manager) error { return setup(mgr, opts, unavailable, member) },
+		Unavailable: unavailable,
+		Ready:       opts.Ready,
+	})
+	if err != nil {
+		return err
+	}
+	if err := outer.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := outer.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	return outer.Start(ctx)
 }
 
 // OnCacheSync has mgr call ready once it has started and its caches are in

@@ -14,6 +14,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -173,6 +174,18 @@ func TestShards(t *testing.T) {
 		}
 		return out
 	}
+	// cachedBy is what each replica's cache should hold: the Apps of its
+	// buckets.
+	cachedBy := func(members ...string) map[string]map[schema.GroupKind]int {
+		out := map[string]map[schema.GroupKind]int{}
+		for _, m := range members {
+			out[m] = map[schema.GroupKind]int{appGVK.GroupKind(): 0}
+		}
+		for _, m := range ownerBy(members...) {
+			out[m][appGVK.GroupKind()]++
+		}
+		return out
+	}
 	patchAll := func(note string) {
 		for _, n := range names {
 			f.patchApp(n, map[string]any{"note": note})
@@ -183,10 +196,23 @@ func TestShards(t *testing.T) {
 	m.waitNoted(t, "v1", names, 2*time.Minute)
 	f.eventually(time.Minute, "the two replicas hold their buckets", f.leasesHold("r0", "r1"))
 	before := ownerBy("r0", "r1")
+	// The Apps were made before any replica ran: each was labelled with
+	// its bucket, and each replica caches only its buckets'.
+	for _, n := range names {
+		app, err := f.get(appGVK, f.ns, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := app.GetLabels()[shard.LabelBucket], shard.BucketValue(uids[n], shard.DefaultBuckets); got != want {
+			t.Errorf("%s has bucket label %q, want %q", n, got, want)
+		}
+	}
+	f.eventually(time.Minute, "each of two replicas caches only its buckets' Apps", cachesHold(cachedBy("r0", "r1")))
 
 	// A third replica joins while every custom resource is busy.
 	startReplica("r2")
 	f.eventually(time.Minute, "the three replicas hold their buckets", f.leasesHold("r0", "r1", "r2"))
+	f.eventually(time.Minute, "each of three replicas caches only its buckets' Apps", cachesHold(cachedBy("r0", "r1", "r2")))
 	patchAll("v2")
 	m.waitNoted(t, "v2", names, time.Minute)
 	time.Sleep(2 * time.Second) // each custom resource is called again every second
@@ -225,6 +251,7 @@ func TestShards(t *testing.T) {
 	} else {
 		t.Logf("r1's %d custom resources were reconciled by the others %s after it stopped", orphans, took.Round(time.Millisecond))
 	}
+	f.eventually(time.Minute, "the two left cache only their buckets' Apps", cachesHold(cachedBy("r0", "r2")))
 	_ = r0
 
 	m.mu.Lock()

@@ -7,9 +7,14 @@
 // resource's UID, the hash the API server computes for a sharded list and
 // watch (KEP-5866, shardRange(object.metadata.uid, ...); a test checks Hash
 // and Selector against k8s.io/apimachinery/pkg/sharding). Because buckets
-// are hash ranges, a replica's buckets can become the shard selector of its
-// informers where that feature is on (Selector writes it); today every
-// replica still caches every custom resource.
+// are hash ranges, a replica's buckets could become the shard selector of
+// its informers where that feature is on (Selector writes it). Until then
+// buckets are labels: LabelBucket on a custom resource (written by the
+// replicas, a function of its UID), LabelOwnerBucket on a child (its
+// custom resource's bucket), and each replica caches only the objects of
+// the buckets it wants (Wanted), with the selector In writes. A label
+// selector cannot change, so Epochs rebuilds the caches, and the
+// controllers on them, when the wanted buckets change.
 //
 // Membership is a Lease per replica (Group-ID, labelled with the Group),
 // renewed every RenewPeriod. A replica claims nothing in its first period,
@@ -34,6 +39,6 @@
 //
 // Member is a manager.Runnable that does all this; Admit is the gate a
 // reconcile passes (Gate wraps a reconcile.Reconciler with it), Owns filters
-// events, and Changed reports gained buckets so that their custom resources
-// are queued again.
+// events, Changed reports gained buckets so that their custom resources
+// are queued again, and Wanted the buckets to cache.
 package shard

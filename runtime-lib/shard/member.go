@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -103,7 +104,14 @@ type Member struct {
 	held     []bool // buckets its Lease lists
 	inflight []int
 	changed  chan struct{}
-	renewed  time.Time // last successful write of its Lease
+	// desired are the buckets Assign gives it by the last Leases read;
+	// known is set once they have been read.
+	desired []bool
+	known   bool
+	// wanted is closed the next time Wanted changes from lastWanted.
+	wanted     chan struct{}
+	lastWanted []int
+	renewed    time.Time // last successful write of its Lease
 	// joined is set after the first step: a replica first only makes its
 	// Lease known, so that replicas started together see each other before
 	// any claims a bucket, rather than the first taking them all.
@@ -140,6 +148,8 @@ func New(c client.Client, opts Options) (*Member, error) {
 		held:     make([]bool, opts.Buckets),
 		inflight: make([]int, opts.Buckets),
 		changed:  make(chan struct{}),
+		desired:  make([]bool, opts.Buckets),
+		wanted:   make(chan struct{}),
 		drained:  make(chan struct{}, 1),
 		seen:     map[string]observation{},
 	}, nil
@@ -207,6 +217,42 @@ func (m *Member) Active() []int {
 		}
 	}
 	return out
+}
+
+// Wanted lists the buckets whose custom resources and children this
+// replica should cache: those Assign gives it by the Leases it last read,
+// and those its Lease still holds (draining, or claimed and not yet
+// started). known is false until it has read the Leases once.
+func (m *Member) Wanted() (buckets []int, known bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.wantedLocked(), m.known
+}
+
+func (m *Member) wantedLocked() []int {
+	out := []int{}
+	for b := range m.desired {
+		if m.desired[b] || m.held[b] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Wants says whether the custom resource with this UID is in a bucket
+// Wanted lists.
+func (m *Member) Wants(uid types.UID) bool {
+	b := Bucket(uid, m.opts.Buckets)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.desired[b] || m.held[b]
+}
+
+// WantedChanged is closed the next time Wanted changes.
+func (m *Member) WantedChanged() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.wanted
 }
 
 // Changed is closed the next time this replica gains buckets.
@@ -408,6 +454,12 @@ func (m *Member) step(ctx context.Context) error {
 	if gained > 0 {
 		close(m.changed)
 		m.changed = make(chan struct{})
+	}
+	copy(m.desired, desired)
+	if w := m.wantedLocked(); !m.known || !slices.Equal(w, m.lastWanted) {
+		m.known, m.lastWanted = true, w
+		close(m.wanted)
+		m.wanted = make(chan struct{})
 	}
 	m.observe(len(v.members))
 	m.mu.Unlock()

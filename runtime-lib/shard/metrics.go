@@ -2,6 +2,8 @@ package shard
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -16,10 +18,27 @@ var (
 		Name: "inrun_shard_members",
 		Help: "Live replicas of the shard group, this one included, as this replica last read their Leases.",
 	}, []string{"shard"})
+	cachedMetric = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "inrun_shard_cached_objects",
+		Help: "Objects of a kind (custom resources, or children) in the caches of this replica's current epoch: those of the buckets it wants, and custom resources and children of kinds cached whole.",
+	}, []string{"shard", "kind"})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(bucketsMetric, membersMetric)
+	ctrlmetrics.Registry.MustRegister(bucketsMetric, membersMetric, cachedMetric)
+}
+
+// CountCached keeps inrun_shard_cached_objects{shard, kind} at the number
+// of objects informer holds. It starts the count from zero: call it on a
+// new epoch's informer before the epoch starts.
+func (m *Member) CountCached(informer cache.Informer, kind string) error {
+	g := cachedMetric.WithLabelValues(m.opts.ID, kind)
+	g.Set(0)
+	_, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { g.Inc() },
+		DeleteFunc: func(any) { g.Dec() },
+	})
+	return err
 }
 
 // observe sets the gauges from the Member's state; m.mu must be held.

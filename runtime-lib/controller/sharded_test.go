@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/runtime-lib/shard"
+)
+
+// selectors is the label selector of each kind a cache is narrowed to,
+// by kind.
+func selectors(byObject map[client.Object]cache.ByObject) map[string]labels.Selector {
+	out := map[string]labels.Selector{}
+	for obj, bo := range byObject {
+		out[obj.GetObjectKind().GroupVersionKind().Kind] = bo.Label
+	}
+	return out
+}
+
+// TestShardManagerOptions checks the caches of a replica holding buckets 3
+// and 7: custom resources by their bucket label, children by their owner's
+// (and managed-by), and a kind that is both one Blueprint's custom
+// resource and another's child cached whole.
+func TestShardManagerOptions(t *testing.T) {
+	stack, err := compiler.CompileFile("../runner/testdata/composition/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bps := ir.WithUsed([]*ir.Blueprint{stack})
+	whole, err := ManagerOptions(bps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharded, err := ShardManagerOptions(bps, []int{3, 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := selectors(whole.Cache.ByObject), selectors(sharded.Cache.ByObject)
+
+	mine := func(l labels.Set) labels.Set {
+		out := labels.Set{reconciler.LabelManagedBy: reconciler.ManagedBy}
+		for k, v := range l {
+			out[k] = v
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		kind    string
+		set     labels.Set
+		matches bool
+	}{
+		{stack.Resource.Kind, labels.Set{shard.LabelBucket: "7"}, true},
+		{stack.Resource.Kind, labels.Set{shard.LabelBucket: "4"}, false},
+		{stack.Resource.Kind, labels.Set{}, false}, // unlabelled: the labeller's
+		{"ConfigMap", mine(labels.Set{shard.LabelOwnerBucket: "3"}), true},
+		{"ConfigMap", mine(labels.Set{shard.LabelOwnerBucket: "30"}), false},
+		{"ConfigMap", mine(nil), false},                               // made before sharding
+		{"ConfigMap", labels.Set{shard.LabelOwnerBucket: "3"}, false}, // not Inrun's
+	} {
+		sel, ok := after[tc.kind]
+		if !ok {
+			t.Errorf("%s is cached whole; want it narrowed to the buckets", tc.kind)
+			continue
+		}
+		if got := sel.Matches(tc.set); got != tc.matches {
+			t.Errorf("%s selector %q matches %v = %v, want %v", tc.kind, sel, tc.set, got, tc.matches)
+		}
+	}
+	if _, ok := before[stack.Resource.Kind]; ok {
+		t.Errorf("without shards, custom resources are narrowed: %v", before)
+	}
+	// The Store is the Stack's child and its own Blueprint's custom resource.
+	if sel, ok := after["Store"]; ok {
+		t.Errorf("Store, a custom resource and a child, is narrowed to %q; want it cached whole", sel)
+	}
+	none, err := ShardManagerOptions(bps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel := selectors(none.Cache.ByObject)[stack.Resource.Kind]; sel == nil || sel.Matches(labels.Set{shard.LabelBucket: "0"}) {
+		t.Errorf("a replica with no buckets caches %q of the custom resources; want none", sel)
+	}
+}
