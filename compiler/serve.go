@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	celast "github.com/google/cel-go/common/ast"
-	"github.com/google/cel-go/common/types"
 	yaml "go.yaml.in/yaml/v3"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -584,77 +583,9 @@ func (c *checker) checkServe() {
 // without "self." ("" when it reads self whole), longest only: reading
 // self.spec.image adds spec.image, not spec.
 func selfPaths(e celast.Expr, out map[string]bool) {
-	if p, ok := selfChain(e); ok {
-		out[p] = true
-		return
+	for _, p := range expr.ReadPaths(e, expr.Self) {
+		out[strings.Join(p, ".")] = true
 	}
-	switch e.Kind() {
-	case celast.SelectKind:
-		selfPaths(e.AsSelect().Operand(), out)
-	case celast.CallKind:
-		call := e.AsCall()
-		if call.IsMemberFunction() {
-			selfPaths(call.Target(), out)
-		}
-		for _, a := range call.Args() {
-			selfPaths(a, out)
-		}
-	case celast.ListKind:
-		for _, el := range e.AsList().Elements() {
-			selfPaths(el, out)
-		}
-	case celast.MapKind:
-		for _, en := range e.AsMap().Entries() {
-			me := en.AsMapEntry()
-			selfPaths(me.Key(), out)
-			selfPaths(me.Value(), out)
-		}
-	case celast.StructKind:
-		for _, f := range e.AsStruct().Fields() {
-			selfPaths(f.AsStructField().Value(), out)
-		}
-	case celast.ComprehensionKind:
-		comp := e.AsComprehension()
-		for _, x := range []celast.Expr{comp.IterRange(), comp.AccuInit(), comp.LoopCondition(), comp.LoopStep(), comp.Result()} {
-			selfPaths(x, out)
-		}
-	}
-}
-
-// selfChain returns the path a chain of selects from self reads: self is
-// "", self.spec.image is "spec.image", self.spec.?tls is "spec.tls"; an
-// index ends the chain at what it indexes.
-func selfChain(e celast.Expr) (string, bool) {
-	switch e.Kind() {
-	case celast.IdentKind:
-		return "", e.AsIdent() == expr.Self
-	case celast.SelectKind:
-		sel := e.AsSelect()
-		if sel.IsTestOnly() {
-			return "", false
-		}
-		p, ok := selfChain(sel.Operand())
-		return join(p, sel.FieldName()), ok
-	case celast.CallKind:
-		call := e.AsCall()
-		args := call.Args()
-		switch call.FunctionName() {
-		case "_?._":
-			if len(args) == 2 && args[1].Kind() == celast.LiteralKind {
-				if field, ok := args[1].AsLiteral().(types.String); ok {
-					p, ok := selfChain(args[0])
-					return join(p, string(field)), ok
-				}
-			}
-		case "_[_]", "_[?_]":
-			if len(args) == 2 {
-				if p, ok := selfChain(args[0]); ok && p != "" {
-					return p, true
-				}
-			}
-		}
-	}
-	return "", false
 }
 
 // schemaAt returns the schema at a dotted path of s, or nil.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -257,12 +258,15 @@ func onDeprecationChange(c client.Reader, bp *ir.Blueprint, h *reconciler.Deprec
 }
 
 // notEcho passes every child event but those that only bring back the
-// reconciler's own write (reconciler.IsEcho) of a child of kind gvk.
-// Deletions always pass.
+// reconciler's own write (reconciler.IsEcho) of a child of kind gvk, and
+// updates no pass would act on (reconciler.Relevant). Deletions always
+// pass.
 func notEcho(rec *reconciler.Reconciler, gvk schema.GroupVersionKind) predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return !rec.IsEcho(gvk, e.Object) },
-		UpdateFunc: func(e event.UpdateEvent) bool { return !rec.IsEcho(gvk, e.ObjectNew) },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !rec.IsEcho(gvk, e.ObjectNew) && rec.Relevant(gvk, e.ObjectOld, e.ObjectNew)
+		},
 		DeleteFunc: func(e event.DeleteEvent) bool {
 			rec.Forget(gvk, e.Object)
 			return true
@@ -402,9 +406,7 @@ func managerOptions(bps []*ir.Blueprint, buckets []int) (manager.Options, error)
 		names[bp.Name] = true
 	}
 	return manager.Options{
-		// Managed fields are most of an object's size and nothing reads
-		// them from the cache.
-		Cache:  cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:  cache.Options{ByObject: byObject, DefaultTransform: StripManagedFields},
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	}, nil
 }
@@ -434,4 +436,24 @@ func LeaderElectionID(bps []*ir.Blueprint) string {
 		id = id[:63]
 	}
 	return strings.TrimRight(id, "-")
+}
+
+// StripManagedFields is the caches' transform: managed fields are most of
+// an object's size and nothing reads them from a cache. It is
+// cache.TransformStripManagedFields without its cost on unstructured
+// objects, whose GetManagedFields converts every entry into a Go struct
+// only to say whether there is one: here the field is deleted from the
+// map.
+func StripManagedFields(in any) (any, error) {
+	switch obj := in.(type) {
+	case *unstructured.Unstructured:
+		if md, ok := obj.Object["metadata"].(map[string]any); ok {
+			delete(md, "managedFields")
+		}
+	case metav1.Object:
+		if obj.GetManagedFields() != nil {
+			obj.SetManagedFields(nil)
+		}
+	}
+	return in, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"sync"
 	"time"
 
@@ -38,6 +39,8 @@ type Recorder struct {
 
 	mu     sync.Mutex
 	series map[seriesKey]*seriesEntry
+	// swept is when forgetOld last dropped the series that had ended.
+	swept time.Time
 }
 
 var _ events.EventRecorder = &Recorder{}
@@ -52,6 +55,9 @@ const seriesPatchEvery = time.Minute
 
 // maxSeries bounds the series remembered; older ones are forgotten first.
 const maxSeries = 4096
+
+// sweepEvery is how often the series that have ended are dropped.
+const sweepEvery = time.Minute
 
 type seriesKey struct {
 	regarding, related        corev1.ObjectReference
@@ -200,22 +206,27 @@ func (r *Recorder) patchSeries(ctx context.Context, ev *eventsv1.Event, count in
 	}
 }
 
-// forgetOld drops series that have ended, and the oldest ones beyond
-// maxSeries. r.mu is held.
+// forgetOld drops series that have ended, at most once a sweepEvery, and
+// the oldest quarter once maxSeries are remembered: one Event recorded
+// costs a map write, not a walk of every series remembered. r.mu is held.
 func (r *Recorder) forgetOld(now time.Time) {
-	for k, e := range r.series {
-		if now.Sub(e.last) > seriesWindow {
-			delete(r.series, k)
-		}
-	}
-	for len(r.series) >= maxSeries {
-		var oldest seriesKey
-		var at time.Time
+	if now.Sub(r.swept) >= sweepEvery || len(r.series) >= maxSeries {
+		r.swept = now
 		for k, e := range r.series {
-			if at.IsZero() || e.last.Before(at) {
-				oldest, at = k, e.last
+			if now.Sub(e.last) > seriesWindow {
+				delete(r.series, k)
 			}
 		}
-		delete(r.series, oldest)
+	}
+	if len(r.series) < maxSeries {
+		return
+	}
+	keys := make([]seriesKey, 0, len(r.series))
+	for k := range r.series {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return r.series[keys[i]].last.Before(r.series[keys[j]].last) })
+	for _, k := range keys[:len(keys)/4] {
+		delete(r.series, k)
 	}
 }

@@ -82,7 +82,7 @@ func selectionCacheOf(mgr manager.Manager, namespaces []string) (*selectionCache
 		HTTPClient:       mgr.GetHTTPClient(),
 		Scheme:           mgr.GetScheme(),
 		Mapper:           mgr.GetRESTMapper(),
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: StripManagedFields,
 	}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

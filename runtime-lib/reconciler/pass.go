@@ -515,6 +515,7 @@ func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Un
 		return nil
 	}
 	p.rep.Writes++
+	dropManagedFields(obj)
 	p.rep.Created = append(p.rep.Created, keyOf(obj).String())
 	p.written = append(p.written, obj)
 	p.wrote(obj)
@@ -533,12 +534,22 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 		return nil
 	}
 	p.rep.Writes++
+	dropManagedFields(obj)
 	p.rep.Applied = append(p.rep.Applied, keyOf(obj).String())
 	p.written = append(p.written, obj)
 	p.wrote(obj)
 	logr.FromContextOrDiscard(ctx).V(1).Info("applied child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
 	return obj
+}
+
+// dropManagedFields drops the managed fields of a write's answer, as the
+// caches drop them from what they hold: nothing reads them, and an
+// expression's view of the object would convert them all.
+func dropManagedFields(u *unstructured.Unstructured) {
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
 }
 
 func (p *pass) readExternal(ctx context.Context, c *ir.Child) {

@@ -19,8 +19,8 @@ func (p *pass) ready(c *ir.Child, live *unstructured.Unstructured) (bool, error)
 // Blueprint uses is ready by its Ready condition, when it has conditions
 // (see ir.Use.ReadyCondition); a built-in workload by its status; anything
 // else once it exists.
-func (p *pass) kindReady(u *unstructured.Unstructured) bool {
-	if use := p.bp.Use(u.GroupVersionKind()); use != nil && use.ReadyCondition {
+func (r *Reconciler) kindReady(u *unstructured.Unstructured) bool {
+	if use := r.bp.Use(u.GroupVersionKind()); use != nil && use.ReadyCondition {
 		// A used Blueprint's runtime always writes observedGeneration with
 		// its conditions: without it, the spec has not been seen yet.
 		return conditionReady(u, use.Blueprint != "")
@@ -32,7 +32,8 @@ func (p *pass) kindReady(u *unstructured.Unstructured) bool {
 // for its current generation: a spec just changed is not ready until its
 // controller has seen it. The generation seen is status.observedGeneration
 // (required when observed is set) and the condition's own
-// observedGeneration, each where present.
+// observedGeneration, each where present. It reads only
+// metadata.generation and status, all readinessView keeps.
 func conditionReady(u *unstructured.Unstructured, observed bool) bool {
 	gen := u.GetGeneration()
 	seen, found, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
@@ -54,7 +55,8 @@ func conditionReady(u *unstructured.Unstructured, observed bool) bool {
 }
 
 // defaultReady is the readiness rule of the built-in workload kinds; any
-// other object is ready once it exists.
+// other object is ready once it exists. It reads only the kind,
+// metadata.generation, spec.replicas and status, all readinessView keeps.
 func defaultReady(u *unstructured.Unstructured) bool {
 	gk := u.GroupVersionKind().GroupKind()
 	observed := func() bool {

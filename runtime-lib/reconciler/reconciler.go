@@ -139,6 +139,9 @@ type Reconciler struct {
 	// selections holds, by objectKey of a custom resource, the
 	// []Selection its externalRefs read last (see Selecting).
 	selections sync.Map
+	// reads is what passes read of each child (see Relevant); nil when
+	// every update of a child counts.
+	reads map[string]*childReads
 	// transforms are the Go hooks of the children that name one, by name.
 	transforms map[string]components.TransformFunc
 	// argsHook and statusHook are the Blueprint's own Go hooks (go:), or
@@ -187,7 +190,7 @@ func New(bp *ir.Blueprint, opts Options) (*Reconciler, error) {
 	if err := opts.setDefaults(bp); err != nil {
 		return nil, err
 	}
-	r := &Reconciler{bp: bp, opts: opts, transforms: map[string]components.TransformFunc{}}
+	r := &Reconciler{bp: bp, opts: opts, reads: readsOf(bp), transforms: map[string]components.TransformFunc{}}
 	var missing []string
 	for _, n := range components.Needs(bp) {
 		ok := true

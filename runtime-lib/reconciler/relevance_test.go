@@ -1,0 +1,194 @@
+package reconciler
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/inrun/inrun/compiler"
+)
+
+var deploymentGVK = appsv1.SchemeGroupVersion.WithKind("Deployment")
+
+// rolling is a child Deployment of testdata/relevance.yaml asked for 2
+// replicas, its controller having seen the spec, 1 of 2 replicas ready.
+func rolling(child string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "hello-" + child, Namespace: "default", UID: "u1", ResourceVersion: "10", Generation: 2,
+			Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelBlueprint: "relevance", LabelChild: child, LabelOwnerUID: "cr1", "app": "hello"},
+			Annotations: map[string]string{AnnotationOwner: "example.inrun.dev/Website/default/hello"},
+		},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}}},
+		Status: appsv1.DeploymentStatus{
+			ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}},
+		},
+	}
+}
+
+func TestRelevant(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/relevance.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(bp, Options{Client: fake.NewClientBuilder().Build()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each case changes a copy of rolling(child) and gives it the next
+	// resourceVersion, unless it says otherwise.
+	for _, tt := range []struct {
+		name   string
+		child  string
+		change func(d *appsv1.Deployment)
+		want   bool
+	}{
+		{"only the resourceVersion", "deployment", func(*appsv1.Deployment) {}, false},
+		{"a resync", "deployment", func(d *appsv1.Deployment) { d.ResourceVersion = "10" }, true},
+		{"the spec seen, still not ready", "deployment", func(d *appsv1.Deployment) { d.Status.ObservedGeneration = 2 }, false},
+		{"replicas counted, still not ready", "deployment", func(d *appsv1.Deployment) {
+			d.Status.ObservedGeneration, d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.UnavailableReplicas = 2, 2, 2, 1
+			d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue})
+		}, false},
+		{"a status path an expression reads", "deployment", func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 2 }, true},
+		{"a spec edited by someone else", "deployment", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "httpd" }, true},
+		{"a generation bumped", "deployment", func(d *appsv1.Deployment) { d.Generation = 3 }, true},
+		{"a label added by someone else", "deployment", func(d *appsv1.Deployment) { d.Labels["team"] = "web" }, false},
+		{"an annotation added by someone else", "deployment", func(d *appsv1.Deployment) { d.Annotations["deployment.kubernetes.io/revision"] = "1" }, false},
+		{"a label removed", "deployment", func(d *appsv1.Deployment) { delete(d.Labels, "app") }, true},
+		{"a label changed", "deployment", func(d *appsv1.Deployment) { d.Labels["app"] = "other" }, true},
+		{"one of Inrun's labels added", "deployment", func(d *appsv1.Deployment) { d.Labels[LabelAppliedHash] = "abc" }, true},
+		{"being deleted", "deployment", func(d *appsv1.Deployment) { d.DeletionTimestamp = ptr.To(metav1.Now()) }, true},
+		{"an owner reference added", "deployment", func(d *appsv1.Deployment) {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "x", UID: "u2"}}
+		}, true},
+		{"readyWhen's path", "worker", func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 2 }, true},
+		{"the kind's rule does not apply under readyWhen", "worker", func(d *appsv1.Deployment) {
+			d.Status.ObservedGeneration, d.Status.UpdatedReplicas, d.Status.ReadyReplicas = 2, 2, 2
+		}, false},
+		{"read whole", "batch", func(d *appsv1.Deployment) { d.Status.ObservedGeneration = 2 }, true},
+		{"read whole, only the resourceVersion", "batch", func(*appsv1.Deployment) {}, true},
+		{"labels read: one added", "config", func(d *appsv1.Deployment) { d.Labels["team"] = "web" }, true},
+		{"labels read: status only", "config", func(d *appsv1.Deployment) { d.Status.ObservedGeneration = 2 }, false},
+		{"not a child of this Blueprint", "other", func(d *appsv1.Deployment) { d.Status.ObservedGeneration = 2 }, true},
+	} {
+		old := rolling(tt.child)
+		new := old.DeepCopy()
+		new.ResourceVersion = "11"
+		tt.change(new)
+		if got := r.Relevant(deploymentGVK, old, new); got != tt.want {
+			t.Errorf("%s: typed: Relevant = %v, want %v", tt.name, got, tt.want)
+		}
+		// The same update of the same objects, unstructured as the cache
+		// holds kinds with no Go type.
+		if got := r.Relevant(deploymentGVK, toUnstructured(t, old), toUnstructured(t, new)); got != tt.want {
+			t.Errorf("%s: unstructured: Relevant = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+
+	// Ready by the kind's rule with nothing an expression reads changed:
+	// the verdict alone counts.
+	old := rolling("deployment")
+	old.Status.ReadyReplicas = 2
+	new := old.DeepCopy()
+	new.ResourceVersion = "11"
+	new.Status.ObservedGeneration, new.Status.UpdatedReplicas, new.Status.AvailableReplicas = 2, 2, 2
+	if r.kindReady(readinessView(deploymentGVK, old, toUnstructured(t, old).Object["status"])) {
+		t.Fatal("the Deployment before the update should not be ready")
+	}
+	if !r.Relevant(deploymentGVK, old, new) {
+		t.Error("an update that makes a child ready by its kind's rule should count")
+	}
+	if !r.Relevant(deploymentGVK, toUnstructured(t, old), toUnstructured(t, new)) {
+		t.Error("unstructured: an update that makes a child ready by its kind's rule should count")
+	}
+}
+
+// TestRelevantHiddenReads checks that every update counts where a Go hook or
+// a remote reconciler sees the children.
+func TestRelevantHiddenReads(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/remote.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads := readsOf(bp); reads != nil {
+		t.Fatalf("readsOf of a Blueprint with a remote reconciler = %v, want nil", reads)
+	}
+	r := &Reconciler{bp: bp}
+	old := rolling("remote.deployment")
+	old.Labels[LabelBlueprint] = bp.Name
+	new := old.DeepCopy()
+	new.ResourceVersion = "11"
+	if !r.Relevant(deploymentGVK, old, new) {
+		t.Error("an update of a remote reconciler's child should count")
+	}
+}
+
+// TestReadinessView checks that the view of a typed object gives kindReady
+// the verdict the whole object gives.
+func TestReadinessView(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/relevance.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{bp: bp}
+	for _, d := range []*appsv1.Deployment{rolling("deployment"), func() *appsv1.Deployment {
+		d := rolling("deployment")
+		d.Status.ObservedGeneration, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 2, 2, 2, 2
+		return d
+	}(), func() *appsv1.Deployment {
+		d := rolling("deployment")
+		d.Spec.Replicas = nil // defaults to 1
+		d.Status.ObservedGeneration = 2
+		return d
+	}()} {
+		whole := toUnstructured(t, d)
+		whole.SetGroupVersionKind(deploymentGVK)
+		view := readinessView(deploymentGVK, d, whole.Object["status"])
+		if got, want := r.kindReady(view), r.kindReady(whole); got != want {
+			t.Errorf("status %+v, replicas %v: kindReady of the view = %v, of the object = %v", d.Status, d.Spec.Replicas, got, want)
+		}
+	}
+}
+
+func toUnstructured(t *testing.T, obj client.Object) *unstructured.Unstructured {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion("apps/v1")
+	u.SetKind("Deployment")
+	return u
+}
+
+// BenchmarkRelevant measures the cost of judging one update of a child
+// Deployment: its controller noting the new generation while it is not
+// ready yet, which Relevant drops. The pass it saves is
+// BenchmarkSyncConverged in bench.
+func BenchmarkRelevant(b *testing.B) {
+	bp, err := compiler.CompileFile("testdata/relevance.yaml", compiler.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &Reconciler{bp: bp, reads: readsOf(bp)}
+	old := rolling("deployment")
+	new := old.DeepCopy()
+	new.ResourceVersion = "11"
+	new.Status.ObservedGeneration = 2
+	b.ReportAllocs()
+	for b.Loop() {
+		if r.Relevant(deploymentGVK, old, new) {
+			b.Fatal("the update should not count")
+		}
+	}
+}
