@@ -12,12 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -283,27 +281,5 @@ func addLabelController(mgr manager.Manager, unlabelled cache.Cache, m *shard.Me
 	if err := ctrl.Watch(source.Kind(unlabelled, cr, &handler.TypedEnqueueRequestForObject[*unstructured.Unstructured]{}, wanted)); err != nil {
 		return err
 	}
-	return ctrl.Watch(source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		go func() {
-			for {
-				changed := m.WantedChanged()
-				list := &unstructured.UnstructuredList{}
-				list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-				if err := unlabelled.List(ctx, list); err != nil && ctx.Err() == nil {
-					ctrllog.FromContext(ctx).Error(err, "listing unlabelled custom resources", "kind", gvk.Kind)
-				}
-				for i := range list.Items {
-					if cr := &list.Items[i]; m.Wants(cr.GetUID()) {
-						q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: cr.GetNamespace(), Name: cr.GetName()}})
-					}
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-changed:
-				}
-			}
-		}()
-		return nil
-	}))
+	return ctrl.Watch(m.WantedSource(unlabelled, gvk))
 }

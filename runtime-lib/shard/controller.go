@@ -50,10 +50,25 @@ func (m *Member) Predicate(uid func(client.Object) types.UID) predicate.Predicat
 // controller starts and again each time m gains buckets, since their events
 // were dropped while another replica owned them.
 func (m *Member) Source(reader client.Reader, gvk schema.GroupVersionKind) source.Source {
+	return relist(reader, gvk, m.Changed, m.Owns)
+}
+
+// WantedSource queues the custom resources of kind gvk in the buckets m
+// wants once the controller starts and again each time they change: the
+// labeller's queue, which must reach the unlabelled custom resources of the
+// buckets m is about to take.
+func (m *Member) WantedSource(reader client.Reader, gvk schema.GroupVersionKind) source.Source {
+	return relist(reader, gvk, m.WantedChanged, m.Wants)
+}
+
+// relist lists the custom resources of kind gvk through reader and queues
+// those keep accepts, then again each time the channel changed returned
+// closes. A failed list is retried after a second.
+func relist(reader client.Reader, gvk schema.GroupVersionKind, changed func() <-chan struct{}, keep func(types.UID) bool) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		go func() {
 			for {
-				changed := m.Changed()
+				next := changed()
 				list := &unstructured.UnstructuredList{}
 				list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 				if err := reader.List(ctx, list); err != nil {
@@ -69,15 +84,14 @@ func (m *Member) Source(reader client.Reader, gvk schema.GroupVersionKind) sourc
 					}
 				}
 				for i := range list.Items {
-					cr := &list.Items[i]
-					if m.Owns(cr.GetUID()) {
+					if cr := &list.Items[i]; keep(cr.GetUID()) {
 						q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: cr.GetNamespace(), Name: cr.GetName()}})
 					}
 				}
 				select {
 				case <-ctx.Done():
 					return
-				case <-changed:
+				case <-next:
 				}
 			}
 		}()
