@@ -131,14 +131,24 @@ func TestExistingAPIFailureKeepsChildren(t *testing.T) {
 }
 
 // newAPIFixture is the api.yaml Blueprint, its mapping pointed at the
-// existing API at url, reconciling a Website in an in-memory store.
+// test server at url, reconciling the Website shopfront.
 func newAPIFixture(t *testing.T, url string) *fixture {
+	return newRemoteAPIFixture(t, "testdata/api.yaml", url, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "shopfront", "namespace": "shop"},
+		"spec":     map[string]any{"image": "nginx:1", "replicas": int64(2), "port": int64(80), "expose": true},
+	}})
+}
+
+// newRemoteAPIFixture compiles the Blueprint in file, points its
+// reconcile.api mapping at the test server at url instead of the host it
+// names, and creates cr in the simulator's store.
+func newRemoteAPIFixture(t *testing.T, file, url string, cr *unstructured.Unstructured) *fixture {
 	t.Helper()
-	bp, err := compiler.CompileFile("testdata/api.yaml", compiler.Options{})
+	bp, err := compiler.CompileFile(file, compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The mapping calls the test server instead of the host it names.
 	bp = bp.WithRemoteURL(url)
 	progs, err := expr.Compile(bp)
 	if err != nil {
@@ -148,16 +158,11 @@ func newAPIFixture(t *testing.T, url string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
+	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp), cr: cr}
 	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api, Renderer: reconciler.CELRenderer{Programs: progs}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "shopfront", "namespace": "shop"},
-		"spec":     map[string]any{"image": "nginx:1", "replicas": int64(2), "port": int64(80), "expose": true},
-	}}
 	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
 		t.Fatal(err)
 	}
@@ -183,32 +188,11 @@ func TestExistingAPIInAWorkflow(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"phase": phase, "message": step + " is " + phase})
 	}))
 	defer server.Close()
-	bp, err := compiler.CompileFile("testdata/api-workflow.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp = bp.WithRemoteURL(server.URL)
-	progs, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := remote.NewAPI(bp, progs, remote.APIOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
-	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api, Renderer: reconciler.CELRenderer{Programs: progs}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
+	f := newRemoteAPIFixture(t, "testdata/api-workflow.yaml", server.URL, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
 		"metadata": map[string]any{"name": "db", "namespace": "shop"},
 		"spec":     map[string]any{"image": "pg:16"},
-	}}
-	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
-		t.Fatal(err)
-	}
+	}})
 	for range 4 {
 		f.sync()
 	}

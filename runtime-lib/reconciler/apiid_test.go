@@ -10,12 +10,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/internal/fakedns"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 	"github.com/inrun/inrun/runtime-lib/remote"
-	"github.com/inrun/inrun/simulate"
 )
 
 // recordsFixture reconciles a DNSRecord against the fake DNS API, whose
@@ -39,33 +37,11 @@ func newRecordsFixture(t *testing.T, spec map[string]any) *recordsFixture {
 		rf.dns.ServeHTTP(w, r)
 	}))
 	t.Cleanup(server.Close)
-	bp, err := compiler.CompileFile("testdata/records.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp = bp.WithRemoteURL(server.URL)
-	progs, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := remote.NewAPI(bp, progs, remote.APIOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
-	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Remote: api, Renderer: reconciler.CELRenderer{Programs: progs}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
+	rf.fixture = newRemoteAPIFixture(t, "testdata/records.yaml", server.URL, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "DNSRecord",
 		"metadata": map[string]any{"name": "www", "namespace": "shop", "uid": "uid-www"},
 		"spec":     spec,
-	}}
-	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
-		t.Fatal(err)
-	}
-	rf.fixture = f
+	}})
 	return rf
 }
 
