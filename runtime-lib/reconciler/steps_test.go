@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
@@ -39,19 +38,6 @@ func newTemplateWorkflow(t *testing.T) *workflowFixture {
 	}
 	f.cr = cr
 	return f
-}
-
-// setStatus writes status onto a child, as its controller would.
-func (f *workflowFixture) setStatus(gvk schema.GroupVersionKind, name string, status map[string]any) {
-	f.t.Helper()
-	obj := f.object(gvk, "shop", name)
-	if obj == nil {
-		f.t.Fatalf("no %s %s", gvk.Kind, name)
-	}
-	obj.Object["status"] = status
-	if err := f.store.Status().Update(context.Background(), obj); err != nil {
-		f.t.Fatal(err)
-	}
 }
 
 func (f *workflowFixture) mustSync() *reconciler.Report {

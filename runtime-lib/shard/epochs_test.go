@@ -6,10 +6,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 // TestWantedAndEpochs steps two members by hand through a join and checks
@@ -19,9 +15,7 @@ import (
 // Epochs.next waits for that and reports a running epoch that stopped.
 func TestWantedAndEpochs(t *testing.T) {
 	ctx := context.Background()
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	c := fake.NewClientBuilder().WithScheme(s).Build()
+	c := newLeaseClient()
 	a, b := newMember(t, c, "a"), newMember(t, c, "b")
 	step := func(m *Member) {
 		t.Helper()

@@ -22,6 +22,13 @@ func newMember(t *testing.T, c client.Client, id string) *Member {
 	return m
 }
 
+// newLeaseClient is a fake client for the members' Leases.
+func newLeaseClient() client.Client {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	return fake.NewClientBuilder().WithScheme(s).Build()
+}
+
 // exclusive fails the test if a bucket is active in two members at once.
 func exclusive(t *testing.T, ms ...*Member) {
 	t.Helper()
@@ -41,9 +48,7 @@ func exclusive(t *testing.T, ms ...*Member) {
 // ends, and only then moves; no bucket is ever active in both.
 func TestDrainHandshake(t *testing.T) {
 	ctx := context.Background()
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	c := fake.NewClientBuilder().WithScheme(s).Build()
+	c := newLeaseClient()
 	a, b := newMember(t, c, "a"), newMember(t, c, "b")
 	step := func(m *Member) {
 		t.Helper()
@@ -116,9 +121,7 @@ func TestDrainHandshake(t *testing.T) {
 // stopped renewing go to the others once its Lease expires, and not before.
 func TestExpiredLeaseHoldsNothing(t *testing.T) {
 	ctx := context.Background()
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	c := fake.NewClientBuilder().WithScheme(s).Build()
+	c := newLeaseClient()
 	a, b := newMember(t, c, "a"), newMember(t, c, "b")
 	for _, m := range []*Member{a, b, a, b} {
 		if err := m.step(ctx); err != nil {
@@ -152,9 +155,7 @@ func TestExpiredLeaseHoldsNothing(t *testing.T) {
 // while the first one's Lease is live, and takes over once it expires.
 func TestSameIDWaits(t *testing.T) {
 	ctx := context.Background()
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	c := fake.NewClientBuilder().WithScheme(s).Build()
+	c := newLeaseClient()
 	first, second := newMember(t, c, "a"), newMember(t, c, "a")
 	for range 2 {
 		if err := first.step(ctx); err != nil {
