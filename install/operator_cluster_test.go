@@ -3,9 +3,13 @@ package install_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,6 +31,8 @@ import (
 	"github.com/inrun/inrun/localcluster/clustertest"
 	"github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/runner"
+	"github.com/inrun/inrun/runtime-lib/shard"
+	"github.com/inrun/inrun/simulate"
 )
 
 // TestOperatorOnCluster: the website pack's operator, built as inrun build
@@ -47,20 +54,7 @@ func TestOperatorOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	bp := website(t)
-	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}, Operator: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	project, bin := filepath.Join(dir, "project"), filepath.Join(dir, "website-operator")
-	// The Go build cache makes this a few seconds after the first time.
-	if _, err := codegen.Build(ctx, bp, os.DirFS("../packs/website"), codegen.BuildOptions{
-		Out: project, Binary: bin, SkipTests: true, Chart: chart, Progress: testWriter{t},
-	}); err != nil {
-		t.Fatal(err)
-	}
-
+	bp, dir, project, bin := buildWebsiteOperator(ctx, t)
 	ns := clustertest.NewNamespace(t, c)
 	var objs []*unstructured.Unstructured
 	for _, m := range helmTemplate(t, filepath.Join(project, codegen.ChartDir), ns, nil) {
@@ -147,26 +141,193 @@ func TestOperatorOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--kubeconfig="+kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address="+probe)
+	done := startOperator(t, bin, "--kubeconfig="+kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address="+probe)
+	createReady(ctx, t, c, admin, "../packs/website/manifests/cr.yaml", done, "the operator")
+}
+
+// buildWebsiteOperator builds the website pack's operator as inrun build
+// does, with the chart it writes into its project, in a new directory dir.
+func buildWebsiteOperator(ctx context.Context, t *testing.T) (bp *ir.Blueprint, dir, project, bin string) {
+	t.Helper()
+	bp = website(t)
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}, Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	project, bin = filepath.Join(dir, "project"), filepath.Join(dir, "website-operator")
+	// The Go build cache makes this a few seconds after the first time.
+	if _, err := codegen.Build(ctx, bp, os.DirFS("../packs/website"), codegen.BuildOptions{
+		Out: project, Binary: bin, SkipTests: true, Chart: chart, Progress: testWriter{t},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return bp, dir, project, bin
+}
+
+// startOperator runs the operator binary bin with args until the test
+// ends, then stops it with SIGTERM as the kubelet would. done receives
+// its exit.
+func startOperator(t *testing.T, bin string, args ...string) (done chan error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = testWriter{t}, testWriter{t}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	defer func() {
+	done = make(chan error, 1)
+	exited := make(chan error, 1)
+	go func() { err := cmd.Wait(); exited <- err; done <- err }()
+	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err := <-done:
+		case err := <-exited:
 			if err != nil {
 				t.Errorf("the operator on SIGTERM: %v", err)
 			}
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			<-exited
 			t.Error("the operator did not stop within 30s of SIGTERM")
 		}
-	}()
+	})
+	return done
+}
 
-	createReady(ctx, t, c, admin, "../packs/website/manifests/cr.yaml", done, "the operator")
+// TestShardedOperatorOnCluster runs two replicas of the website pack's
+// generated operator with --shards, as its chart does with shards: true.
+// They share the Websites: each replica caches a share of them and
+// none caches all, the shares add up to every Website there is, each
+// Website carries its bucket label, and every one gets Ready.
+func TestShardedOperatorOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an operator and runs two replicas of it on a local control plane")
+	}
+	c := clustertest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	admin, err := client.New(c.RESTConfig(), client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, dir, project, bin := buildWebsiteOperator(ctx, t)
+	for _, m := range helmTemplate(t, filepath.Join(project, codegen.ChartDir), "default", nil) {
+		if u := (&unstructured.Unstructured{Object: m}); u.GetKind() == "CustomResourceDefinition" {
+			if err := admin.Patch(ctx, u, client.Apply, fieldOwner, client.ForceOwnership); err != nil {
+				t.Fatalf("applying the CRD: %v", err)
+			}
+		}
+	}
+	waitEstablished(ctx, t, admin, bp)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := localcluster.WriteKubeconfig(kubeconfig, c.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+
+	replicas := []string{"a", "b"}
+	metrics := map[string]string{}
+	var stopped []chan error
+	for _, id := range replicas {
+		addr, err := localcluster.FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics[id] = addr
+		stopped = append(stopped, startOperator(t, bin, "--kubeconfig="+kubeconfig, "--shards", "--shard-id="+id,
+			"--metrics-bind-address="+addr, "--health-probe-bind-address=0"))
+	}
+	running := func() error {
+		for i, done := range stopped {
+			select {
+			case err := <-done:
+				done <- err
+				return fmt.Errorf("replica %s stopped: %v", replicas[i], err)
+			default:
+			}
+		}
+		return nil
+	}
+
+	ns := clustertest.NewNamespace(t, c)
+	const n = 12
+	var websites []*unstructured.Unstructured
+	for i := range n {
+		obj, err := simulate.ReadObject("../packs/website/manifests/cr.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj.SetNamespace(ns)
+		obj.SetName(fmt.Sprintf("web-%d", i))
+		if err := admin.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		websites = append(websites, obj)
+	}
+	for _, obj := range websites {
+		waitReady(ctx, t, admin, obj, running)
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got.GetLabels()[shard.LabelBucket]; !ok {
+			t.Errorf("Website %s is Ready without the label %s", obj.GetName(), shard.LabelBucket)
+		}
+	}
+
+	// Each replica's cache holds its buckets' Websites, wherever they are:
+	// the shares add up to every Website in the cluster, none is all.
+	kind := bp.Resource.Kind + "." + bp.Resource.Group
+	var last string
+	if err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(websites[0].GroupVersionKind())
+		if err := admin.List(ctx, list); err != nil {
+			return false, err
+		}
+		sum, shares := 0, map[string]int{}
+		for _, id := range replicas {
+			samples, err := scrapeMetrics(metrics[id])
+			if err != nil {
+				return false, err
+			}
+			v, ok := samples[`inrun_shard_cached_objects{kind="`+kind+`",shard="`+id+`"}`]
+			if !ok {
+				last = "replica " + id + " reports no cached " + kind
+				return false, nil
+			}
+			shares[id] = int(v)
+			sum += int(v)
+		}
+		last = fmt.Sprintf("cached by replica %v, %d Websites in the cluster", shares, len(list.Items))
+		return sum == len(list.Items) && shares["a"] > 0 && shares["b"] > 0, nil
+	}); err != nil {
+		t.Fatalf("the replicas do not share the Websites: %s (%v)", last, err)
+	}
+	t.Log(last)
+}
+
+// scrapeMetrics reads the samples of a Prometheus text endpoint at addr,
+// by series.
+func scrapeMetrics(addr string) (map[string]float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		if strings.HasPrefix(line, "#") || i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, nil
 }
