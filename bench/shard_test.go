@@ -275,7 +275,7 @@ func (b *shardBench) run(k int) shardRound {
 			b.tb.Fatal(err)
 		}
 		r.peakRSS = append(r.peakRSS, rss)
-		m, err := scrape(metrics[i])
+		m, err := clustertest.Metrics(ctx, metrics[i])
 		if err != nil {
 			b.tb.Fatal(err)
 		}
@@ -283,30 +283,6 @@ func (b *shardBench) run(k int) shardRound {
 		r.cached = append(r.cached, m[`inrun_shard_cached_objects{kind="ShardTask.bench.inrun.dev",shard="r`+strconv.Itoa(i)+`"}`])
 	}
 	return r
-}
-
-// scrape reads the samples of a Prometheus text endpoint, by series.
-func scrape(addr string) (map[string]float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		i := strings.LastIndexByte(line, ' ')
-		if strings.HasPrefix(line, "#") || i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out, nil
 }
 
 // freeAddr is a local address no one listens on now.

@@ -1,13 +1,10 @@
 package conformance_test
 
 import (
-	"bufio"
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -204,26 +201,15 @@ func written(ctx context.Context, dyn dynamic.Interface, bp *ir.Blueprint, ns, n
 // reconciled reads controller-runtime's count of the controller's
 // reconciles from the operator's metrics.
 func reconciled(ctx context.Context, addr, controller string) int {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	samples, err := clustertest.Metrics(ctx, addr)
 	if err != nil {
 		return 0
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
 	total := 0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	prefix := `controller_runtime_reconcile_total{controller="` + controller + `"`
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, prefix) {
-			continue
-		}
-		if n, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			total += int(n)
+	for series, v := range samples {
+		if strings.HasPrefix(series, prefix) {
+			total += int(v)
 		}
 	}
 	return total

@@ -3,13 +3,9 @@ package install_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -287,7 +283,7 @@ func TestShardedOperatorOnCluster(t *testing.T) {
 		}
 		sum, shares := 0, map[string]int{}
 		for _, id := range replicas {
-			samples, err := scrapeMetrics(metrics[id])
+			samples, err := clustertest.Metrics(ctx, metrics[id])
 			if err != nil {
 				return false, err
 			}
@@ -305,29 +301,4 @@ func TestShardedOperatorOnCluster(t *testing.T) {
 		t.Fatalf("the replicas do not share the Websites: %s (%v)", last, err)
 	}
 	t.Log(last)
-}
-
-// scrapeMetrics reads the samples of a Prometheus text endpoint at addr,
-// by series.
-func scrapeMetrics(addr string) (map[string]float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		i := strings.LastIndexByte(line, ' ')
-		if strings.HasPrefix(line, "#") || i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out, nil
 }
