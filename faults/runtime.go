@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +16,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/inrun/inrun/localcluster"
 	runtimecontroller "github.com/inrun/inrun/runtime-lib/controller"
@@ -223,22 +220,9 @@ func (p *inrunProc) stats(ctx context.Context) (stats, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.metricsURL, nil)
+	families, err := runtimecontroller.ScrapeMetrics(ctx, p.metricsURL)
 	if err != nil {
 		return stats{}, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return stats{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return stats{}, fmt.Errorf("GET %s: %s", p.metricsURL, resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return stats{}, fmt.Errorf("GET %s: %w", p.metricsURL, err)
 	}
 	return statsOf(families), nil
 }

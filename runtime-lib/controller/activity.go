@@ -56,26 +56,36 @@ func ActivityInProcess() (Activity, error) {
 // ScrapeActivity reads an operator's Activity from its metrics endpoint,
 // such as http://127.0.0.1:8080/metrics.
 func ScrapeActivity(ctx context.Context, url string) (Activity, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	byName, err := ScrapeMetrics(ctx, url)
 	if err != nil {
 		return Activity{}, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return Activity{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return Activity{}, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	byName, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return Activity{}, fmt.Errorf("GET %s: %w", url, err)
 	}
 	families := make([]*dto.MetricFamily, 0, len(byName))
 	for _, mf := range byName {
 		families = append(families, mf)
 	}
 	return ActivityOf(families), nil
+}
+
+// ScrapeMetrics reads the metric families a process serves at url (the
+// Prometheus text format), by name.
+func ScrapeMetrics(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	return families, nil
 }
