@@ -18,8 +18,14 @@ import (
 // newTemplateWorkflow runs testdata/workflow-templates.yaml, a workflow
 // without a reconciler, on a custom resource "rel".
 func newTemplateWorkflow(t *testing.T) *workflowFixture {
+	return newTemplateWorkflowOf(t, "testdata/workflow-templates.yaml", "rel", map[string]any{"image": "app:2"})
+}
+
+// newTemplateWorkflowOf runs the workflow without a reconciler in file on
+// a Website name with spec, at a clock the test moves.
+func newTemplateWorkflowOf(t *testing.T, file, name string, spec map[string]any) *workflowFixture {
 	t.Helper()
-	bp, err := compiler.CompileFile("testdata/workflow-templates.yaml", compiler.Options{})
+	bp, err := compiler.CompileFile(file, compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,15 +34,14 @@ func newTemplateWorkflow(t *testing.T) *workflowFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cr := &unstructured.Unstructured{Object: map[string]any{
+	f.cr = &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "rel", "namespace": "shop"},
-		"spec":     map[string]any{"image": "app:2"},
+		"metadata": map[string]any{"name": name, "namespace": "shop"},
+		"spec":     spec,
 	}}
-	if err := f.store.CreateCR(context.Background(), cr); err != nil {
+	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
 		t.Fatal(err)
 	}
-	f.cr = cr
 	return f
 }
 
@@ -184,23 +189,7 @@ func TestWorkflowTimeoutWithAReconciler(t *testing.T) {
 // step runs, read by the next step's resource, and kept as it is once its
 // step has ended.
 func TestTemplateWorkflowCollection(t *testing.T) {
-	bp, err := compiler.CompileFile("testdata/workflow-collection.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &workflowFixture{fixture: &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Clock: func() time.Time { return f.now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "s", "namespace": "shop"},
-		"spec":     map[string]any{},
-	}}
-	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
-		t.Fatal(err)
-	}
+	f := newTemplateWorkflowOf(t, "testdata/workflow-collection.yaml", "s", map[string]any{})
 	f.mustSync() // Shards: both items, ready once they exist; Index starts
 	if f.object(configMapGVK, "shop", "s-a") == nil || f.object(configMapGVK, "shop", "s-b") == nil {
 		t.Fatal("the Shards step did not create its collection")
