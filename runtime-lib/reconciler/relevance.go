@@ -37,9 +37,11 @@ type childReads struct {
 // comparison does not cover, when it is a collection or an externalRef,
 // or when its template sets a status (which applying compares). The whole
 // Blueprint is left out (nil) when a remote reconciler or a Go hook sees
-// the children: what they read is not known.
+// the children: what they read is not known. A workflow without a
+// reconciler reads no more than its steps' failedWhen (among the
+// expressions) and its resources' readiness.
 func readsOf(bp *ir.Blueprint) map[string]*childReads {
-	if bp.Reconcile != nil || len(components.Needs(bp)) > 0 {
+	if (bp.Reconcile != nil && !templateSteps(bp)) || len(components.Needs(bp)) > 0 {
 		return nil
 	}
 	exprs := bp.RenderExprs()

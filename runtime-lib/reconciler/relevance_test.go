@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -129,6 +130,49 @@ func TestRelevantHiddenReads(t *testing.T) {
 	new.ResourceVersion = "11"
 	if !r.Relevant(deploymentGVK, old, new) {
 		t.Error("an update of a remote reconciler's child should count")
+	}
+}
+
+// TestRelevantTemplateWorkflow: a workflow without a reconciler reads its
+// resources through its steps' failedWhen and their readiness only, so
+// the updates of a running Job that touch neither do not count.
+func TestRelevantTemplateWorkflow(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/workflow-templates.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(bp, Options{Client: fake.NewClientBuilder().Build()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobGVK := batchv1.SchemeGroupVersion.WithKind("Job")
+	running := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "rel-migrate", Namespace: "shop", UID: "u1", ResourceVersion: "10", Generation: 1,
+			Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelBlueprint: bp.Name, LabelChild: "migrate", LabelOwnerUID: "cr1"},
+			Annotations: map[string]string{AnnotationOwner: "example.inrun.dev/Website/shop/rel"},
+		},
+		Status: batchv1.JobStatus{Active: 1},
+	}
+	for _, tt := range []struct {
+		name   string
+		change func(j *batchv1.Job)
+		want   bool
+	}{
+		{"a Pod ready, still running", func(j *batchv1.Job) { j.Status.Ready = ptr.To[int32](1) }, false},
+		{"a Pod failed: failedWhen reads it", func(j *batchv1.Job) { j.Status.Failed = 1 }, true},
+		{"complete: ready by the kind's rule", func(j *batchv1.Job) {
+			j.Status.Active, j.Status.Succeeded = 0, 1
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+		}, true},
+		{"a spec edited by someone else", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }, true},
+	} {
+		new := running.DeepCopy()
+		new.ResourceVersion = "11"
+		tt.change(new)
+		if got := r.Relevant(jobGVK, running, new); got != tt.want {
+			t.Errorf("%s: Relevant = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 
