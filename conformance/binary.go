@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -73,13 +74,6 @@ func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, err
 	if b.Path == "" || b.Blueprint == nil {
 		return nil, errors.New("conformance: Binary needs Path and Blueprint")
 	}
-	readyTimeout, stopTimeout := b.ReadyTimeout, b.StopTimeout
-	if readyTimeout <= 0 {
-		readyTimeout = time.Minute
-	}
-	if stopTimeout <= 0 {
-		stopTimeout = 30 * time.Second
-	}
 	out := b.Output
 	if out == nil {
 		out = io.Discard
@@ -96,14 +90,43 @@ func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, err
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	// A free port can be taken, by another process's outgoing connection
+	// say, between FreeAddr and the operator's bind: then it exits at
+	// once, and runs again on other ports.
+	for attempt := 1; ; attempt++ {
+		log := &bindWatch{w: out}
+		stop, err := b.startOnce(ctx, kubeconfig, log)
+		if err != nil && log.addrInUse() && attempt < 3 {
+			fmt.Fprintf(out, "the operator could not bind a port (%v); starting it again on other ports\n", err)
+			continue
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		return func() error {
+			defer os.RemoveAll(dir)
+			return stop()
+		}, nil
+	}
+}
+
+// startOnce starts the operator with kubeconfig on free ports and waits
+// until it answers /readyz and serves its metrics.
+func (b *Binary) startOnce(ctx context.Context, kubeconfig string, out io.Writer) (func() error, error) {
+	readyTimeout, stopTimeout := b.ReadyTimeout, b.StopTimeout
+	if readyTimeout <= 0 {
+		readyTimeout = time.Minute
+	}
+	if stopTimeout <= 0 {
+		stopTimeout = 30 * time.Second
+	}
 	probe, err := localcluster.FreeAddr()
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	metrics, err := localcluster.FreeAddr()
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	b.MetricsAddr = metrics
@@ -115,7 +138,6 @@ func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, err
 	cmd := exec.Command(b.Path, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	done := make(chan error, 1)
@@ -125,7 +147,6 @@ func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, err
 	var stopErr error
 	stop := func() error {
 		once.Do(func() {
-			defer os.RemoveAll(dir)
 			select {
 			case err := <-done:
 				// It stopped on its own: that is a failure.
@@ -150,7 +171,8 @@ func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, err
 
 	deadline := time.Now().Add(readyTimeout)
 	for {
-		if ready(ctx, "http://"+probe+"/readyz") {
+		// Both servers bound: a port taken shows before Start returns.
+		if ready(ctx, "http://"+probe+"/readyz") && ready(ctx, "http://"+metrics+"/metrics") {
 			return stop, nil
 		}
 		select {
@@ -168,6 +190,29 @@ func (b *Binary) Start(ctx context.Context, cfg *rest.Config) (func() error, err
 			return nil, fmt.Errorf("the operator %s was not ready within %s", b.Path, readyTimeout)
 		}
 	}
+}
+
+// bindWatch passes the operator's output on and notes whether it could
+// not bind an address.
+type bindWatch struct {
+	w     io.Writer
+	mu    sync.Mutex
+	inUse bool
+}
+
+func (b *bindWatch) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	if bytes.Contains(p, []byte("address already in use")) {
+		b.inUse = true
+	}
+	b.mu.Unlock()
+	return b.w.Write(p)
+}
+
+func (b *bindWatch) addrInUse() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.inUse
 }
 
 func ready(ctx context.Context, url string) bool {

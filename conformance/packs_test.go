@@ -71,7 +71,7 @@ func conformEach(t *testing.T, examples []string) {
 			// The Blueprints bp uses run interpreted beside either: an
 			// operator runs its own Blueprint only (docs/build.md).
 			all := ir.WithUsed([]*ir.Blueprint{bp})
-			var compiled e2e.Runtime = &conformance.Binary{Path: bin, Blueprint: bp}
+			var compiled e2e.Runtime = &conformance.Binary{Path: bin, Blueprint: bp, Output: &logWriter{t: t}}
 			if used := all[:len(all)-1]; len(used) > 0 {
 				compiled = e2e.Together{&e2e.InProcess{Blueprints: used, SkipNameValidation: true}, compiled}
 			}
