@@ -1,13 +1,12 @@
 package clustertest
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/inrun/inrun/localcluster"
+	runtimecontroller "github.com/inrun/inrun/runtime-lib/controller"
 )
 
 // EnvRequireAssets names the environment variable that, set to "1", makes a
@@ -183,33 +183,39 @@ func namePrefix(testName string) string {
 	return p + "-"
 }
 
-// Metrics reads the samples a process serves at http://addr/metrics (the
-// Prometheus text format), by series as written there: name{labels}.
+// Metrics reads the samples a process serves at http://addr/metrics, by
+// series as the Prometheus text format writes them: name{label="value",...},
+// the labels sorted by name. Counters, gauges and untyped samples only.
 func Metrics(ctx context.Context, addr string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	families, err := runtimecontroller.ScrapeMetrics(ctx, "http://"+addr+"/metrics")
 	if err != nil {
 		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", req.URL, resp.Status)
 	}
 	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		i := strings.LastIndexByte(line, ' ')
-		if strings.HasPrefix(line, "#") || i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
+	for name, mf := range families {
+		for _, m := range mf.GetMetric() {
+			var v float64
+			switch {
+			case m.Counter != nil:
+				v = m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				v = m.GetGauge().GetValue()
+			case m.Untyped != nil:
+				v = m.GetUntyped().GetValue()
+			default:
+				continue
+			}
+			series := name
+			if labels := m.GetLabel(); len(labels) > 0 {
+				pairs := make([]string, len(labels))
+				for i, l := range labels {
+					pairs[i] = l.GetName() + "=" + strconv.Quote(l.GetValue())
+				}
+				sort.Strings(pairs)
+				series += "{" + strings.Join(pairs, ",") + "}"
+			}
+			out[series] = v
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }
