@@ -17,12 +17,6 @@ func TestWantedAndEpochs(t *testing.T) {
 	ctx := context.Background()
 	c := newLeaseClient()
 	a, b := newMember(t, c, "a"), newMember(t, c, "b")
-	step := func(m *Member) {
-		t.Helper()
-		if err := m.step(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if _, known := a.Wanted(); known {
 		t.Fatal("a knows its buckets before reading the Leases")
 	}
@@ -34,7 +28,7 @@ func TestWantedAndEpochs(t *testing.T) {
 	cancel()
 
 	changed := a.WantedChanged()
-	step(a)
+	mustStep(ctx, t, a)
 	select {
 	case <-changed:
 	default:
@@ -48,10 +42,10 @@ func TestWantedAndEpochs(t *testing.T) {
 	if err != nil || !slices.Equal(first, all) {
 		t.Fatalf("the first epoch caches %d buckets (%v), want all", len(first), err)
 	}
-	step(a)
+	mustStep(ctx, t, a)
 
-	step(b)
-	step(b)
+	mustStep(ctx, t, b)
+	mustStep(ctx, t, b)
 	own := Assign([]string{"a", "b"}, DefaultBuckets)["a"]
 	// A reconcile in flight in a bucket a loses keeps it held.
 	var busy int
@@ -64,14 +58,14 @@ func TestWantedAndEpochs(t *testing.T) {
 	a.mu.Lock()
 	a.inflight[busy]++
 	a.mu.Unlock()
-	step(a)
+	mustStep(ctx, t, a)
 	if w, _ := a.Wanted(); !slices.Contains(w, busy) || len(w) != len(own)+1 {
 		t.Fatalf("a wants %d buckets while bucket %d drains, want its %d and that one", len(w), busy, len(own))
 	}
 	a.mu.Lock()
 	a.inflight[busy]--
 	a.mu.Unlock()
-	step(a)
+	mustStep(ctx, t, a)
 	if w, _ := a.Wanted(); !slices.Equal(w, own) {
 		t.Fatalf("a wants %d buckets once drained, want its %d", len(w), len(own))
 	}

@@ -29,6 +29,15 @@ func newLeaseClient() client.Client {
 	return fake.NewClientBuilder().WithScheme(s).Build()
 }
 
+// mustStep runs one renew-and-assign step of m, failing the test on an
+// error.
+func mustStep(ctx context.Context, t *testing.T, m *Member) {
+	t.Helper()
+	if err := m.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // exclusive fails the test if a bucket is active in two members at once.
 func exclusive(t *testing.T, ms ...*Member) {
 	t.Helper()
@@ -52,9 +61,7 @@ func TestDrainHandshake(t *testing.T) {
 	a, b := newMember(t, c, "a"), newMember(t, c, "b")
 	step := func(m *Member) {
 		t.Helper()
-		if err := m.step(ctx); err != nil {
-			t.Fatal(err)
-		}
+		mustStep(ctx, t, m)
 		exclusive(t, a, b)
 	}
 
@@ -124,18 +131,14 @@ func TestExpiredLeaseHoldsNothing(t *testing.T) {
 	c := newLeaseClient()
 	a, b := newMember(t, c, "a"), newMember(t, c, "b")
 	for _, m := range []*Member{a, b, a, b} {
-		if err := m.step(ctx); err != nil {
-			t.Fatal(err)
-		}
+		mustStep(ctx, t, m)
 	}
 	exclusive(t, a, b)
 	if len(a.Active()) == 0 || len(a.Active())+len(b.Active()) != DefaultBuckets {
 		t.Fatalf("a has %d, b has %d buckets", len(a.Active()), len(b.Active()))
 	}
 	// a stops; b keeps stepping. Its view of a's Lease ages past the duration.
-	if err := b.step(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustStep(ctx, t, b)
 	if n := len(b.Active()); n == DefaultBuckets {
 		t.Fatal("b took a's buckets while a's Lease was live")
 	}
@@ -143,9 +146,7 @@ func TestExpiredLeaseHoldsNothing(t *testing.T) {
 		o.at = o.at.Add(-b.opts.LeaseDuration)
 		b.seen[name] = o
 	}
-	if err := b.step(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustStep(ctx, t, b)
 	if n := len(b.Active()); n != DefaultBuckets {
 		t.Fatalf("after a's Lease expired b has %d buckets, want %d", n, DefaultBuckets)
 	}
