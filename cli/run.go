@@ -178,8 +178,9 @@ custom resource is reconciled by two replicas at once (docs/runtime.md).
 Each replica caches only its buckets' custom resources and children: the
 replicas label each custom resource shard.inrun.dev/bucket (and each
 child shard.inrun.dev/owner-bucket), and a replica rebuilds its caches a
-few seconds after its buckets change. Not done yet: a Blueprint whose
-reconciler is a reconcile.go controller cannot be sharded.
+few seconds after its buckets change. A reconcile.go controller is
+sharded too; it must take a custom resource it cannot find as nothing to
+do, since other replicas' are not in its cache.
 
 A bare "inrun" is "inrun run".`
 

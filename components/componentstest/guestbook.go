@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -91,6 +93,15 @@ type GuestbookOptions struct {
 	// Err, when not nil, is returned by each Reconcile after reading its
 	// Guestbook, before writing anything.
 	Err error
+	// Calling, when set, is called at the start of each Reconcile of a
+	// Guestbook that exists, with its name; the func it returns is called
+	// when that Reconcile returns. Tests count calls in flight with it.
+	Calling func(name string) (done func())
+	// RequeueAfter, when set, is the RequeueAfter of every Result: the
+	// reconciler then calls itself again and again, as a busy one does.
+	RequeueAfter time.Duration
+	// Workers, when set, is the controller's MaxConcurrentReconciles.
+	Workers int
 }
 
 // GuestbookReconciler is a controller-runtime reconciler as kubebuilder
@@ -108,6 +119,9 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, gb); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.Calling != nil {
+		defer r.Calling(gb.Name)()
+	}
 	if r.Panicking != nil && r.Panicking.Load() {
 		var m map[string]int
 		m["boom"]++ // a nil map: a real runtime panic
@@ -123,14 +137,17 @@ func (r *GuestbookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, err
 	}
 	if meta.SetStatusCondition(&gb.Status.Conditions, metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "Configured", Message: "the ConfigMap is there"}) {
-		return ctrl.Result{}, r.Status().Update(ctx, gb)
+		if err := r.Status().Update(ctx, gb); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: r.RequeueAfter}, nil
 }
 
 // SetupWithManager registers the reconciler with mgr, as "guestbook".
 func (r *GuestbookReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&Guestbook{}).Owns(&corev1.ConfigMap{}).Named("guestbook").Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).For(&Guestbook{}).Owns(&corev1.ConfigMap{}).Named("guestbook").
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).Complete(r)
 }
 
 // GuestbookRegistry registers the Guestbook's scheme (webapp.inrun.dev/v1)

@@ -112,10 +112,8 @@ func (o *Options) setDefaults() {
 func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	opts.setDefaults()
 	if bp.ControllerRef() != nil {
-		if opts.Shard != nil {
-			// Its own controller would reconcile every object in every replica.
-			return fmt.Errorf("blueprint %s: a reconcile.go controller cannot be sharded yet; run it without --shards", bp.Name)
-		}
+		// Sharded, it runs in an epoch whose cache holds only the custom
+		// resources of the buckets this replica reconciles (Sharded).
 		return setupController(mgr, bp, opts)
 	}
 	remoteNeeded := bp.Reconcile != nil && bp.Reconcile.Remote != nil && opts.Remote == nil

@@ -61,11 +61,13 @@ func Sharded(mgr manager.Manager, o ShardedOptions) error {
 	if o.Member == nil || o.Setup == nil || len(o.Blueprints) == 0 {
 		return errors.New("controller: Sharded needs a Member, Blueprints and a Setup")
 	}
+	// A controller-runtime reconciler (reconcile.go) reconciles whatever
+	// its cache holds, and its calls cannot pass Member.Admit one by one:
+	// its epochs cache only the buckets this replica reconciles now, and
+	// keep them until stopped (shard.Epochs.ActiveOnly).
+	activeOnly := false
 	for _, bp := range o.Blueprints {
-		if bp.ControllerRef() != nil {
-			// Its own controller would reconcile every object in every replica.
-			return fmt.Errorf("blueprint %s: a reconcile.go controller cannot be sharded yet; run it without --shards", bp.Name)
-		}
+		activeOnly = activeOnly || bp.ControllerRef() != nil
 	}
 	if err := mgr.Add(o.Member); err != nil {
 		return err
@@ -80,7 +82,8 @@ func Sharded(mgr manager.Manager, o ShardedOptions) error {
 		Build: func(buckets []int) (manager.Manager, error) {
 			return buildEpoch(mgr, o, buckets, &ready)
 		},
-		Stopped: forgetEpoch,
+		Stopped:    forgetEpoch,
+		ActiveOnly: activeOnly,
 	})
 }
 

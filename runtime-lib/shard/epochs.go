@@ -34,6 +34,16 @@ type Epochs struct {
 	// Settle is how long the wanted buckets must stay the same before an
 	// epoch starts. Default twice the Member's RenewPeriod.
 	Settle time.Duration
+	// ActiveOnly caches the buckets the Member reconciles now
+	// (Member.Active) rather than those it wants, and pins them
+	// (Member.PinActive) until the epoch has stopped. It is for
+	// controllers that cannot pass Member.Admit call by call, such as the
+	// controller-runtime reconcilers of reconcile.go: what their caches
+	// hold is what they may reconcile, and a bucket moves to another
+	// replica only once the epoch that reconciled it has stopped. The
+	// price is a colder handover: the new replica lists a bucket's
+	// objects only once it has it.
+	ActiveOnly bool
 }
 
 var _ manager.LeaderElectionRunnable = &Epochs{}
@@ -54,16 +64,21 @@ func (e *Epochs) Start(ctx context.Context) error {
 		stop    context.CancelFunc
 		done    chan error
 		mgr     manager.Manager
+		unpin   = func() {}
 	)
+	stopped := func() {
+		if e.Stopped != nil {
+			e.Stopped(mgr)
+		}
+		unpin()
+	}
 	end := func() error {
 		if stop == nil {
 			return nil
 		}
 		stop()
 		err := <-done
-		if e.Stopped != nil {
-			e.Stopped(mgr)
-		}
+		stopped()
 		stop = nil
 		return err
 	}
@@ -73,9 +88,7 @@ func (e *Epochs) Start(ctx context.Context) error {
 		var ended *epochEnded
 		if errors.As(err, &ended) {
 			stop = nil // its done has been read
-			if e.Stopped != nil {
-				e.Stopped(mgr)
-			}
+			stopped()
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -87,8 +100,14 @@ func (e *Epochs) Start(ctx context.Context) error {
 		if err := end(); err != nil {
 			return fmt.Errorf("stopping the caches of buckets %s: %w", formatList(current), err)
 		}
-		e.Member.log.Info("caching the custom resources and children of the wanted buckets", "buckets", len(next))
+		if e.ActiveOnly {
+			// What is pinned is what is active now, which may have
+			// changed since next settled: if so, the next epoch follows.
+			next, _, unpin = e.Member.PinActive()
+		}
+		e.Member.log.Info("caching the custom resources and children of buckets", "buckets", len(next))
 		if mgr, err = e.Build(next); err != nil {
+			unpin()
 			return err
 		}
 		current = next
@@ -107,9 +126,13 @@ func (e *Epochs) next(ctx context.Context, current []int, running bool, done <-c
 	var since, diverged time.Time
 	tick := time.NewTicker(e.Settle / 4)
 	defer tick.Stop()
+	changedOf, bucketsOf := e.Member.WantedChanged, e.Member.Wanted
+	if e.ActiveOnly {
+		changedOf, bucketsOf = e.Member.ActiveChanged, e.Member.activeKnown
+	}
 	for {
-		changed := e.Member.WantedChanged()
-		wanted, known := e.Member.Wanted()
+		changed := changedOf()
+		wanted, known := bucketsOf()
 		now := time.Now()
 		if known && (!running || !slices.Equal(wanted, current)) {
 			if diverged.IsZero() {

@@ -103,7 +103,13 @@ type Member struct {
 	active   []bool // buckets it admits reconciles of
 	held     []bool // buckets its Lease lists
 	inflight []int
-	changed  chan struct{}
+	// pinned counts, per bucket, the epochs running on it that reconcile
+	// without Admit (PinActive): like a reconcile in flight, a pin keeps a
+	// lost bucket held.
+	pinned  []int
+	changed chan struct{}
+	// activeChanged is closed the next time the active buckets change.
+	activeChanged chan struct{}
 	// desired are the buckets Assign gives it by the last Leases read;
 	// known is set once they have been read.
 	desired []bool
@@ -139,19 +145,21 @@ func New(c client.Client, opts Options) (*Member, error) {
 		return nil, err
 	}
 	return &Member{
-		c:        c,
-		opts:     opts,
-		name:     leaseName(opts.Group, opts.ID),
-		instance: string(uuid.NewUUID()),
-		log:      opts.Log.WithValues("shard", opts.ID),
-		active:   make([]bool, opts.Buckets),
-		held:     make([]bool, opts.Buckets),
-		inflight: make([]int, opts.Buckets),
-		changed:  make(chan struct{}),
-		desired:  make([]bool, opts.Buckets),
-		wanted:   make(chan struct{}),
-		drained:  make(chan struct{}, 1),
-		seen:     map[string]observation{},
+		c:             c,
+		opts:          opts,
+		name:          leaseName(opts.Group, opts.ID),
+		instance:      string(uuid.NewUUID()),
+		log:           opts.Log.WithValues("shard", opts.ID),
+		active:        make([]bool, opts.Buckets),
+		held:          make([]bool, opts.Buckets),
+		inflight:      make([]int, opts.Buckets),
+		pinned:        make([]int, opts.Buckets),
+		changed:       make(chan struct{}),
+		activeChanged: make(chan struct{}),
+		desired:       make([]bool, opts.Buckets),
+		wanted:        make(chan struct{}),
+		drained:       make(chan struct{}, 1),
+		seen:          map[string]observation{},
 	}, nil
 }
 
@@ -188,13 +196,45 @@ func (m *Member) Admit(uid types.UID) (release func(), ok bool) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		m.inflight[b]--
-		if m.inflight[b] == 0 && !m.active[b] {
-			select {
-			case m.drained <- struct{}{}:
-			default:
-			}
+		if m.inflight[b] == 0 && m.pinned[b] == 0 && !m.active[b] {
+			m.wake()
 		}
 	}, true
+}
+
+// PinActive lists the buckets this replica reconciles now and pins them
+// until unpin is called: none of them is released to another replica
+// before that, even once lost, as if a reconcile of each were in flight.
+// known is false until the Leases have been read once. Epochs pins the
+// buckets of each epoch when its controllers cannot pass Admit call by
+// call (a controller-runtime reconciler of reconcile.go), so that a bucket
+// moves only once the epoch that reconciled it has stopped.
+func (m *Member) PinActive() (buckets []int, known bool, unpin func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	buckets, known = m.activeKnownLocked()
+	for _, b := range buckets {
+		m.pinned[b]++
+	}
+	var once sync.Once
+	return buckets, known, func() {
+		once.Do(func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			for _, b := range buckets {
+				m.pinned[b]--
+			}
+			m.wake()
+		})
+	}
+}
+
+// wake has the Lease loop run a step now, to release what drained.
+func (m *Member) wake() {
+	select {
+	case m.drained <- struct{}{}:
+	default:
+	}
 }
 
 // Owns says whether the custom resource with this UID is in a bucket this
@@ -208,15 +248,39 @@ func (m *Member) Owns(uid types.UID) bool {
 
 // Active lists the buckets this replica reconciles now.
 func (m *Member) Active() []int {
+	out, _ := m.activeKnown()
+	return out
+}
+
+// activeKnown is Active, never nil, and whether the Leases have been read.
+func (m *Member) activeKnown() ([]int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []int
+	return m.activeKnownLocked()
+}
+
+func (m *Member) activeKnownLocked() ([]int, bool) {
+	out := []int{}
 	for b, a := range m.active {
 		if a {
 			out = append(out, b)
 		}
 	}
-	return out
+	return out, m.known
+}
+
+// ActiveChanged is closed the next time the buckets Active lists change,
+// gained or lost.
+func (m *Member) ActiveChanged() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.activeChanged
+}
+
+// activeChangedLocked reports a change of the active buckets.
+func (m *Member) activeChangedLocked() {
+	close(m.activeChanged)
+	m.activeChanged = make(chan struct{})
 }
 
 // Wanted lists the buckets whose custom resources and children this
@@ -284,9 +348,7 @@ func (m *Member) Start(ctx context.Context) error {
 
 func (m *Member) leave() error {
 	m.mu.Lock()
-	for b := range m.active {
-		m.active[b] = false
-	}
+	m.deactivateLocked()
 	m.mu.Unlock()
 	deadline := time.Now().Add(m.opts.LeaseDuration)
 	for time.Now().Before(deadline) {
@@ -314,12 +376,25 @@ func (m *Member) leave() error {
 func (m *Member) idle() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, n := range m.inflight {
-		if n > 0 {
+	for b, n := range m.inflight {
+		if n > 0 || m.pinned[b] > 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// deactivateLocked stops admitting reconciles of every bucket.
+func (m *Member) deactivateLocked() {
+	changed := false
+	for b, a := range m.active {
+		if a {
+			m.active[b], changed = false, true
+		}
+	}
+	if changed {
+		m.activeChangedLocked()
+	}
 }
 
 // view is what the Leases say: the live members and the buckets the
@@ -410,13 +485,16 @@ func (m *Member) step(ctx context.Context) error {
 			m.active[b] = false // no new reconciles of a lost bucket
 			lost++
 		}
-		if m.held[b] && !desired[b] && !m.active[b] && m.inflight[b] == 0 {
+		if m.held[b] && !desired[b] && !m.active[b] && m.inflight[b] == 0 && m.pinned[b] == 0 {
 			m.held[b] = false // drained: another replica may take it
 		}
 		if m.joined && desired[b] && !m.held[b] && !v.othersHold[b] {
 			m.held[b] = true
 			claimed++
 		}
+	}
+	if lost > 0 {
+		m.activeChangedLocked()
 	}
 	held := formatBuckets(m.held)
 	m.mu.Unlock()
@@ -455,6 +533,9 @@ func (m *Member) step(ctx context.Context) error {
 		close(m.changed)
 		m.changed = make(chan struct{})
 	}
+	if gained > 0 {
+		m.activeChangedLocked()
+	}
 	copy(m.desired, desired)
 	if w := m.wantedLocked(); !m.known || !slices.Equal(w, m.lastWanted) {
 		m.known, m.lastWanted = true, w
@@ -479,9 +560,7 @@ func (m *Member) checkDeadline() {
 	if time.Since(m.renewed) < m.opts.LeaseDuration*2/3 {
 		return
 	}
-	for b := range m.active {
-		m.active[b] = false
-	}
+	m.deactivateLocked()
 }
 
 // renew writes the Lease with the held buckets, creating it if need be.

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -186,5 +187,72 @@ func TestSameIDWaits(t *testing.T) {
 	}
 	if n := len(second.Active()); n != DefaultBuckets {
 		t.Fatalf("after first's Lease expired second has %d buckets, want %d", n, DefaultBuckets)
+	}
+}
+
+// TestPinnedEpoch steps two members by hand through a join with a's
+// buckets pinned, as Epochs pins those of an ActiveOnly epoch: a's lost
+// buckets stop being active at once (which an ActiveOnly Epochs sees, so
+// that it stops the epoch), but none moves to b until the pin is dropped;
+// then b takes its share.
+func TestPinnedEpoch(t *testing.T) {
+	ctx := context.Background()
+	c := newLeaseClient()
+	a, b := newMember(t, c, "a"), newMember(t, c, "b")
+	step := func(m *Member) {
+		t.Helper()
+		mustStep(ctx, t, m)
+		exclusive(t, a, b)
+	}
+	step(a)
+	step(a)
+	pinned, known, unpin := a.PinActive()
+	if !known || len(pinned) != DefaultBuckets {
+		t.Fatalf("a pinned %d buckets (known %v), want all %d", len(pinned), known, DefaultBuckets)
+	}
+	lost := a.ActiveChanged()
+	step(b)
+	step(b)
+	step(a) // a sees b and loses b's share, pinned
+	select {
+	case <-lost:
+	default:
+		t.Fatal("a did not report the buckets it lost")
+	}
+	share := len(Assign([]string{"a", "b"}, DefaultBuckets)["b"])
+	if n := len(a.Active()); n != DefaultBuckets-share {
+		t.Fatalf("a is active in %d buckets, want %d", n, DefaultBuckets-share)
+	}
+	e := &Epochs{Member: a, Settle: 10 * time.Millisecond, ActiveOnly: true}
+	if next, err := e.next(ctx, pinned, true, nil); err != nil || !slices.Equal(next, a.Active()) {
+		t.Fatalf("the next ActiveOnly epoch of a caches %d buckets (%v), want its %d active ones", len(next), err, DefaultBuckets-share)
+	}
+	step(b)
+	if n := len(b.Active()); n != 0 {
+		t.Fatalf("b took %d buckets whose epoch still runs in a", n)
+	}
+	if a.idle() {
+		t.Fatal("a is idle with its epoch's buckets pinned: it would leave under a running epoch")
+	}
+
+	gained := b.ActiveChanged()
+	unpin()
+	unpin() // a second call changes nothing
+	step(a)
+	step(b)
+	if n := len(b.Active()); n != share {
+		t.Fatalf("b is active in %d buckets once a's epoch stopped, want %d", n, share)
+	}
+	select {
+	case <-gained:
+	default:
+		t.Fatal("b did not report the buckets it gained")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for bk, n := range a.pinned {
+		if n != 0 {
+			t.Fatalf("bucket %d is still pinned %d times after unpin", bk, n)
+		}
 	}
 }
