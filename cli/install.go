@@ -39,13 +39,19 @@ compares):
                             "restricted"); probes on /healthz and /readyz
   PodDisruptionBudget inrun one replica down at a time
   Service inrun-metrics     the Prometheus metrics, port 8080
+  ServiceMonitor inrun      with --service-monitor (in the chart always,
+                            rendered when serviceMonitor.enabled is true):
+                            the Prometheus Operator's, scraping that
+                            Service every 30s; its CRD must be installed
 
 The chart installs into the release's namespace; its values are the image
 (image.repository, image.tag, image.pullPolicy), replicaCount, shards, the
 container's resources (requests cpu 100m and memory 128Mi, a memory limit of
 1Gi, no CPU limit), and the Pods' nodeSelector, tolerations, affinity and
-priorityClassName. The kustomize base takes them from the flags (tolerations
-and affinity from an overlay), and its namespace from --namespace.
+priorityClassName, and serviceMonitor.enabled and serviceMonitor.labels
+(such as the release label a Prometheus selects ServiceMonitors by). The
+kustomize base takes them from the flags (tolerations and affinity from an
+overlay), and its namespace from --namespace.
 
 inrun install image pushes an OCI image of an inrun binary, made without
 Docker: one layer with the binary as /inrun, its entry point, and Mozilla's
@@ -117,6 +123,9 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 			if opts.ImageRepository, opts.ImageTag, err = parseImage(image); err != nil {
 				return err
 			}
+			if len(opts.ServiceMonitorLabels) > 0 && !opts.ServiceMonitor && use == "kustomize" {
+				return errors.New("--service-monitor-label labels the ServiceMonitor: give --service-monitor too")
+			}
 			if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 				return fmt.Errorf("%s is not empty: give a new directory", out)
 			}
@@ -142,6 +151,8 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	fl.BoolVar(&noResources, "no-resources", false, "set no requests nor limits")
 	fl.StringToStringVar(&opts.NodeSelector, "node-selector", nil, "the runtime Pods' nodeSelector, e.g. kubernetes.io/os=linux; tolerations and affinity are chart values, or an overlay's")
 	fl.StringVar(&opts.PriorityClassName, "priority-class-name", "", "the runtime Pods' priorityClassName")
+	fl.BoolVar(&opts.ServiceMonitor, "service-monitor", false, "add a ServiceMonitor (the Prometheus Operator's) scraping the metrics Service; the chart's value serviceMonitor.enabled")
+	fl.StringToStringVar(&opts.ServiceMonitorLabels, "service-monitor-label", nil, "labels of the ServiceMonitor, e.g. release=prometheus; serviceMonitor.labels")
 	fl.BoolVar(&opts.Operator, "operator", false, "install the operator inrun build generates from the one Blueprint, from --image, instead of the interpreted runtime")
 	if use == "kustomize" {
 		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")

@@ -82,7 +82,18 @@ type Options struct {
 	Tolerations       []corev1.Toleration
 	Affinity          *corev1.Affinity
 	PriorityClassName string
+	// ServiceMonitor adds a ServiceMonitor (the Prometheus Operator's,
+	// monitoring.coreos.com/v1) that scrapes the metrics Service, labelled
+	// with ServiceMonitorLabels too (the labels a Prometheus selects its
+	// ServiceMonitors by, such as release). The chart has it always,
+	// rendered when its value serviceMonitor.enabled is true.
+	ServiceMonitor       bool
+	ServiceMonitorLabels map[string]string
 }
+
+// ServiceMonitorInterval is how often the ServiceMonitor has the metrics
+// scraped: the Prometheus Operator's own default.
+const ServiceMonitorInterval = "30s"
 
 // DefaultResources are the runtime container's requests and limits unless
 // Options say others. The memory request covers about 1,000 custom
@@ -134,7 +145,13 @@ func (o *Options) setDefaults() error {
 		r := DefaultResources()
 		o.Resources = &r
 	}
-	return nil
+	var errs []error
+	for _, k := range sortedKeys(o.ServiceMonitorLabels) {
+		for _, msg := range append(validation.IsQualifiedName(k), validation.IsValidLabelValue(o.ServiceMonitorLabels[k])...) {
+			errs = append(errs, fmt.Errorf("ServiceMonitor label %s=%s: %s", k, o.ServiceMonitorLabels[k], msg))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Objects returns every object to install, in the order to apply them:
@@ -261,7 +278,7 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 		},
 	})
 
-	out := make([]*unstructured.Unstructured, len(typed))
+	out := make([]*unstructured.Unstructured, len(typed), len(typed)+1)
 	for i, obj := range typed {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
@@ -284,7 +301,37 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 		}
 		out[i] = u
 	}
+	if opts.ServiceMonitor {
+		out = append(out, serviceMonitor(name, namespace, labels, opts.ServiceMonitorLabels))
+	}
 	return out, nil
+}
+
+// serviceMonitor scrapes the metrics Service of the runtime named name.
+// Its type is the Prometheus Operator's, which Inrun does not link: it is
+// written as the Operator's documentation shows it.
+func serviceMonitor(name, namespace string, labels, extra map[string]string) *unstructured.Unstructured {
+	all := map[string]any{}
+	for k, v := range labels {
+		all[k] = v
+	}
+	for k, v := range extra {
+		all[k] = v
+	}
+	selector := map[string]any{}
+	for k, v := range labels {
+		selector[k] = v
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1",
+		"kind":       "ServiceMonitor",
+		"metadata":   map[string]any{"name": name, "namespace": namespace, "labels": all},
+		"spec": map[string]any{
+			"selector":          map[string]any{"matchLabels": selector},
+			"namespaceSelector": map[string]any{"matchNames": []any{namespace}},
+			"endpoints":         []any{map[string]any{"port": "metrics", "path": "/metrics", "interval": ServiceMonitorInterval}},
+		},
+	}}
 }
 
 // configMapNames names the ConfigMap of each Blueprint: blueprint-NAME,

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -59,6 +60,9 @@ func helmTemplate(t *testing.T, dir, namespace string, values map[string]any) ma
 		var m map[string]any
 		if err := yaml.Unmarshal([]byte(text), &m); err != nil {
 			t.Fatalf("%s does not render to YAML: %v\n%s", name, err, text)
+		}
+		if m == nil {
+			continue // a template its values leave empty, as helm template skips it
 		}
 		objs[key(m)] = m
 	}
@@ -175,6 +179,8 @@ func testChart(t *testing.T, source string) {
 			"priorityClassName": "system-cluster-critical",
 		}},
 		{"no resources", install.Options{Resources: &corev1.ResourceRequirements{}}, map[string]any{"resources": nil}},
+		{"service monitor", install.Options{ServiceMonitor: true, ServiceMonitorLabels: map[string]string{"release": "prometheus"}},
+			map[string]any{"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Blueprints, tc.opts.Operator = []*ir.Blueprint{bp}, operator
@@ -216,6 +222,7 @@ func testChart(t *testing.T, source string) {
 					}
 				}
 			}
+			checkServiceMonitor(t, want, tc.opts.ServiceMonitor)
 			if len(rendered) != len(want) {
 				t.Errorf("the chart renders %d objects, the base has %d", len(rendered), len(want))
 			}
@@ -227,6 +234,47 @@ func testChart(t *testing.T, source string) {
 				}
 			}
 		})
+	}
+}
+
+// checkServiceMonitor checks that objs hold a ServiceMonitor when and only
+// when want says so, and that it selects the metrics Service by its labels
+// and port, in its namespace, with the labels asked for.
+func checkServiceMonitor(t *testing.T, objs map[string]map[string]any, want bool) {
+	t.Helper()
+	var monitor, service *unstructured.Unstructured
+	for _, obj := range objs {
+		u := &unstructured.Unstructured{Object: obj}
+		switch {
+		case u.GetKind() == "ServiceMonitor":
+			monitor = u
+		case u.GetKind() == "Service" && strings.HasSuffix(u.GetName(), "-metrics"):
+			service = u
+		}
+	}
+	if (monitor != nil) != want {
+		t.Fatalf("a ServiceMonitor: %v, want %v", monitor != nil, want)
+	}
+	if monitor == nil {
+		return
+	}
+	if service == nil {
+		t.Fatal("no metrics Service for the ServiceMonitor")
+	}
+	selector, _, _ := unstructured.NestedStringMap(monitor.Object, "spec", "selector", "matchLabels")
+	if len(selector) == 0 || !labels.SelectorFromSet(selector).Matches(labels.Set(service.GetLabels())) {
+		t.Errorf("the ServiceMonitor selects %v, not the Service labelled %v", selector, service.GetLabels())
+	}
+	if ns, _, _ := unstructured.NestedStringSlice(monitor.Object, "spec", "namespaceSelector", "matchNames"); fmt.Sprint(ns) != fmt.Sprint([]string{service.GetNamespace()}) {
+		t.Errorf("the ServiceMonitor looks in namespaces %v, want the Service's %s", ns, service.GetNamespace())
+	}
+	endpoints, _, _ := unstructured.NestedSlice(monitor.Object, "spec", "endpoints")
+	ports, _, _ := unstructured.NestedSlice(service.Object, "spec", "ports")
+	if len(endpoints) != 1 || len(ports) != 1 || endpoints[0].(map[string]any)["port"] != ports[0].(map[string]any)["name"] {
+		t.Errorf("the ServiceMonitor scrapes %v, the Service has ports %v", endpoints, ports)
+	}
+	if monitor.GetLabels()["release"] != "prometheus" {
+		t.Errorf("the ServiceMonitor is labelled %v, want release=prometheus too", monitor.GetLabels())
 	}
 }
 

@@ -80,6 +80,17 @@ var podValues = []struct {
 	{[]string{"priorityClassName"}, "priorityClassName"},
 }
 
+// indent puts prefix before each line of text.
+func indent(text, prefix string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "")
+}
+
 func podPlaceholder(value string) string { return "inrun-placeholder-value-" + value }
 
 // setPodPlaceholders puts the placeholder of each of podValues in the
@@ -167,7 +178,12 @@ func Chart(opts Options) (Files, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	objs, err := objects(opts, placeholders[0].text, placeholders[1].text, corev1.PullPolicy(placeholders[2].text), 424242, placeholders[4].text)
+	// The chart always has the ServiceMonitor, rendered when its value
+	// says so; its labels of the options are values too.
+	withMonitor := opts
+	withMonitor.ServiceMonitor = true
+	withMonitor.ServiceMonitorLabels = map[string]string{monitorLabelsPlaceholder: "x"}
+	objs, err := objects(withMonitor, placeholders[0].text, placeholders[1].text, corev1.PullPolicy(placeholders[2].text), 424242, placeholders[4].text)
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +221,9 @@ func Chart(opts Options) (Files, error) {
 			text = strings.ReplaceAll(text, p.text, p.template)
 		}
 		text = podValueBlocks(text)
+		if u.GetKind() == "ServiceMonitor" {
+			text = monitorTemplate(text)
+		}
 		files["templates/"+FileName(i, u)] = []byte(header + text)
 	}
 	what := "The Inrun runtime (inrun run --from-configmaps) with its Blueprints"
@@ -223,6 +242,19 @@ appVersion: %q
 	if err != nil {
 		return nil, err
 	}
+	monitorLabels, err := yaml.Marshal(map[string]any{"labels": opts.ServiceMonitorLabels})
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.ServiceMonitorLabels) == 0 {
+		monitorLabels = []byte("labels: {}\n")
+	}
+	monitorValues := fmt.Sprintf(`# A ServiceMonitor (the Prometheus Operator's CRD must be installed) that
+# scrapes the metrics Service every %s; labels are added to it, such as
+# the release label a Prometheus selects ServiceMonitors by.
+serviceMonitor:
+  enabled: %t
+%s`, ServiceMonitorInterval, opts.ServiceMonitor, indent(string(monitorLabels), "  "))
 	files["values.yaml"] = []byte(header + fmt.Sprintf(`# The image: inrun, or the operator.
 image:
   repository: %s
@@ -234,6 +266,22 @@ replicaCount: %d
 # Share the custom resources between the replicas (--shards) instead of
 # electing one leader.
 shards: %t
-%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards, values))
+%s%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards, values, monitorValues))
 	return files, nil
+}
+
+// monitorLabelsPlaceholder is the label that stands, in the chart's
+// ServiceMonitor, for the labels of its value serviceMonitor.labels.
+const monitorLabelsPlaceholder = "inrun-placeholder-monitor-labels"
+
+// monitorTemplate makes the ServiceMonitor's text a template rendered
+// when serviceMonitor.enabled is true, with the labels of
+// serviceMonitor.labels.
+func monitorTemplate(text string) string {
+	re := regexp.MustCompile(`(?m)^( *)` + regexp.QuoteMeta(monitorLabelsPlaceholder) + `: x\n`)
+	text = re.ReplaceAllStringFunc(text, func(line string) string {
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		return fmt.Sprintf("%[1]s{{- with .Values.serviceMonitor.labels }}\n%[1]s{{- toYaml . | nindent %[2]d }}\n%[1]s{{- end }}\n", indent, len(indent))
+	})
+	return "{{- if .Values.serviceMonitor.enabled }}\n" + text + "{{- end }}\n"
 }
