@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,15 +28,12 @@ import (
 // custom resource, how many calls are in flight at once, who made the last
 // call (each replica calls its own path) and with which spec.note.
 type marker struct {
-	mu          sync.Mutex
-	inflight    map[string]int
-	maxInflight map[string]int
-	last        map[string]string // replica of the last call
-	noted       map[string]map[string]time.Time
+	*calls
+	noted map[string]map[string]time.Time // under calls.mu
 }
 
 func newMarker() *marker {
-	return &marker{inflight: map[string]int{}, maxInflight: map[string]int{}, last: map[string]string{}, noted: map[string]map[string]time.Time{}}
+	return &marker{calls: newCalls(50 * time.Millisecond), noted: map[string]map[string]time.Time{}}
 }
 
 func (m *marker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -51,16 +47,8 @@ func (m *marker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := cr.GetName()
 	note, _, _ := unstructured.NestedString(cr.Object, "spec", "note")
 	count, _, _ := unstructured.NestedInt64(cr.Object, "status", "count")
+	done := m.call(strings.TrimPrefix(r.URL.Path, "/"), name)
 	m.mu.Lock()
-	m.inflight[name]++
-	m.maxInflight[name] = max(m.maxInflight[name], m.inflight[name])
-	m.mu.Unlock()
-
-	time.Sleep(50 * time.Millisecond)
-
-	m.mu.Lock()
-	m.inflight[name]--
-	m.last[name] = strings.TrimPrefix(r.URL.Path, "/")
 	if m.noted[note] == nil {
 		m.noted[note] = map[string]time.Time{}
 	}
@@ -68,6 +56,7 @@ func (m *marker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.noted[note][name] = time.Now()
 	}
 	m.mu.Unlock()
+	done()
 	// A new count each call keeps every custom resource busy: the next
 	// request differs, so it is sent, not answered from the runtime's memo.
 	reply := map[string]any{"apiVersion": sdk.APIVersion, "kind": sdk.KindResult,
@@ -253,14 +242,7 @@ func TestShards(t *testing.T) {
 	}
 	f.eventually(time.Minute, "the two left cache only their buckets' Apps", cachesHold(cachedBy("r0", "r2")))
 	_ = r0
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, n := range names {
-		if m.maxInflight[n] != 1 {
-			t.Errorf("%s had %d reconciles in flight at once", n, m.maxInflight[n])
-		}
-	}
+	m.checkOnceAtATime(t, names)
 }
 
 // leasesHold is "" once the Leases of members hold exactly the buckets

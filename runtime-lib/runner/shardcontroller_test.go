@@ -19,33 +19,51 @@ import (
 	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
-// calls counts, per Guestbook, the Reconciles in flight across replicas,
-// the most ever at once, and which replica made the last one.
+// calls counts, per custom resource, the calls in flight across replicas,
+// the most ever at once, and which replica made the last one. Each call
+// takes the time took.
 type calls struct {
+	took        time.Duration
 	mu          sync.Mutex
 	inflight    map[string]int
 	maxInflight map[string]int
 	last        map[string]string
 }
 
-func newCalls() *calls {
-	return &calls{inflight: map[string]int{}, maxInflight: map[string]int{}, last: map[string]string{}}
+func newCalls(took time.Duration) *calls {
+	return &calls{took: took, inflight: map[string]int{}, maxInflight: map[string]int{}, last: map[string]string{}}
 }
 
-// of is replica's componentstest.GuestbookOptions.Calling: each call takes
-// 100ms.
-func (c *calls) of(replica string) func(name string) func() {
-	return func(name string) func() {
+// call counts a call of replica for name, waits took, and returns what
+// ends it.
+func (c *calls) call(replica, name string) (done func()) {
+	c.mu.Lock()
+	c.inflight[name]++
+	c.maxInflight[name] = max(c.maxInflight[name], c.inflight[name])
+	c.mu.Unlock()
+	time.Sleep(c.took)
+	return func() {
 		c.mu.Lock()
-		c.inflight[name]++
-		c.maxInflight[name] = max(c.maxInflight[name], c.inflight[name])
-		c.mu.Unlock()
-		time.Sleep(100 * time.Millisecond)
-		return func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			c.inflight[name]--
-			c.last[name] = replica
+		defer c.mu.Unlock()
+		c.inflight[name]--
+		c.last[name] = replica
+	}
+}
+
+// of is replica's componentstest.GuestbookOptions.Calling.
+func (c *calls) of(replica string) func(name string) func() {
+	return func(name string) func() { return c.call(replica, name) }
+}
+
+// checkOnceAtATime fails the test for each of names that had two calls in
+// flight at once.
+func (c *calls) checkOnceAtATime(t *testing.T, names []string) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range names {
+		if c.maxInflight[n] != 1 {
+			t.Errorf("%s had %d reconciles in flight at once", n, c.maxInflight[n])
 		}
 	}
 }
@@ -67,7 +85,7 @@ func TestShardedController(t *testing.T) {
 		leaseDuration = 4 * time.Second
 	)
 	f := newFixture(t)
-	c := newCalls()
+	c := newCalls(100 * time.Millisecond)
 	bp, err := compiler.CompileFile("testdata/guestbook.yaml", compiler.Options{Components: componentstest.GuestbookRegistry(componentstest.GuestbookOptions{})})
 	if err != nil {
 		t.Fatal(err)
@@ -184,12 +202,5 @@ func TestShardedController(t *testing.T) {
 	f.eventually(time.Minute, "the two left cache only their buckets' Guestbooks", cachesHold(cachedBy("r0", "r2")))
 	f.eventually(10*time.Second, "each Guestbook reconciled by its replica of the two left", lastBy("r0", "r2"))
 	_ = r0
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, n := range names {
-		if c.maxInflight[n] != 1 {
-			t.Errorf("%s had %d reconciles in flight at once", n, c.maxInflight[n])
-		}
-	}
+	c.checkOnceAtATime(t, names)
 }

@@ -39,6 +39,18 @@ func mustStep(ctx context.Context, t *testing.T, m *Member) {
 	}
 }
 
+// newPair makes members a and b of one group, and step, which runs one
+// step of either and then checks that no bucket is active in both.
+func newPair(t *testing.T) (a, b *Member, step func(*Member)) {
+	c := newLeaseClient()
+	a, b = newMember(t, c, "a"), newMember(t, c, "b")
+	return a, b, func(m *Member) {
+		t.Helper()
+		mustStep(context.Background(), t, m)
+		exclusive(t, a, b)
+	}
+}
+
 // exclusive fails the test if a bucket is active in two members at once.
 func exclusive(t *testing.T, ms ...*Member) {
 	t.Helper()
@@ -57,14 +69,7 @@ func exclusive(t *testing.T, ms ...*Member) {
 // with a reconcile in flight stays with its old member until the reconcile
 // ends, and only then moves; no bucket is ever active in both.
 func TestDrainHandshake(t *testing.T) {
-	ctx := context.Background()
-	c := newLeaseClient()
-	a, b := newMember(t, c, "a"), newMember(t, c, "b")
-	step := func(m *Member) {
-		t.Helper()
-		mustStep(ctx, t, m)
-		exclusive(t, a, b)
-	}
+	a, b, step := newPair(t)
 
 	step(a) // a joins: it claims nothing in its first period
 	if n := len(a.Active()); n != 0 {
@@ -197,13 +202,7 @@ func TestSameIDWaits(t *testing.T) {
 // then b takes its share.
 func TestPinnedEpoch(t *testing.T) {
 	ctx := context.Background()
-	c := newLeaseClient()
-	a, b := newMember(t, c, "a"), newMember(t, c, "b")
-	step := func(m *Member) {
-		t.Helper()
-		mustStep(ctx, t, m)
-		exclusive(t, a, b)
-	}
+	a, b, step := newPair(t)
 	step(a)
 	step(a)
 	pinned, known, unpin := a.PinActive()
