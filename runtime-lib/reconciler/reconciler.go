@@ -349,6 +349,11 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 // fail records err as an Event and returns it for a retry with backoff.
 func (r *Reconciler) fail(ctx context.Context, cr *unstructured.Unstructured, rep *Report, reason string, err error) error {
 	rep.Errors = append(rep.Errors, err)
+	if ctx.Err() != nil {
+		// The runtime is stopping (or a shard's caches are rebuilt): the
+		// call was cut short, the custom resource did not fail.
+		return err
+	}
 	r.opts.Recorder.Eventf(cr, nil, corev1.EventTypeWarning, reason, "Reconcile", "%v", err)
 	logr.FromContextOrDiscard(ctx).Error(err, reason)
 	return err

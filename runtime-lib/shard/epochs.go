@@ -14,7 +14,8 @@ import (
 // Member wants (Member.Wanted): a manager whose caches hold only those
 // buckets' custom resources and children. controller-runtime cannot
 // change a cache's label selector, so when the wanted buckets change the
-// running manager is stopped (its reconciles in flight end first) and a
+// running manager is stopped (new reconciles are turned away, and those
+// in flight may end first, for up to DrainTimeout: Member.Quiesce) and a
 // new one is built and started: an epoch. The Member runs beside the
 // epochs, not in them: the Leases, and the handshake that keeps a bucket
 // reconciled by one replica, do not depend on which epoch reconciles.
@@ -97,7 +98,16 @@ func (e *Epochs) Start(ctx context.Context) error {
 		if err != nil {
 			return end()
 		}
+		resume := func() {}
+		if stop != nil && !e.ActiveOnly {
+			// Let the reconciles in flight end rather than cancel them
+			// (an ActiveOnly epoch's controllers do not pass Admit).
+			drain, cancel := context.WithTimeout(ctx, DrainTimeout)
+			resume = e.Member.Quiesce(drain)
+			cancel()
+		}
 		if err := end(); err != nil {
+			resume()
 			return fmt.Errorf("stopping the caches of buckets %s: %w", formatList(current), err)
 		}
 		if e.ActiveOnly {
@@ -108,6 +118,7 @@ func (e *Epochs) Start(ctx context.Context) error {
 		e.Member.log.Info("caching the custom resources and children of buckets", "buckets", len(next))
 		if mgr, err = e.Build(next); err != nil {
 			unpin()
+			resume()
 			return err
 		}
 		current = next
@@ -115,8 +126,14 @@ func (e *Epochs) Start(ctx context.Context) error {
 		epoch, stop = context.WithCancel(ctx)
 		done = make(chan error, 1)
 		go func(mgr manager.Manager) { done <- mgr.Start(epoch) }(mgr)
+		// The new epoch's controllers may be admitted as soon as they run.
+		resume()
 	}
 }
+
+// DrainTimeout bounds how long Epochs waits, before it stops an epoch, for
+// the reconciles in flight to end; those still running then are cancelled.
+const DrainTimeout = 10 * time.Second
 
 // next waits until the wanted buckets differ from current (or no epoch is
 // running) and have settled, and returns them. It returns an error when

@@ -110,6 +110,9 @@ type Member struct {
 	changed chan struct{}
 	// activeChanged is closed the next time the active buckets change.
 	activeChanged chan struct{}
+	// quiesced, while above zero, has Admit turn every reconcile away
+	// (Quiesce).
+	quiesced int
 	// desired are the buckets Assign gives it by the last Leases read;
 	// known is set once they have been read.
 	desired []bool
@@ -188,7 +191,7 @@ func (m *Member) Admit(uid types.UID) (release func(), ok bool) {
 	b := Bucket(uid, m.opts.Buckets)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.active[b] {
+	if !m.active[b] || m.quiesced > 0 {
 		return nil, false
 	}
 	m.inflight[b]++
@@ -200,6 +203,47 @@ func (m *Member) Admit(uid types.UID) (release func(), ok bool) {
 			m.wake()
 		}
 	}, true
+}
+
+// Quiesce has Admit turn every reconcile away until resume is called,
+// and waits until those admitted before have ended, or ctx is done. Epochs
+// quiesces before it stops an epoch, so that a rebuild of the caches does
+// not cancel reconciles midway: the new epoch reconciles every custom
+// resource once anyway, so those turned away meanwhile are not lost.
+func (m *Member) Quiesce(ctx context.Context) (resume func()) {
+	m.mu.Lock()
+	m.quiesced++
+	m.mu.Unlock()
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.quiesced--
+		})
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !m.noneAdmitted() {
+		select {
+		case <-ctx.Done():
+			return resume
+		case <-tick.C:
+		}
+	}
+	return resume
+}
+
+// noneAdmitted says whether no admitted reconcile is in flight.
+func (m *Member) noneAdmitted() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range m.inflight {
+		if n > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // PinActive lists the buckets this replica reconciles now and pins them

@@ -255,3 +255,55 @@ func TestPinnedEpoch(t *testing.T) {
 		}
 	}
 }
+
+// TestQuiesce: while quiesced, a member turns every reconcile away, and
+// Quiesce returns once the reconcile admitted before has ended (or its
+// context is done); after resume, reconciles are admitted again.
+func TestQuiesce(t *testing.T) {
+	a, _, step := newPair(t)
+	step(a)
+	step(a)
+	release, ok := a.Admit("uid-1")
+	if !ok {
+		t.Fatal("a alone does not admit a reconcile")
+	}
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if resume := a.Quiesce(short); short.Err() == nil {
+		t.Fatal("Quiesce returned while a reconcile was in flight, before its context was done")
+	} else {
+		resume()
+	}
+
+	quiesced := make(chan func())
+	go func() { quiesced <- a.Quiesce(context.Background()) }()
+	time.Sleep(50 * time.Millisecond)
+	if _, ok := a.Admit("uid-2"); ok {
+		t.Fatal("a admits a reconcile while quiescing")
+	}
+	select {
+	case <-quiesced:
+		t.Fatal("Quiesce returned while a reconcile was in flight")
+	default:
+	}
+	release()
+	var resume func()
+	select {
+	case resume = <-quiesced:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Quiesce did not return once the reconcile in flight ended")
+	}
+	if _, ok := a.Admit("uid-3"); ok {
+		t.Fatal("a admits a reconcile before resume")
+	}
+	resume()
+	resume() // a second call changes nothing
+	done, ok := a.Admit("uid-4")
+	if !ok {
+		t.Fatal("a does not admit reconciles after resume")
+	}
+	done()
+	if a.quiesced != 0 {
+		t.Fatalf("quiesced = %d after every resume", a.quiesced)
+	}
+}
