@@ -40,5 +40,10 @@
 // Member is a manager.Runnable that does all this; Admit is the gate a
 // reconcile passes (Gate wraps a reconcile.Reconciler with it), Owns filters
 // events, Changed reports gained buckets so that their custom resources
-// are queued again, and Wanted the buckets to cache.
+// are queued again, and Wanted the buckets to cache. Quiesce turns new
+// reconciles away and waits for those in flight, before Epochs stops an
+// epoch. Controllers that cannot pass Admit call by call (controller-runtime
+// reconcilers of their own) run under Epochs.ActiveOnly: each epoch caches
+// the buckets Active lists and pins them (PinActive), so that none is
+// released before the epoch that reconciled it has stopped.
 package shard
