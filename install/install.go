@@ -311,27 +311,28 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 // Its type is the Prometheus Operator's, which Inrun does not link: it is
 // written as the Operator's documentation shows it.
 func serviceMonitor(name, namespace string, labels, extra map[string]string) *unstructured.Unstructured {
-	all := map[string]any{}
-	for k, v := range labels {
-		all[k] = v
-	}
-	for k, v := range extra {
-		all[k] = v
-	}
-	selector := map[string]any{}
-	for k, v := range labels {
-		selector[k] = v
-	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "monitoring.coreos.com/v1",
 		"kind":       "ServiceMonitor",
-		"metadata":   map[string]any{"name": name, "namespace": namespace, "labels": all},
+		"metadata":   map[string]any{"name": name, "namespace": namespace, "labels": merged(labels, extra)},
 		"spec": map[string]any{
-			"selector":          map[string]any{"matchLabels": selector},
+			"selector":          map[string]any{"matchLabels": merged(labels)},
 			"namespaceSelector": map[string]any{"matchNames": []any{namespace}},
 			"endpoints":         []any{map[string]any{"port": "metrics", "path": "/metrics", "interval": ServiceMonitorInterval}},
 		},
 	}}
+}
+
+// merged is the labels of every map, the later ones winning, as an
+// unstructured object holds them.
+func merged(maps ...map[string]string) map[string]any {
+	out := map[string]any{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // configMapNames names the ConfigMap of each Blueprint: blueprint-NAME,
