@@ -47,6 +47,7 @@ func runOperator(args []string) error {
 	fs.StringVar(&s.blueprint, "blueprint", "", "the Blueprint (interpreted)")
 	fs.IntVar(&s.workers, "workers", 8, "workers")
 	fs.Float64Var(&s.qps, "qps", -1, "client-side rate limit; -1 for none")
+	fs.BoolVar(&s.headless, "headless", false, "headless Services (hand-written)")
 	fs.StringVar(&s.cpuprofile, "cpuprofile", "", "write a CPU profile here")
 	fs.StringVar(&s.metricsAddr, "metrics-addr", "", "where to serve metrics")
 	if err := fs.Parse(args); err != nil {
@@ -128,7 +129,7 @@ func runOperator(args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := handwritten.Setup(mgr, handwritten.Options{Workers: s.workers}); err != nil {
+		if err := handwritten.Setup(mgr, handwritten.Options{Workers: s.workers, Headless: s.headless}); err != nil {
 			return err
 		}
 		if err := runner.OnCacheSync(mgr, ready); err != nil {

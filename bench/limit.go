@@ -49,6 +49,9 @@ type limit struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
+	// headless gives the Services clusterIP: None (-headless).
+	headless bool
+
 	mu    sync.Mutex
 	sites map[string]*limitSite
 	err   error
@@ -68,10 +71,10 @@ type limitSite struct {
 
 // startLimit starts the limit's workers and its watch on the Deployments
 // of namespace. Each Website needs at most three writes queued at once.
-func startLimit(ctx context.Context, cfg *rest.Config, namespace string, n int) (*limit, error) {
+func startLimit(ctx context.Context, cfg *rest.Config, namespace string, n int, headless bool) (*limit, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "inrun-bench-" + kindLimit
-	l := &limit{writes: newWriteCounter(), queue: make(chan func(context.Context) error, 3*n+limitWorkers), sites: map[string]*limitSite{}}
+	l := &limit{writes: newWriteCounter(), queue: make(chan func(context.Context) error, 3*n+limitWorkers), sites: map[string]*limitSite{}, headless: headless}
 	l.writes.instrument(cfg)
 	var err error
 	if l.c, err = client.New(cfg, client.Options{Scheme: runner.Scheme()}); err != nil {
@@ -277,14 +280,18 @@ func (l *limit) deployment(s limitSite) *unstructured.Unstructured {
 }
 
 func (l *limit) service(s limitSite) *unstructured.Unstructured {
+	spec := map[string]any{
+		"selector": map[string]any{"app": s.name},
+		"ports":    []any{map[string]any{"name": "http", "port": s.port, "targetPort": "http"}},
+	}
+	if l.headless {
+		spec["clusterIP"] = "None"
+	}
 	return inventory(s, "service", map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Service",
 		"metadata":   map[string]any{"name": s.name},
-		"spec": map[string]any{
-			"selector": map[string]any{"app": s.name},
-			"ports":    []any{map[string]any{"name": "http", "port": s.port, "targetPort": "http"}},
-		},
+		"spec":       spec,
 	})
 }
 

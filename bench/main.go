@@ -44,6 +44,7 @@ type options struct {
 	rounds      int
 	keepLogs    bool
 	progressDur time.Duration
+	headless    bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -69,6 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.memprofile, "memprofile", "", "write a heap profile of the hand-written and interpreted operators, taken when each has gone quiet after the creates, to PREFIX.KIND.heap.pprof")
 	fs.StringVar(&o.compiled, "compiled-binary", "", "the compiled operator to measure, built by inrun build from -blueprint; default: build it now (about a minute)")
 	fs.BoolVar(&o.keepLogs, "keep-logs", false, "keep the operators' logs after a successful run")
+	fs.BoolVar(&o.headless, "headless", false, "give every Website's Service clusterIP: None, in the limit, the hand-written operator and a copy of -blueprint; the API server's ClusterIP allocator costs N² and sets the pace at N in the thousands")
 	fs.DurationVar(&o.progressDur, "progress", 3*time.Second, "how often to print progress")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -71,6 +71,7 @@ type operatorSettings struct {
 	binary     string
 	workers    int
 	qps        float64
+	headless   bool
 	cpuprofile string
 	// metricsAddr is where the operator subcommand serves metrics.
 	metricsAddr string
@@ -118,6 +119,9 @@ func startSubprocess(ctx context.Context, s operatorSettings) (*subprocess, erro
 			"-workers", strconv.Itoa(s.workers),
 			"-qps", strconv.FormatFloat(s.qps, 'g', -1, 64),
 			"-metrics-addr", metricsAddr,
+		}
+		if s.headless {
+			args = append(args, "-headless")
 		}
 		if s.cpuprofile != "" {
 			args = append(args, "-cpuprofile", s.cpuprofile)

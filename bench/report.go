@@ -13,16 +13,18 @@ import (
 
 // Results are the raw figures of one benchmark run, as -json writes them.
 type Results struct {
-	N             int       `json:"n"`
-	Workers       int       `json:"workers"`
-	LimitWorkers  int       `json:"limitWorkers"`
-	Loaders       int       `json:"loaders"`
-	QPS           float64   `json:"qps"`
-	QuietSeconds  float64   `json:"quietSeconds"`
-	SettleSeconds float64   `json:"settleSeconds"`
-	Started       time.Time `json:"started"`
-	Machine       Machine   `json:"machine"`
-	Runs          []*Run    `json:"runs"`
+	N             int     `json:"n"`
+	Workers       int     `json:"workers"`
+	LimitWorkers  int     `json:"limitWorkers"`
+	Loaders       int     `json:"loaders"`
+	QPS           float64 `json:"qps"`
+	QuietSeconds  float64 `json:"quietSeconds"`
+	SettleSeconds float64 `json:"settleSeconds"`
+	// Headless says the Services were headless (-headless).
+	Headless bool      `json:"headless,omitempty"`
+	Started  time.Time `json:"started"`
+	Machine  Machine   `json:"machine"`
+	Runs     []*Run    `json:"runs"`
 	// CPUProfiles are the profile files written with -cpuprofile, by kind
 	// and round ("interpreted/1").
 	CPUProfiles map[string]string `json:"cpuProfiles,omitempty"`
@@ -229,7 +231,11 @@ func printTable(w io.Writer, res *Results) {
 	if rounds > 1 {
 		of = fmt.Sprintf("; each figure the median of %d rounds", rounds)
 	}
-	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, a Service and a status), %d CPUs, %d operator workers%s; ×L is the ratio to the limit, ×H to the hand-written operator.\n\n", res.N, res.Machine.CPUs, res.Workers, of)
+	service := "a Service"
+	if res.Headless {
+		service = "a headless Service"
+	}
+	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, %s and a status), %d CPUs, %d operator workers%s; ×L is the ratio to the limit, ×H to the hand-written operator.\n\n", res.N, service, res.Machine.CPUs, res.Workers, of)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "figure\t%s\t\n", strings.Join(kinds, "\t"))
 	for _, f := range figures() {

@@ -68,13 +68,18 @@ func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bp, err := compiler.CompileFile(bpPath, compiler.Options{})
-	if err != nil {
-		return fmt.Errorf("%w\n(run the benchmark from the repository root, or pass -blueprint)", err)
-	}
 	logDir, err := os.MkdirTemp("", "inrun-bench-")
 	if err != nil {
 		return err
+	}
+	if opts.headless {
+		if bpPath, err = headlessBlueprint(bpPath, filepath.Join(logDir, "headless")); err != nil {
+			return fmt.Errorf("%w\n(run the benchmark from the repository root, or pass -blueprint)", err)
+		}
+	}
+	bp, err := compiler.CompileFile(bpPath, compiler.Options{})
+	if err != nil {
+		return fmt.Errorf("%w\n(run the benchmark from the repository root, or pass -blueprint)", err)
 	}
 	b := &bench{opts: opts, out: stderr, logDir: logDir, bpPath: bpPath, compiled: opts.compiled}
 	if slices.Contains(opts.only, kindCompiled) && b.compiled == "" {
@@ -92,6 +97,7 @@ func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 		QPS:           opts.qps,
 		QuietSeconds:  opts.quiet.Seconds(),
 		SettleSeconds: opts.settle.Seconds(),
+		Headless:      opts.headless,
 		Started:       time.Now().UTC().Truncate(time.Second),
 		Machine:       describeMachine(),
 		CPUProfiles:   map[string]string{},
@@ -216,7 +222,7 @@ func (b *bench) run(ctx context.Context, kind string, round int) (_ *Run, retErr
 	)
 	start := time.Now()
 	if kind == kindLimit {
-		l, err := startLimit(ctx, b.cfg, ns, b.opts.n)
+		l, err := startLimit(ctx, b.cfg, ns, b.opts.n, b.opts.headless)
 		if err != nil {
 			return nil, err
 		}
@@ -228,6 +234,7 @@ func (b *bench) run(ctx context.Context, kind string, round int) (_ *Run, retErr
 			blueprint:  b.bpPath,
 			binary:     b.compiled,
 			workers:    b.opts.workers,
+			headless:   b.opts.headless,
 			qps:        b.opts.qps,
 			logDir:     b.logDir,
 			round:      round,

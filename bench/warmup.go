@@ -27,7 +27,7 @@ func (b *bench) warmUp(ctx context.Context) error {
 	if err := b.loader.create(ctx, ns, 1, func(u *unstructured.Unstructured) { site = u }); err != nil {
 		return err
 	}
-	l, err := startLimit(ctx, b.cfg, ns, 1)
+	l, err := startLimit(ctx, b.cfg, ns, 1, b.opts.headless)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,8 @@ type Options struct {
 	// FieldOwner is the server-side apply field manager. Default
 	// "website-operator".
 	FieldOwner string
+	// Headless gives the Services clusterIP: None.
+	Headless bool
 }
 
 func (o *Options) setDefaults() {
@@ -43,7 +45,7 @@ func (o *Options) setDefaults() {
 // Website types (AddToScheme).
 func Setup(mgr ctrl.Manager, opts Options) error {
 	opts.setDefaults()
-	r := &Reconciler{Client: mgr.GetClient(), FieldOwner: client.FieldOwner(opts.FieldOwner)}
+	r := &Reconciler{Client: mgr.GetClient(), FieldOwner: client.FieldOwner(opts.FieldOwner), Headless: opts.Headless}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("website").
 		For(&Website{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -57,6 +59,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 type Reconciler struct {
 	client.Client
 	FieldOwner client.FieldOwner
+	// Headless gives the Services clusterIP: None.
+	Headless bool
 }
 
 var _ reconcile.Reconciler = &Reconciler{}
@@ -77,7 +81,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Apply(ctx, deployment, r.FieldOwner, client.ForceOwnership); err != nil {
 		return ctrl.Result{}, fmt.Errorf("applying Deployment %s: %w", site.Name, err)
 	}
-	service := desiredService(&site)
+	service := desiredService(&site, r.Headless)
 	if err := r.Apply(ctx, service, r.FieldOwner, client.ForceOwnership); err != nil {
 		return ctrl.Result{}, fmt.Errorf("applying Service %s: %w", site.Name, err)
 	}
@@ -125,16 +129,20 @@ func desiredDeployment(site *Website) *appsv1ac.DeploymentApplyConfiguration {
 							WithContainerPort(site.Spec.Port))))))
 }
 
-func desiredService(site *Website) *corev1ac.ServiceApplyConfiguration {
+func desiredService(site *Website, headless bool) *corev1ac.ServiceApplyConfiguration {
+	spec := corev1ac.ServiceSpec().
+		WithSelector(labelsFor(site)).
+		WithPorts(corev1ac.ServicePort().
+			WithName("http").
+			WithPort(site.Spec.Port).
+			WithTargetPort(intstr.FromString("http")))
+	if headless {
+		spec.WithClusterIP(corev1.ClusterIPNone)
+	}
 	return corev1ac.Service(site.Name, site.Namespace).
 		WithLabels(labelsFor(site)).
 		WithOwnerReferences(ownerReference(site)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithSelector(labelsFor(site)).
-			WithPorts(corev1ac.ServicePort().
-				WithName("http").
-				WithPort(site.Spec.Port).
-				WithTargetPort(intstr.FromString("http"))))
+		WithSpec(spec)
 }
 
 // desiredStatus reports the live Deployment d. Conditions keep their

@@ -18,10 +18,20 @@ func BenchmarkChildren(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		for _, obj := range []any{desiredDeployment(site), desiredService(site)} {
+		for _, obj := range []any{desiredDeployment(site), desiredService(site, false)} {
 			if _, err := json.Marshal(obj); err != nil {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+func TestHeadlessService(t *testing.T) {
+	site := &Website{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "default"}, Spec: WebsiteSpec{Port: 80}}
+	if got := desiredService(site, true).Spec.ClusterIP; got == nil || *got != "None" {
+		t.Errorf("headless: clusterIP %v, want None", got)
+	}
+	if got := desiredService(site, false).Spec.ClusterIP; got != nil {
+		t.Errorf("not headless: clusterIP %q, want unset", *got)
 	}
 }
