@@ -49,6 +49,7 @@ type runFlags struct {
 	leaderElect    bool
 	leaderNS       string
 	shards         bool
+	shardSelection string
 	shardID        string
 	zap            zap.Options
 	// serve is the gateway's address when --serve runs it beside the
@@ -75,6 +76,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.leaderElect, "leader-elect", inCluster, "elect one active runtime through a Lease (default on inside a cluster)")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease, and of the shard Leases with --shards (default: the runtime's namespace in a cluster, else default)")
 	fl.BoolVar(&f.shards, "shards", false, "share the custom resources with every replica run with --shards instead of electing one leader: each reconciles its buckets of them, never one another replica is reconciling and caches only those, labelling each custom resource with its bucket (docs/runtime.md#sharding)")
+	fl.StringVar(&f.shardSelection, "shard-selection", "auto", "with --shards, how each replica's caches select its custom resources: labels (each labelled with its bucket), server (the API server's shardSelector: KEP-5866, feature gate ShardedListAndWatch, no label written) or auto (server where the API server has it, else labels)")
 	fl.StringVar(&f.shardID, "shard-id", "", "this replica's name among the shards, unique in the group (default: the host name, a Pod's name in a cluster)")
 	fl.StringVar(&f.serve, "serve", "", "also run the intent gateway (inrun serve) in this process, on this address, written --serve=ADDR (--serve alone: "+gateway.DefaultAddress+")")
 	fl.Lookup("serve").NoOptDefVal = gateway.DefaultAddress
@@ -178,7 +180,10 @@ custom resource is reconciled by two replicas at once (docs/runtime.md).
 Each replica caches only its buckets' custom resources and children: the
 replicas label each custom resource shard.inrun.dev/bucket (and each
 child shard.inrun.dev/owner-bucket), and a replica rebuilds its caches a
-few seconds after its buckets change. A reconcile.go controller is
+few seconds after its buckets change. Where the API server has sharded
+list and watch (KEP-5866, feature gate ShardedListAndWatch), it selects
+the custom resources by the hash of their UID and no label is written on
+them (--shard-selection, default auto). A reconcile.go controller is
 sharded too; it must take a custom resource it cannot find as nothing to
 do, since other replicas' are not in its cache.
 
@@ -221,6 +226,9 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	if f.fromConfigMaps && f.patterns.stack != "" {
 		return errors.New("give a Stack or --from-configmaps, not both")
+	}
+	if _, err := shard.ParseSelection(f.shardSelection); err != nil {
+		return fmt.Errorf("--shard-selection: %w", err)
 	}
 	cfg, reachErr := f.restConfig()
 	if reachErr == nil {
@@ -412,7 +420,7 @@ func (f *runFlags) shardOptions() *shard.Options {
 	if !f.shards {
 		return nil
 	}
-	return &shard.Options{ID: f.shardID, ReleaseOnCancel: true}
+	return &shard.Options{ID: f.shardID, ReleaseOnCancel: true, Selection: shard.Selection(f.shardSelection)}
 }
 
 func (f *runFlags) restConfig() (*rest.Config, error) {

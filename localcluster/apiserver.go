@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,9 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		Err:     apiLog,
 	}
 	apiServer.Configure().Set("service-cluster-ip-range", serviceCIDR)
+	if gates := featureGates(c.opts.FeatureGates); gates != "" {
+		apiServer.Configure().Set("feature-gates", gates)
+	}
 	timeout := time.Minute
 	if deadline, ok := ctx.Deadline(); ok {
 		timeout = time.Until(deadline)
@@ -163,4 +167,15 @@ func (c *Cluster) createLog(name string) (*os.File, error) {
 	c.logs = append(c.logs, f)
 	c.mu.Unlock()
 	return f, nil
+}
+
+// featureGates writes gates as --feature-gates takes them, sorted so that
+// the command line is the same from run to run.
+func featureGates(gates map[string]bool) string {
+	parts := make([]string, 0, len(gates))
+	for name, on := range gates {
+		parts = append(parts, fmt.Sprintf("%s=%t", name, on))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
 }

@@ -79,6 +79,12 @@ type Options struct {
 	// StopTimeout is how long each component may take to exit after
 	// SIGTERM before it is killed. Defaults to 10 seconds.
 	StopTimeout time.Duration
+
+	// FeatureGates are passed to kube-apiserver as --feature-gates, for
+	// trying alpha features such as ShardedListAndWatch (KEP-5866). None
+	// by default: the local control plane has what a real cluster of its
+	// version has.
+	FeatureGates map[string]bool
 }
 
 func (o *Options) setDefaults() error {

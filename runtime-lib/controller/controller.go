@@ -334,7 +334,7 @@ func ownerOf(bp *ir.Blueprint) handler.MapFunc {
 // unstructured (reconciler.TypedKind), and custom resources unstructured.
 // Callers add metrics, probes and leader election.
 func ManagerOptions(bps []*ir.Blueprint) (manager.Options, error) {
-	return managerOptions(bps, nil)
+	return managerOptions(bps, nil, false)
 }
 
 // ShardManagerOptions returns ManagerOptions(bps) for a replica of a shard
@@ -346,11 +346,15 @@ func ShardManagerOptions(bps []*ir.Blueprint, buckets []int) (manager.Options, e
 	if buckets == nil {
 		buckets = []int{}
 	}
-	return managerOptions(bps, buckets)
+	return managerOptions(bps, buckets, false)
 }
 
 // managerOptions is ManagerOptions, narrowed to buckets unless they are nil.
-func managerOptions(bps []*ir.Blueprint, buckets []int) (manager.Options, error) {
+// With serverSelects the custom resources get no label selector: the API
+// server selects them by the shardSelector of the client's config
+// (shard.SelectingConfig). A replica with no buckets selects by label
+// anyway, as no shard selector names an empty set.
+func managerOptions(bps []*ir.Blueprint, buckets []int, serverSelects bool) (manager.Options, error) {
 	crKinds := map[schema.GroupVersionKind]bool{}
 	for _, bp := range bps {
 		crKinds[bp.Resource.GroupVersionKind] = true
@@ -382,7 +386,7 @@ func managerOptions(bps []*ir.Blueprint, buckets []int) (manager.Options, error)
 			byObject[obj] = cache.ByObject{Label: selector}
 		}
 	}
-	if buckets != nil {
+	if buckets != nil && !(serverSelects && len(buckets) > 0) {
 		own := labels.NewSelector().Add(shard.In(shard.LabelBucket, buckets))
 		done := map[schema.GroupVersionKind]bool{}
 		for _, bp := range bps {

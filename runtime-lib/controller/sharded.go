@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -53,9 +55,11 @@ type ShardedOptions struct {
 // Sharded adds to mgr, the outer manager that serves metrics and probes,
 // what runs the Blueprints as one replica of a shard group: the Member
 // (its Lease), a labeller that writes shard.LabelBucket on the custom
-// resources that have none yet, and the epochs (shard.Epochs): a manager
-// with the controllers, whose caches hold only the custom resources and
-// children of the buckets the Member wants, rebuilt when they change.
+// resources that have none yet (unless the API server selects them by
+// shardSelector: the Member's shard.Selection), and the epochs
+// (shard.Epochs): a manager with the controllers, whose caches hold only
+// the custom resources and children of the buckets the Member wants,
+// rebuilt when they change.
 // inrun run and generated operators both call it.
 func Sharded(mgr manager.Manager, o ShardedOptions) error {
 	if o.Member == nil || o.Setup == nil || len(o.Blueprints) == 0 {
@@ -72,28 +76,71 @@ func Sharded(mgr manager.Manager, o ShardedOptions) error {
 	if err := mgr.Add(o.Member); err != nil {
 		return err
 	}
-	if err := addLabeller(mgr, o); err != nil {
+	serverSelects, err := serverSelects(mgr, o.Member)
+	if err != nil {
 		return err
+	}
+	if !serverSelects {
+		if err := addLabeller(mgr, o); err != nil {
+			return err
+		}
 	}
 	var ready sync.Once
 	return mgr.Add(&shard.Epochs{
 		Member: o.Member,
 		Settle: o.Settle,
 		Build: func(buckets []int) (manager.Manager, error) {
-			return buildEpoch(mgr, o, buckets, &ready)
+			return buildEpoch(mgr, o, buckets, serverSelects, &ready)
 		},
 		Stopped:    forgetEpoch,
 		ActiveOnly: activeOnly,
 	})
 }
 
-// buildEpoch makes the manager of one epoch, caching buckets.
-func buildEpoch(outer manager.Manager, o ShardedOptions, buckets []int, ready *sync.Once) (manager.Manager, error) {
-	sharded, err := ShardManagerOptions(o.Blueprints, buckets)
+// serverSelects resolves m's shard.Selection: whether the API server, not
+// labels, selects the custom resources of the replica's buckets.
+func serverSelects(mgr manager.Manager, m *shard.Member) (bool, error) {
+	sel := m.Options().Selection
+	if sel == shard.SelectLabels {
+		return false, nil
+	}
+	cs, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ok, err := shard.ServerSelects(ctx, cs, m.Options().Namespace)
+	log := mgr.GetLogger().WithName("shard")
+	switch {
+	case sel == shard.SelectServer && err != nil:
+		return false, fmt.Errorf("asking whether the API server selects by shard (--shard-selection=server): %w", err)
+	case sel == shard.SelectServer && !ok:
+		return false, errors.New("--shard-selection=server: the API server ignores shard selectors; turn its ShardedListAndWatch feature gate on (KEP-5866, alpha in Kubernetes 1.37), or use --shard-selection=labels")
+	case err != nil:
+		log.Info("could not ask whether the API server selects by shard; selecting custom resources by label", "error", err.Error())
+		return false, nil
+	case ok:
+		log.Info("the API server selects each replica's custom resources by shardSelector (KEP-5866): no bucket labels are written on them")
+	default:
+		log.Info("the API server has no sharded list and watch (KEP-5866); each custom resource is labelled with its bucket")
+	}
+	return ok, nil
+}
+
+// buildEpoch makes the manager of one epoch, caching buckets; with
+// serverSelects its custom resources are selected by a shardSelector.
+func buildEpoch(outer manager.Manager, o ShardedOptions, buckets []int, serverSelects bool, ready *sync.Once) (manager.Manager, error) {
+	sharded, err := managerOptions(o.Blueprints, buckets, serverSelects)
 	if err != nil {
 		return nil, err
 	}
+	cfg := outer.GetConfig()
 	mo := o.Manager
+	if serverSelects && len(buckets) > 0 {
+		// The epoch's manager makes its HTTP client from cfg.
+		cfg = shard.SelectingConfig(cfg, shardedResources(o.Blueprints), shard.Selector(buckets, o.Member.Options().Buckets))
+	}
 	mo.Cache.ByObject = sharded.Cache.ByObject
 	if cc := mo.Client.Cache; cc != nil {
 		// manager.New points Reader at its cache only when it is unset, in
@@ -108,7 +155,7 @@ func buildEpoch(outer manager.Manager, o ShardedOptions, buckets []int, ready *s
 	// Each epoch sets up the same controllers again.
 	skip := true
 	mo.Controller.SkipNameValidation = &skip
-	epoch, err := manager.New(outer.GetConfig(), mo)
+	epoch, err := manager.New(cfg, mo)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager of buckets: %w", err)
 	}
@@ -131,6 +178,20 @@ func buildEpoch(outer manager.Manager, o ShardedOptions, buckets []int, ready *s
 		}
 	}
 	return epoch, nil
+}
+
+// shardedResources are the custom resources of bps an epoch caches by
+// bucket: not those that are also child kinds, which are cached whole
+// (see ShardManagerOptions).
+func shardedResources(bps []*ir.Blueprint) []schema.GroupVersionResource {
+	var out []schema.GroupVersionResource
+	for _, bp := range bps {
+		gvr := bp.Resource.GroupVersionResource()
+		if !isChildKind(bps, bp.Resource.GroupVersionKind) && !slices.Contains(out, gvr) {
+			out = append(out, gvr)
+		}
+	}
+	return out
 }
 
 // countCached has the Member count the objects of each kind the epoch

@@ -87,3 +87,40 @@ func TestShardManagerOptions(t *testing.T) {
 		t.Errorf("a replica with no buckets caches %q of the custom resources; want none", sel)
 	}
 }
+
+// TestServerSelectedManagerOptions checks the caches of a replica whose
+// API server selects the custom resources by shardSelector: no label
+// selector on them, unless it holds no bucket, and the resources the
+// selector goes to leave out the kind that is also a child.
+func TestServerSelectedManagerOptions(t *testing.T) {
+	stack, err := compiler.CompileFile("../runner/testdata/composition/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bps := ir.WithUsed([]*ir.Blueprint{stack})
+	server, err := managerOptions(bps, []int{3, 7}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := selectors(server.Cache.ByObject)
+	if s, ok := sel[stack.Resource.Kind]; ok {
+		t.Errorf("the API server selects %s, yet the cache adds label selector %q", stack.Resource.Kind, s)
+	}
+	if s, ok := sel["ConfigMap"]; !ok || !s.Matches(labels.Set{reconciler.LabelManagedBy: reconciler.ManagedBy, shard.LabelOwnerBucket: "3"}) {
+		t.Errorf("children are still selected by their owner's bucket label; got %q", s)
+	}
+	none, err := managerOptions(bps, []int{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := selectors(none.Cache.ByObject)[stack.Resource.Kind]; s == nil || s.Matches(labels.Set{}) {
+		t.Errorf("a replica with no buckets caches %q of the custom resources; want none", s)
+	}
+	var got []string
+	for _, gvr := range shardedResources(bps) {
+		got = append(got, gvr.Resource)
+	}
+	if len(got) != 1 || got[0] != stack.Resource.Plural {
+		t.Errorf("shardSelector goes to %v; want only %s (Store is also a child, cached whole)", got, stack.Resource.Plural)
+	}
+}

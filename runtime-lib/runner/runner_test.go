@@ -34,8 +34,11 @@ import (
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
 
+// TestMain shares one control plane with the tests. Its API server has
+// sharded list and watch (KEP-5866) on, so that the shard tests run both
+// ways of selecting a replica's custom resources.
 func TestMain(m *testing.M) {
-	clustertest.Main(m, localcluster.Options{Mode: localcluster.Full})
+	clustertest.Main(m, localcluster.Options{Mode: localcluster.Full, FeatureGates: map[string]bool{"ShardedListAndWatch": true}})
 }
 
 var (

@@ -110,10 +110,18 @@ func (m *marker) owners() map[string]string {
 // each reconciled without pause by a 50ms reconciler, through a join and
 // the crash of a replica, and checks that no custom resource is ever
 // reconciled by two replicas at once, that a replica joining takes only
-// the buckets rendezvous hashing moves to it, and that a crashed replica's
+// the buckets rendezvous hashing moves to it, that a crashed replica's
 // custom resources are reconciled by the others within the Lease duration
-// and 5 seconds.
+// and 5 seconds, and that each replica caches only its buckets' custom
+// resources: selected by their bucket label, or by the API server's
+// shardSelector where they carry none.
 func TestShards(t *testing.T) {
+	for _, sel := range []shard.Selection{shard.SelectLabels, shard.SelectServer} {
+		t.Run(string(sel), func(t *testing.T) { testShards(t, sel) })
+	}
+}
+
+func testShards(t *testing.T, selection shard.Selection) {
 	const (
 		crs           = 60
 		leaseDuration = 4 * time.Second
@@ -132,7 +140,7 @@ func TestShards(t *testing.T) {
 	startReplica := func(id string) *runtime {
 		return f.start(f.cfg, []string{f.ns}, func(o *runner.Options) {
 			o.Blueprints = []*ir.Blueprint{bp.WithRemoteURL(srv.URL + "/" + id)}
-			o.Shard = &shard.Options{ID: id, Namespace: f.ns, LeaseDuration: leaseDuration, RenewPeriod: 500 * time.Millisecond}
+			o.Shard = &shard.Options{ID: id, Namespace: f.ns, LeaseDuration: leaseDuration, RenewPeriod: 500 * time.Millisecond, Selection: selection}
 		})
 	}
 	var names []string
@@ -186,13 +194,18 @@ func TestShards(t *testing.T) {
 	f.eventually(time.Minute, "the two replicas hold their buckets", f.leasesHold("r0", "r1"))
 	before := ownerBy("r0", "r1")
 	// The Apps were made before any replica ran: each was labelled with
-	// its bucket, and each replica caches only its buckets'.
+	// its bucket, unless the API server selects them, and each replica
+	// caches only its buckets'.
 	for _, n := range names {
 		app, err := f.get(appGVK, f.ns, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := app.GetLabels()[shard.LabelBucket], shard.BucketValue(uids[n], shard.DefaultBuckets); got != want {
+		want := shard.BucketValue(uids[n], shard.DefaultBuckets)
+		if selection == shard.SelectServer {
+			want = ""
+		}
+		if got := app.GetLabels()[shard.LabelBucket]; got != want {
 			t.Errorf("%s has bucket label %q, want %q", n, got, want)
 		}
 	}

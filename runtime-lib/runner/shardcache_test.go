@@ -75,7 +75,8 @@ func bucketOwners(uids map[string]types.UID, members ...string) map[string]strin
 	return out
 }
 
-// TestShardsCacheTheirBuckets runs two replicas with --shards on Sites
+// TestShardsCacheTheirBuckets runs two replicas with --shards
+// --shard-selection=labels on Sites
 // some of which a runtime without shards reconciled before, and checks
 // that every Site gets its bucket label and is reconciled, that every
 // child gets its owner's bucket label in place (the children made before
@@ -131,7 +132,7 @@ func TestShardsCacheTheirBuckets(t *testing.T) {
 
 	for _, id := range []string{"s0", "s1"} {
 		f.start(f.cfg, []string{f.ns}, func(o *runner.Options) {
-			o.Shard = &shard.Options{ID: id, Namespace: f.ns, LeaseDuration: 4 * time.Second, RenewPeriod: 500 * time.Millisecond}
+			o.Shard = &shard.Options{ID: id, Namespace: f.ns, LeaseDuration: 4 * time.Second, RenewPeriod: 500 * time.Millisecond, Selection: shard.SelectLabels}
 		})
 	}
 	uids := map[string]types.UID{}

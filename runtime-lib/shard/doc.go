@@ -7,12 +7,14 @@
 // resource's UID, the hash the API server computes for a sharded list and
 // watch (KEP-5866, shardRange(object.metadata.uid, ...); a test checks Hash
 // and Selector against k8s.io/apimachinery/pkg/sharding). Because buckets
-// are hash ranges, a replica's buckets could become the shard selector of
-// its informers where that feature is on (Selector writes it). Until then
+// are hash ranges, where that feature is on a replica's buckets are the
+// shard selector of its informers of custom resources (Selection
+// SelectServer: Selector writes it, SelectingConfig sends it, and
+// ServerSelects tells whether the API server honours it). Elsewhere
 // buckets are labels: LabelBucket on a custom resource (written by the
-// replicas, a function of its UID), LabelOwnerBucket on a child (its
-// custom resource's bucket), and each replica caches only the objects of
-// the buckets it wants (Wanted), with the selector In writes. A label
+// replicas, a function of its UID). Children carry LabelOwnerBucket (their
+// custom resource's bucket) either way, and each replica caches only the
+// objects of the buckets it wants (Wanted), with the selector In writes. A
 // selector cannot change, so Epochs rebuilds the caches, and the
 // controllers on them, when the wanted buckets change.
 //

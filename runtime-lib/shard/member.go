@@ -54,6 +54,9 @@ type Options struct {
 	// reconciles in flight end, so that the others take its buckets at
 	// once rather than after LeaseDuration.
 	ReleaseOnCancel bool
+	// Selection is how this replica's caches select the custom resources
+	// of its buckets. Default SelectAuto.
+	Selection Selection
 	// Log reports membership changes.
 	Log logr.Logger
 }
@@ -77,6 +80,10 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Buckets <= 0 {
 		o.Buckets = DefaultBuckets
+	}
+	var err error
+	if o.Selection, err = ParseSelection(string(o.Selection)); err != nil {
+		return fmt.Errorf("shard: Options.Selection: %w", err)
 	}
 	if o.LeaseDuration <= 0 {
 		o.LeaseDuration = 15 * time.Second
