@@ -16,6 +16,7 @@ REQUESTS ?= 1000
 REGISTRY_N ?= 10
 SHARD_N ?= 2000
 SHARD_REPLICAS ?= 1,2,4
+SHARD_SELECTION ?= labels
 WORKFLOWS ?= 100
 
 .DEFAULT_GOAL := help
@@ -96,8 +97,8 @@ migrate-scale: assets ## inrun migrate on N custom resources (default 1000): app
 	INRUN_MIGRATE_OBJECTS=$(N) INRUN_REQUIRE_ASSETS=1 $(GO) test ./migrate -run '^TestClusterApplyResumeRollback$$' -count=1 -v -timeout 60m
 
 .PHONY: bench-shards
-bench-shards: assets ## SHARD_REPLICAS replicas of inrun run --shards (default 1,2,4) in turn on the same SHARD_N custom resources (default 2000), a 50ms reconciler: time to all Ready, peak RSS, heap in use and cached custom resources per replica, as ratios to the first; see docs/performance.md
-	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkShards$$' -benchtime 1x -count 1 -timeout 60m -shard-n $(SHARD_N) -shard-replicas $(SHARD_REPLICAS) -v
+bench-shards: assets ## SHARD_REPLICAS replicas of inrun run --shards --shard-selection SHARD_SELECTION (default 1,2,4, labels; server turns KEP-5866 on) in turn on the same SHARD_N custom resources (default 2000), a 50ms reconciler: time to all Ready, peak RSS, heap in use and cached custom resources per replica, as ratios to the first; see docs/performance.md
+	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkShards$$' -benchtime 1x -count 1 -timeout 60m -shard-n $(SHARD_N) -shard-replicas $(SHARD_REPLICAS) -shard-selection $(SHARD_SELECTION) -v
 
 .PHONY: bench-registry
 bench-registry: assets ## inrun run NAME@VERSION to its first reconcile, with a cold pattern cache and a warm one, REGISTRY_N runs each (default 10), on a local control plane and registry; reports x-cold; see docs/performance.md

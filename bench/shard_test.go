@@ -37,6 +37,9 @@ import (
 var (
 	shardN        = flag.Int("shard-n", 2000, "custom resources in BenchmarkShards")
 	shardReplicas = flag.String("shard-replicas", "1,2,4", "replica counts BenchmarkShards runs, the first the baseline")
+	// shardSelection "server" turns the API server's sharded list and
+	// watch (KEP-5866) on, so that no bucket label is written.
+	shardSelection = flag.String("shard-selection", "labels", "--shard-selection of the replicas in BenchmarkShards: labels or server")
 )
 
 var shardTaskGVK = schema.GroupVersionKind{Group: "bench.inrun.dev", Version: "v1", Kind: "ShardTask"}
@@ -106,7 +109,11 @@ type shardBench struct {
 
 func newShardBench(tb testing.TB, n int) *shardBench {
 	tb.Helper()
-	lc := clustertest.Start(tb, localcluster.Options{Mode: localcluster.Minimal})
+	opts := localcluster.Options{Mode: localcluster.Minimal}
+	if *shardSelection != "labels" {
+		opts.FeatureGates = map[string]bool{"ShardedListAndWatch": true}
+	}
+	lc := clustertest.Start(tb, opts)
 	cfg := rest.CopyConfig(lc.RESTConfig())
 	cfg.QPS, cfg.Burst = -1, 0
 	c, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
@@ -324,7 +331,7 @@ func (b *shardBench) start(id string) (*exec.Cmd, string) {
 	}
 	metrics := freeAddr(b.tb)
 	cmd := exec.Command(b.bin, "run", filepath.Join(dir, "blueprint.yaml"), "--kubeconfig", b.kube,
-		"--shards", "--shard-id", id, "--leader-election-namespace", b.ns,
+		"--shards", "--shard-id", id, "--shard-selection", *shardSelection, "--leader-election-namespace", b.ns,
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", "0")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
