@@ -136,6 +136,7 @@ func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 	}
 
 	failed := false
+rounds:
 	for round := 1; round <= opts.rounds; round++ {
 		kinds := slices.Clone(opts.only)
 		if round%2 == 0 {
@@ -160,6 +161,10 @@ func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 				failed = true
 				r.Error = err.Error()
 				fmt.Fprintf(stderr, "bench: %s: %v\n", kind, err)
+				if errors.Is(err, errLeftovers) {
+					fmt.Fprintln(stderr, "bench: stopping: the next runs would find these objects")
+					break rounds
+				}
 			}
 			if opts.cpuprofile != "" && kind != kindLimit && kind != kindCompiled {
 				results.CPUProfiles[fmt.Sprintf("%s/%d", kind, round)] = b.profilePath(kind, round)
@@ -502,10 +507,15 @@ func (b *bench) fill(ph *Phase, before, after sample) {
 // until it is gone. Deleting the objects directly, rather than leaving them
 // to the namespace and garbage collectors, keeps the next run from
 // sharing the control plane with a long tail of deletions.
+// errLeftovers is a run's namespace not emptied: the runs after it would
+// reconcile its Websites too, so the benchmark stops there.
+var errLeftovers = errors.New("a run's objects are still on the control plane")
+
 func (b *bench) cleanup(ctx context.Context, ns string) error {
 	start := time.Now()
 	b.printf("-- deleting namespace %s", ns)
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	// About 10 minutes, and more for the thousands of objects of a large N.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute+time.Duration(b.opts.n)*100*time.Millisecond)
 	defer cancel()
 	background := metav1.DeletePropagationBackground
 	zero := int64(0)
@@ -517,23 +527,34 @@ func (b *bench) cleanup(ctx context.Context, ns string) error {
 		{Version: "v1", Resource: "services"},
 	} {
 		opts := metav1.DeleteOptions{PropagationPolicy: &background, GracePeriodSeconds: &zero}
-		err := b.dyn.Resource(gvr).Namespace(ns).DeleteCollection(ctx, opts, metav1.ListOptions{})
-		if apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err) {
-			err = b.deleteEach(ctx, gvr, ns, opts)
-		}
+		// A collection of thousands outlasts the API server's request
+		// timeout; what it deleted by then stays deleted, so ask again.
+		var last error
+		err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			err := b.dyn.Resource(gvr).Namespace(ns).DeleteCollection(ctx, opts, metav1.ListOptions{})
+			if apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err) {
+				err = b.deleteEach(ctx, gvr, ns, opts)
+			}
+			if err != nil {
+				b.printf("   deleting %s: %v; asking again", gvr.Resource, err)
+				last = err
+				return false, nil
+			}
+			return true, nil
+		})
 		if err != nil {
-			return fmt.Errorf("deleting %s in %s: %w", gvr.Resource, ns, err)
+			return fmt.Errorf("%w: deleting %s in %s: %w (last: %v)", errLeftovers, gvr.Resource, ns, err, last)
 		}
 	}
 	if err := b.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return err
+		return fmt.Errorf("%w: %w", errLeftovers, err)
 	}
 	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		_, err := b.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
-		return fmt.Errorf("namespace %s was not deleted: %w", ns, err)
+		return fmt.Errorf("%w: namespace %s was not deleted: %w", errLeftovers, ns, err)
 	}
 	b.printf("   gone in %s", time.Since(start).Round(100*time.Millisecond))
 	return nil
