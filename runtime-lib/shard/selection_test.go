@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -9,6 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	apiserversharding "k8s.io/apiserver/pkg/sharding"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
@@ -82,6 +85,35 @@ func TestSelectingConfig(t *testing.T) {
 		}
 		if g != w {
 			t.Errorf("%s: shardSelector %q, want %q", req, g, w)
+		}
+	}
+}
+
+// TestSelectorParsesOnTheAPIServer parses the selector of each replica's
+// share, as Assign spreads 256 buckets over 2 to 4 replicas (dozens of
+// ranges each), with the API server's own parser, and checks that it
+// matches exactly the UIDs of that share.
+func TestSelectorParsesOnTheAPIServer(t *testing.T) {
+	for _, members := range [][]string{{"r0", "r1"}, {"r0", "r1", "r2"}, {"a", "b", "c", "d"}} {
+		for m, buckets := range Assign(members, DefaultBuckets) {
+			sel, err := apiserversharding.Parse(Selector(buckets, DefaultBuckets))
+			if err != nil {
+				t.Fatalf("%v, %s's %d buckets: the API server refuses the selector: %v", members, m, len(buckets), err)
+			}
+			in := map[int]bool{}
+			for _, b := range buckets {
+				in[b] = true
+			}
+			for i := 0; i < 2000; i++ {
+				uid := types.UID(fmt.Sprintf("%08x-1111-4000-8000-%012x", i, i*40503))
+				ok, err := sel.Matches(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{UID: uid}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok != in[Bucket(uid, DefaultBuckets)] {
+					t.Fatalf("%v, %s: %s (bucket %d) matched %v", members, m, uid, Bucket(uid, DefaultBuckets), ok)
+				}
+			}
 		}
 	}
 }
