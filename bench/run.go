@@ -503,14 +503,14 @@ func (b *bench) fill(ph *Phase, before, after sample) {
 	ph.ClientByRequest = client.byName()
 }
 
-// cleanup deletes everything in namespace, then the namespace, and waits
-// until it is gone. Deleting the objects directly, rather than leaving them
-// to the namespace and garbage collectors, keeps the next run from
-// sharing the control plane with a long tail of deletions.
 // errLeftovers is a run's namespace not emptied: the runs after it would
 // reconcile its Websites too, so the benchmark stops there.
 var errLeftovers = errors.New("a run's objects are still on the control plane")
 
+// cleanup deletes everything in namespace, then the namespace, and waits
+// until it is gone. Deleting the objects directly, rather than leaving them
+// to the namespace and garbage collectors, keeps the next run from
+// sharing the control plane with a long tail of deletions.
 func (b *bench) cleanup(ctx context.Context, ns string) error {
 	start := time.Now()
 	b.printf("-- deleting namespace %s", ns)
