@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -49,7 +48,7 @@ func headlessBlueprint(bpPath, dir string) (string, error) {
 	// relative place.
 	crd, _ := doc["crd"].(map[string]any)
 	if file, ok := crd["file"].(string); ok {
-		if filepath.IsAbs(file) || strings.HasPrefix(filepath.Clean(file), "..") {
+		if !filepath.IsLocal(file) {
 			return "", errors.New("-headless: the Blueprint's crd.file must be a path inside the Blueprint's directory")
 		}
 		b, err := os.ReadFile(filepath.Join(filepath.Dir(bpPath), file))
