@@ -75,7 +75,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
 	fl.BoolVar(&f.leaderElect, "leader-elect", inCluster, "elect one active runtime through a Lease (default on inside a cluster)")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease, and of the shard Leases with --shards (default: the runtime's namespace in a cluster, else default)")
-	fl.BoolVar(&f.shards, "shards", false, "share the custom resources with every replica run with --shards instead of electing one leader: each reconciles its buckets of them, never one another replica is reconciling and caches only those, labelling each custom resource with its bucket (docs/runtime.md#sharding)")
+	fl.BoolVar(&f.shards, "shards", false, "share the custom resources with every replica run with --shards instead of electing one leader: each reconciles its buckets of them, never one another replica is reconciling and caches only those, selected by the API server or by a bucket label on each custom resource (--shard-selection; docs/runtime.md#sharding)")
 	fl.StringVar(&f.shardSelection, "shard-selection", "auto", "with --shards, how each replica's caches select its custom resources: labels (each labelled with its bucket), server (the API server's shardSelector: KEP-5866, feature gate ShardedListAndWatch, no label written) or auto (server where the API server has it, else labels)")
 	fl.StringVar(&f.shardID, "shard-id", "", "this replica's name among the shards, unique in the group (default: the host name, a Pod's name in a cluster)")
 	fl.StringVar(&f.serve, "serve", "", "also run the intent gateway (inrun serve) in this process, on this address, written --serve=ADDR (--serve alone: "+gateway.DefaultAddress+")")
@@ -177,13 +177,13 @@ resources are spread over 256 buckets by the hash of their UID, and each
 live replica reconciles the buckets rendezvous hashing gives it; a bucket
 moves only after its old replica's reconciles of it have ended, so no
 custom resource is reconciled by two replicas at once (docs/runtime.md).
-Each replica caches only its buckets' custom resources and children: the
-replicas label each custom resource shard.inrun.dev/bucket (and each
-child shard.inrun.dev/owner-bucket), and a replica rebuilds its caches a
-few seconds after its buckets change. Where the API server has sharded
-list and watch (KEP-5866, feature gate ShardedListAndWatch), it selects
-the custom resources by the hash of their UID and no label is written on
-them (--shard-selection, default auto). A reconcile.go controller is
+Each replica caches only its buckets' custom resources and children,
+and rebuilds its caches a few seconds after its buckets change. Children
+are labelled shard.inrun.dev/owner-bucket. Where the API server has
+sharded list and watch (KEP-5866, feature gate ShardedListAndWatch), it
+selects the custom resources by the hash of their UID; elsewhere the
+replicas label each one shard.inrun.dev/bucket (--shard-selection,
+default auto). A reconcile.go controller is
 sharded too; it must take a custom resource it cannot find as nothing to
 do, since other replicas' are not in its cache.
 
