@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/inrun/inrun/install"
+	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
 const installLong = `Install writes the manifests a platform team applies to run Inrun in a
@@ -45,7 +46,8 @@ compares):
                             Service every 30s; its CRD must be installed
 
 The chart installs into the release's namespace; its values are the image
-(image.repository, image.tag, image.pullPolicy), replicaCount, shards, the
+(image.repository, image.tag, image.pullPolicy), replicaCount, shards and
+shardSelection (auto, labels or server: --shard-selection), the
 container's resources (requests cpu 100m and memory 128Mi, a memory limit of
 1Gi, no CPU limit), and the Pods' nodeSelector, tolerations, affinity and
 priorityClassName, and serviceMonitor.enabled and serviceMonitor.labels
@@ -95,6 +97,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 		opts             install.Options
 		replicas         int32
 		shards           bool
+		shardSelection   string
 		requests, limits map[string]string
 		noResources      bool
 	)
@@ -116,6 +119,12 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 			}
 			opts.Replicas = replicas
 			opts.Shards = shards
+			if opts.ShardSelection, err = shard.ParseSelection(shardSelection); err != nil {
+				return fmt.Errorf("--shard-selection: %w", err)
+			}
+			if opts.ShardSelection != shard.SelectAuto && !shards {
+				return errors.New("--shard-selection selects the custom resources of replicas run with --shards: give --shards too")
+			}
 			opts.PullPolicy = corev1.PullPolicy(pull)
 			if opts.Resources, err = resourceFlags(requests, limits, noResources); err != nil {
 				return err
@@ -146,6 +155,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	fl.StringVar(&pull, "pull-policy", string(corev1.PullIfNotPresent), "the image's pull policy")
 	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by (with --shards, each reconciles its share)")
 	fl.BoolVar(&shards, "shards", false, "run the replicas with --shards: they share the custom resources instead of electing a leader (docs/runtime.md#sharding); the chart's value shards")
+	fl.StringVar(&shardSelection, "shard-selection", string(shard.SelectAuto), "with --shards, how each replica's caches select its custom resources: auto, labels or server, as inrun run --shard-selection; the chart's value shardSelection")
 	fl.StringToStringVar(&requests, "requests", nil, "the runtime container's resource requests, e.g. cpu=200m,memory=256Mi (default cpu=100m,memory=128Mi); the chart's value resources.requests")
 	fl.StringToStringVar(&limits, "limits", nil, "its resource limits, e.g. memory=2Gi (default memory=1Gi, no CPU limit); resources.limits")
 	fl.BoolVar(&noResources, "no-resources", false, "set no requests nor limits")

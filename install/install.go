@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/rbac"
+	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
 // Defaults of Options.
@@ -67,6 +69,10 @@ type Options struct {
 	// the replicas share the custom resources, each reconciling its
 	// buckets of them (docs/runtime.md#sharding).
 	Shards bool
+	// ShardSelection is how, with Shards, each replica's caches select its
+	// custom resources: the runtime's --shard-selection. Default
+	// shard.SelectAuto; without Shards it must be empty or auto.
+	ShardSelection shard.Selection
 	// Operator installs the operator inrun build generates from the one
 	// Blueprint instead of the interpreted runtime: its image runs the
 	// operator, which embeds the Blueprint, so there are no Blueprint
@@ -146,6 +152,14 @@ func (o *Options) setDefaults() error {
 		o.Resources = &r
 	}
 	var errs []error
+	sel, err := shard.ParseSelection(string(o.ShardSelection))
+	switch {
+	case err != nil:
+		errs = append(errs, fmt.Errorf("ShardSelection: %w", err))
+	case sel != shard.SelectAuto && !o.Shards:
+		errs = append(errs, fmt.Errorf("ShardSelection %s selects the shards' custom resources: set Shards too, or leave it out", sel))
+	}
+	o.ShardSelection = sel
 	for _, k := range sortedKeys(o.ServiceMonitorLabels) {
 		for _, msg := range append(validation.IsQualifiedName(k), validation.IsValidLabelValue(o.ServiceMonitorLabels[k])...) {
 			errs = append(errs, fmt.Errorf("ServiceMonitor label %s=%s: %s", k, o.ServiceMonitorLabels[k], msg))
@@ -160,21 +174,22 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	return objects(opts, opts.Namespace, opts.ImageRepository+":"+opts.ImageTag, opts.PullPolicy, opts.Replicas, replication(opts.Shards))
+	return objects(opts, opts.Namespace, opts.ImageRepository+":"+opts.ImageTag, opts.PullPolicy, opts.Replicas, replication(opts))
 }
 
-// replication is the flag that says how the replicas share the work: one
-// leads, or each reconciles its shard.
-func replication(shards bool) string {
-	if shards {
-		return "--shards"
+// replication is the flags that say how the replicas share the work: one
+// leads, or each reconciles its shard, its custom resources selected as
+// opts say.
+func replication(opts Options) []string {
+	if opts.Shards {
+		return []string{"--shards", "--shard-selection=" + string(opts.ShardSelection)}
 	}
-	return "--leader-elect=true"
+	return []string{"--leader-elect=true"}
 }
 
 // objects builds the objects with the values given apart from opts, so
 // that Chart can give placeholders for them.
-func objects(opts Options, namespace, image string, pull corev1.PullPolicy, replicas int32, replication string) ([]*unstructured.Unstructured, error) {
+func objects(opts Options, namespace, image string, pull corev1.PullPolicy, replicas int32, replication []string) ([]*unstructured.Unstructured, error) {
 	name := opts.name()
 	// labels select the runtime's Pods.
 	labels := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/component": "runtime"}
@@ -242,18 +257,17 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	args := []string{
+	args := append([]string{
 		"run",
 		"--from-configmaps",
 		"--configmap-namespace=" + namespace,
-		replication,
-		// The leader's Lease, or the shards'.
-		"--leader-election-namespace=" + namespace,
-	}
+	}, replication...)
+	// The leader's Lease, or the shards'.
+	args = append(args, "--leader-election-namespace="+namespace)
 	if opts.Operator {
 		// The operator's flags are kubebuilder's; its Leases are in its
 		// own namespace.
-		args = []string{replication}
+		args = slices.Clone(replication)
 	}
 	args = append(args,
 		fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),

@@ -28,6 +28,7 @@ import (
 	"github.com/inrun/inrun/install"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
+	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
 func website(t *testing.T) *ir.Blueprint {
@@ -161,6 +162,7 @@ func testChart(t *testing.T, source string) {
 		{"values", install.Options{Namespace: "platform", ImageRepository: "example/inrun", ImageTag: "v1.2.3", PullPolicy: "Always", Replicas: 3},
 			map[string]any{"image": map[string]any{"repository": "example/inrun", "tag": "v1.2.3", "pullPolicy": "Always"}, "replicaCount": 3}},
 		{"shards", install.Options{Replicas: 4, Shards: true}, map[string]any{"replicaCount": 4, "shards": true}},
+		{"shards selected by the API server", install.Options{Shards: true, ShardSelection: shard.SelectServer}, map[string]any{"shards": true, "shardSelection": "server"}},
 		{"placement", install.Options{
 			// Helm merges the values given into the defaults.
 			Resources: &corev1.ResourceRequirements{
@@ -203,6 +205,13 @@ func testChart(t *testing.T, source string) {
 				if strings.Contains(args, "--shards") != tc.opts.Shards || strings.Contains(args, "--leader-elect=") == tc.opts.Shards {
 					t.Errorf("%s (shards %v): args %s", name, tc.opts.Shards, args)
 				}
+				selection := tc.opts.ShardSelection
+				if selection == "" {
+					selection = shard.SelectAuto
+				}
+				if strings.Contains(args, "--shard-selection="+string(selection)) != tc.opts.Shards || strings.Count(args, "--shard-selection") > 1 {
+					t.Errorf("%s (shards %v, selection %s): args %s", name, tc.opts.Shards, selection, args)
+				}
 				// The values reach the Pod (the base and the chart could
 				// otherwise agree by both leaving them out).
 				pod, _, _ := unstructured.NestedMap(obj, "spec", "template", "spec")
@@ -234,6 +243,55 @@ func testChart(t *testing.T, source string) {
 				}
 			}
 		})
+	}
+}
+
+// TestChartRefusesShardSelection: the chart refuses a shardSelection the
+// runtime would refuse, saying which ones it takes, and Options refuse
+// one, or a selection without shards, naming the field.
+func TestChartRefusesShardSelection(t *testing.T) {
+	bp := website(t)
+	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := chart.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]any{"shards": true, "shardSelection": "uid"}
+	vals, err := util.ToRenderValues(ch, values, common.ReleaseOptions{Name: "inrun", Namespace: "default", IsInstall: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.Render(ch, vals)
+	if err == nil || !strings.Contains(err.Error(), `shardSelection "uid": give one of auto, labels, server`) {
+		t.Errorf("rendering with shardSelection uid: %v, want it refused", err)
+	}
+	// Without shards the value is not used, so not checked either.
+	values["shards"] = false
+	if vals, err = util.ToRenderValues(ch, values, common.ReleaseOptions{Name: "inrun", Namespace: "default", IsInstall: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Render(ch, vals); err != nil {
+		t.Errorf("rendering without shards: %v", err)
+	}
+
+	for _, tc := range []struct {
+		opts install.Options
+		want string
+	}{
+		{install.Options{Shards: true, ShardSelection: "uid"}, `ShardSelection: unknown shard selection "uid": want auto, labels or server`},
+		{install.Options{ShardSelection: shard.SelectLabels}, "ShardSelection labels selects the shards' custom resources: set Shards too"},
+	} {
+		tc.opts.Blueprints = []*ir.Blueprint{bp}
+		if _, err := install.Objects(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error saying %q", tc.opts.ShardSelection, err, tc.want)
+		}
 	}
 }
 

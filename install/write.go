@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
 // Files are a directory's files by slash-separated path.
@@ -65,6 +67,28 @@ var placeholders = []struct{ text, template string }{
 	{"424242", "{{ .Values.replicaCount }}"},
 	{"--inrun-placeholder-replication", "{{ if .Values.shards }}--shards{{ else }}--leader-elect=true{{ end }}"},
 }
+
+// shardSelectionPlaceholder is the argument that stands, in the chart's
+// Deployment, for --shard-selection: an argument only with shards: true.
+const shardSelectionPlaceholder = "--inrun-placeholder-shard-selection"
+
+// shardSelectionBlock replaces the line of shardSelectionPlaceholder in
+// text by a block that gives --shard-selection the value shardSelection
+// when shards is true, and refuses a value the runtime would refuse.
+func shardSelectionBlock(text string) string {
+	re := regexp.MustCompile(`(?m)^( *)- ` + regexp.QuoteMeta(shardSelectionPlaceholder) + `\n`)
+	choices := `"` + strings.Join(shardSelections, `" "`) + `"`
+	return re.ReplaceAllStringFunc(text, func(line string) string {
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		return fmt.Sprintf("%[1]s{{- if .Values.shards }}\n"+
+			"%[1]s{{- if not (has .Values.shardSelection (list %[2]s)) }}{{ fail (printf \"shardSelection %%q: give one of %[3]s\" .Values.shardSelection) }}{{ end }}\n"+
+			"%[1]s- --shard-selection={{ .Values.shardSelection }}\n"+
+			"%[1]s{{- end }}\n", indent, choices, strings.Join(shardSelections, ", "))
+	})
+}
+
+// shardSelections are the values of --shard-selection.
+var shardSelections = []string{string(shard.SelectAuto), string(shard.SelectLabels), string(shard.SelectServer)}
 
 // The Deployment's fields that are values of their own: each is set to a
 // placeholder in the chart's objects, and its line becomes a block that
@@ -183,7 +207,7 @@ func Chart(opts Options) (Files, error) {
 	withMonitor := opts
 	withMonitor.ServiceMonitor = true
 	withMonitor.ServiceMonitorLabels = map[string]string{monitorLabelsPlaceholder: "x"}
-	objs, err := objects(withMonitor, placeholders[0].text, placeholders[1].text, corev1.PullPolicy(placeholders[2].text), 424242, placeholders[4].text)
+	objs, err := objects(withMonitor, placeholders[0].text, placeholders[1].text, corev1.PullPolicy(placeholders[2].text), 424242, []string{placeholders[4].text, shardSelectionPlaceholder})
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +222,7 @@ func Chart(opts Options) (Files, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range placeholders {
+		for _, p := range append(placeholders, struct{ text, template string }{text: shardSelectionPlaceholder}) {
 			if strings.Contains(string(b), p.text) {
 				return nil, fmt.Errorf("%s %s holds %q, which the chart uses as a placeholder: change it there", u.GetKind(), u.GetName(), p.text)
 			}
@@ -220,7 +244,7 @@ func Chart(opts Options) (Files, error) {
 		for _, p := range placeholders {
 			text = strings.ReplaceAll(text, p.text, p.template)
 		}
-		text = podValueBlocks(text)
+		text = podValueBlocks(shardSelectionBlock(text))
 		if u.GetKind() == "ServiceMonitor" {
 			text = monitorTemplate(text)
 		}
@@ -266,7 +290,12 @@ replicaCount: %d
 # Share the custom resources between the replicas (--shards) instead of
 # electing one leader.
 shards: %t
-%s%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards, values, monitorValues))
+# With shards: true, how each replica's caches select its custom resources
+# (--shard-selection): auto (the API server's shard selector where it has
+# one, KEP-5866, else labels), labels (a bucket label on each custom
+# resource) or server (refused by an API server without it).
+shardSelection: %s
+%s%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards, opts.ShardSelection, values, monitorValues))
 	return files, nil
 }
 
