@@ -184,7 +184,7 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(bp.Name).
-		For(cr, builder.WithPredicates(crEvents)).
+		For(cr, builder.WithPredicates(caughtUp(rec), crEvents)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation, RateLimiter: limiter})
 	for _, k := range reconciler.OwnedKinds(bp) {
 		if opts.Unavailable[k.GroupVersionKind] != nil {
@@ -253,6 +253,17 @@ func onDeprecationChange(c client.Reader, bp *ir.Blueprint, h *reconciler.Deprec
 		}()
 		return nil
 	})
+}
+
+// caughtUp passes every event of a custom resource, telling the reconciler
+// of each update (reconciler.CaughtUp) first.
+func caughtUp(rec *reconciler.Reconciler) predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			rec.CaughtUp(e.ObjectNew)
+			return true
+		},
+	}
 }
 
 // notEcho passes every child event but those that only bring back the

@@ -177,6 +177,18 @@ func (r *Reconciler) catchUp(cr *unstructured.Unstructured) {
 	cr.Object["status"] = runtime.DeepCopyJSONValue(w.status)
 }
 
+// CaughtUp forgets the status this Reconciler last wrote to cr, of the
+// Blueprint's kind, once a watch event brings a version of cr other than
+// the one that write was made over: the cache holds the write, or a newer
+// change, and catchUp has nothing left to give. Without it every custom
+// resource kept a copy of its last status until its next reconcile.
+func (r *Reconciler) CaughtUp(cr client.Object) {
+	key := objectKey{gvk: r.bp.Resource.GroupVersionKind, namespace: cr.GetNamespace(), name: cr.GetName()}
+	if v, ok := r.statuses.Load(key); ok && v.(*statusWrite).before != cr.GetResourceVersion() {
+		r.statuses.CompareAndDelete(key, v)
+	}
+}
+
 // wroteStatus remembers the status a write gave cr, whose resourceVersion
 // was before.
 func (r *Reconciler) wroteStatus(cr *unstructured.Unstructured, before string, status map[string]any) {

@@ -236,3 +236,43 @@ func BenchmarkRelevant(b *testing.B) {
 		}
 	}
 }
+
+// TestCaughtUp: the status a write gave a custom resource is given to a
+// read of the version the write was made over, until a watch event brings
+// another version; then it is forgotten, not kept until the next reconcile.
+func TestCaughtUp(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/relevance.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(bp, Options{Client: fake.NewClientBuilder().Build()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(rv string) *unstructured.Unstructured {
+		cr := &unstructured.Unstructured{}
+		cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
+		cr.SetNamespace("default")
+		cr.SetName("hello")
+		cr.SetResourceVersion(rv)
+		return cr
+	}
+	r.wroteStatus(at("5"), "5", map[string]any{"phase": "Ready"})
+	r.CaughtUp(at("5")) // an event of the version written over: the cache lags still
+	stale := at("5")
+	r.catchUp(stale)
+	if stale.Object["status"] == nil {
+		t.Fatal("a read of the version written over did not get the status written")
+	}
+	r.CaughtUp(at("6"))
+	later := at("5")
+	r.catchUp(later)
+	if later.Object["status"] != nil {
+		t.Errorf("after an event of another version, a read still got the status written: %v", later.Object["status"])
+	}
+	left := 0
+	r.statuses.Range(func(any, any) bool { left++; return true })
+	if left != 0 {
+		t.Errorf("%d status writes remembered after the cache caught up, want 0", left)
+	}
+}
