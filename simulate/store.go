@@ -11,6 +11,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -117,6 +118,9 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 			return s.admitted(ctx, obj, false, func() error { return c.Update(ctx, obj, opts...) })
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if patch.Type() == types.ApplyPatchType {
+				return s.applyPatch(ctx, obj, patch, opts)
+			}
 			count()
 			return s.admitted(ctx, obj, false, func() error { return c.Patch(ctx, obj, patch, opts...) })
 		},
@@ -150,6 +154,42 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		},
 	})
 	return s
+}
+
+// applyPatch runs a server-side apply sent as a patch of obj (the runtime
+// applies the built-in kinds so, to have their answer typed) as the apply
+// it is, through the store's Apply, and gives obj the answer. The fake
+// client would store a raw apply patch that creates an object with no
+// resourceVersion, which no API server does.
+func (s *Store) applyPatch(ctx context.Context, obj client.Object, patch client.Patch, opts []client.PatchOption) error {
+	data, err := patch.Data(obj)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("the apply patch of %s is not an object: %v", obj.GetName(), err))
+	}
+	po := &client.PatchOptions{}
+	po.ApplyOptions(opts)
+	var applyOpts []client.ApplyOption
+	if po.FieldManager != "" {
+		applyOpts = append(applyOpts, client.FieldOwner(po.FieldManager))
+	}
+	if po.Force != nil && *po.Force {
+		applyOpts = append(applyOpts, client.ForceOwnership)
+	}
+	if len(po.DryRun) > 0 {
+		applyOpts = append(applyOpts, client.DryRunAll)
+	}
+	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), applyOpts...); err != nil {
+		return err
+	}
+	if un, ok := obj.(runtime.Unstructured); ok {
+		un.SetUnstructuredContent(u.Object)
+		return nil
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
 // isCR reports whether gvk is the Blueprint's custom resource kind, whose

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -95,4 +96,40 @@ func listTyped(ctx context.Context, r client.Reader, s *runtime.Scheme, gvk sche
 		views = append(views, u)
 	}
 	return views, items, nil
+}
+
+// applyTyped applies desired, of a kind TypedKind names, with server-side
+// apply, and returns the API server's answer: typed, and its view. The
+// request is desired's JSON as any apply's, but made for the Go type, so
+// that the answer comes back as protobuf and is decoded as the cache
+// decodes the kind: a fraction of the cost of decoding it unstructured
+// from JSON, and expressions read it with no conversion. The answer's
+// managed fields are dropped, as the caches drop them.
+func applyTyped(ctx context.Context, c client.Client, desired *unstructured.Unstructured, opts ...client.PatchOption) (*unstructured.Unstructured, runtime.Object, error) {
+	gvk := desired.GroupVersionKind()
+	data, err := desired.MarshalJSON()
+	if err != nil {
+		return nil, nil, err
+	}
+	obj, err := c.Scheme().New(gvk)
+	if err != nil {
+		return nil, nil, err
+	}
+	native, ok := obj.(client.Object)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: %T is not a client.Object", gvk, obj)
+	}
+	native.SetNamespace(desired.GetNamespace())
+	native.SetName(desired.GetName())
+	if err := c.Patch(ctx, native, client.RawPatch(types.ApplyPatchType, data), opts...); err != nil {
+		return nil, nil, err
+	}
+	native.SetManagedFields(nil)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(native)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the %s the API server answered: %w", gvk.Kind, err)
+	}
+	view := &unstructured.Unstructured{Object: m}
+	view.SetGroupVersionKind(gvk)
+	return view, native, nil
 }

@@ -2,6 +2,7 @@ package reconciler_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -87,6 +88,50 @@ func TestBuiltInChildrenAreReadTyped(t *testing.T) {
 	}
 	if n := rec.untyped["deployment"]; n != 0 {
 		t.Errorf("the Deployment was also presented unstructured %d times; want none", n)
+	}
+}
+
+// TestAppliedChildrenAreReadTyped checks that a pass that applies the
+// Deployment, creating it and after an edit, hands expressions the API
+// server's answer as the typed object it decoded, never an unstructured
+// answer to convert.
+func TestAppliedChildrenAreReadTyped(t *testing.T) {
+	f := newFixture(t, spec())
+	progs, err := expr.Compile(f.bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &typedRecorder{Renderer: reconciler.CELRenderer{Programs: progs}, typed: map[string]string{}, untyped: map[string]int{}}
+	r, err := reconciler.New(f.bp, reconciler.Options{Client: f.store, Renderer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"create", "edit"} {
+		if step == "edit" {
+			f.patchSpec("image", "nginx:2")
+		}
+		clear(rec.typed)
+		clear(rec.untyped)
+		rep, err := r.Sync(context.Background(), f.get())
+		if err != nil || rep.Err() != nil {
+			t.Fatalf("%s: sync: %v %v", step, err, rep.Err())
+		}
+		if !slices.Contains(rep.Applied, "Deployment shop/web") {
+			t.Fatalf("%s: the pass applied %v, not the Deployment", step, rep.Applied)
+		}
+		if got := rec.typed["deployment"]; got != "Deployment" {
+			t.Errorf("%s: the applied Deployment was presented typed as %q; want an *appsv1.Deployment", step, got)
+		}
+		if n := rec.untyped["deployment"]; n != 0 {
+			t.Errorf("%s: the applied Deployment was presented unstructured %d times; want none", step, n)
+		}
+	}
+	d := &appsv1.Deployment{}
+	if err := f.store.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, d); err != nil {
+		t.Fatal(err)
+	}
+	if d.ResourceVersion == "" || d.Spec.Template.Spec.Containers[0].Image != "nginx:2" {
+		t.Errorf("the stored Deployment: resourceVersion %q, image %q; want a version and nginx:2", d.ResourceVersion, d.Spec.Template.Spec.Containers[0].Image)
 	}
 }
 

@@ -527,13 +527,25 @@ func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Un
 // apply writes a child with server-side apply and returns what the API
 // server answered, or nil when it refused (reported).
 func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) *unstructured.Unstructured {
-	obj := desired.DeepCopy()
-	err := p.opts.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
+	var (
+		obj    *unstructured.Unstructured
+		native runtime.Object
+		err    error
+	)
+	if TypedKind(schemeOf(p.opts.Client), desired.GroupVersionKind()) {
+		obj, native, err = applyTyped(ctx, p.opts.Client, desired, client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
+	} else {
+		obj = desired.DeepCopy()
+		err = p.opts.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
+	}
 	if err != nil {
 		p.apiError(ctx, c, err, "patch")
 		return nil
 	}
 	p.rep.Writes++
+	if native != nil {
+		p.typed[obj] = native
+	}
 	dropManagedFields(obj)
 	p.rep.Applied = append(p.rep.Applied, keyOf(obj).String())
 	p.written = append(p.written, obj)
