@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -141,4 +142,88 @@ func mustUnstructured(b *testing.B, obj runtime.Object) *unstructured.Unstructur
 		b.Fatal(err)
 	}
 	return &unstructured.Unstructured{Object: m}
+}
+
+// appliedDeployment is liveDeployment as the API server answers a
+// server-side apply of it: with the managed fields of Inrun's apply and of
+// the deployment controller's status.
+func appliedDeployment() *appsv1.Deployment {
+	d := liveDeployment()
+	at := metav1.NewTime(d.CreationTimestamp.Time)
+	d.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "inrun", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1", Time: &at, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:inrun.dev/applied-hash":{},"f:inrun.dev/owner":{}},"f:labels":{"f:app":{},"f:app.kubernetes.io/managed-by":{},"f:inrun.dev/blueprint":{},"f:inrun.dev/child":{},"f:inrun.dev/owner-uid":{}},"f:ownerReferences":{"k:{\"uid\":\"00000000-0000-4000-8000-000000000001\"}":{}}},"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}}},"f:resources":{"f:requests":{"f:cpu":{}}}}}}}}}`)}},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", Time: &at, FieldsType: "FieldsV1", Subresource: "status",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{}}},"f:status":{"f:availableReplicas":{},"f:conditions":{".":{},"k:{\"type\":\"Available\"}":{".":{},"f:lastTransitionTime":{},"f:lastUpdateTime":{},"f:message":{},"f:reason":{},"f:status":{},"f:type":{}},"k:{\"type\":\"Progressing\"}":{".":{},"f:lastTransitionTime":{},"f:lastUpdateTime":{},"f:message":{},"f:reason":{},"f:status":{},"f:type":{}}},"f:observedGeneration":{},"f:readyReplicas":{},"f:replicas":{},"f:updatedReplicas":{}}}`)}},
+	}
+	return d
+}
+
+// BenchmarkApplyAnswer compares the two ways the runtime has taken the
+// API server's answer to the apply of a built-in child: as JSON, decoded
+// unstructured, then converted to its Go type for the expressions that
+// read it (the baseline, as before); and as protobuf, decoded typed, with
+// the unstructured view taken from it (as now, reconciler.applyTyped).
+// encode/... is the API server's half: writing the answer in either form.
+func BenchmarkApplyAnswer(b *testing.B) {
+	d := appliedDeployment()
+	js := json.NewSerializerWithOptions(json.DefaultMetaFactory, clientgoscheme.Scheme, clientgoscheme.Scheme, json.SerializerOptions{})
+	pb := protobuf.NewSerializer(clientgoscheme.Scheme, clientgoscheme.Scheme)
+	jsonData, err := runtime.Encode(js, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pbData, err := runtime.Encode(pb, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var decodeBase, encodeBase float64
+	b.Run("decode/unstructured-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			u := &unstructured.Unstructured{}
+			if _, _, err := unstructured.UnstructuredJSONScheme.Decode(jsonData, nil, u); err != nil {
+				b.Fatal(err)
+			}
+			unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &appsv1.Deployment{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		decodeBase = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("decode/typed-protobuf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			typed := &appsv1.Deployment{}
+			if _, _, err := pb.Decode(pbData, nil, typed); err != nil {
+				b.Fatal(err)
+			}
+			typed.ManagedFields = nil
+			if _, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportRatio(b, decodeBase)
+	})
+	b.Run("encode/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := runtime.Encode(js, d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		encodeBase = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("encode/protobuf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := runtime.Encode(pb, d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if encodeBase > 0 {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/encodeBase, "x-json")
+		}
+	})
 }
