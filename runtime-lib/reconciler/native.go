@@ -87,15 +87,25 @@ func listTyped(ctx context.Context, r client.Reader, s *runtime.Scheme, gvk sche
 	}
 	views := make([]*unstructured.Unstructured, 0, len(items))
 	for _, item := range items {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(item)
+		u, err := viewOf(item, gvk)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", gvk.Kind, err)
 		}
-		u := &unstructured.Unstructured{Object: m}
-		u.SetGroupVersionKind(gvk)
 		views = append(views, u)
 	}
 	return views, items, nil
+}
+
+// viewOf is the unstructured view of obj, a typed object of kind gvk,
+// which a typed object from the API server does not carry.
+func viewOf(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
 }
 
 // applyTyped applies desired, of a kind TypedKind names, with server-side
@@ -125,11 +135,9 @@ func applyTyped(ctx context.Context, c client.Client, desired *unstructured.Unst
 		return nil, nil, err
 	}
 	native.SetManagedFields(nil)
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(native)
+	view, err := viewOf(native, gvk)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the %s the API server answered: %w", gvk.Kind, err)
 	}
-	view := &unstructured.Unstructured{Object: m}
-	view.SetGroupVersionKind(gvk)
 	return view, native, nil
 }
