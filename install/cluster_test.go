@@ -64,14 +64,7 @@ func TestInstallOnCluster(t *testing.T) {
 	// The runtime's chart as helm template renders it in the namespace,
 	// and an operator's kustomize base as kustomize builds it.
 	bp := website(t)
-	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := chart.Write(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeChart(t, install.Options{Blueprints: []*ir.Blueprint{bp}})
 	var objs, operator []*unstructured.Unstructured
 	for _, m := range helmTemplate(t, dir, ns, nil) {
 		objs = append(objs, &unstructured.Unstructured{Object: m})

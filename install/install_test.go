@@ -44,15 +44,7 @@ func website(t *testing.T) *ir.Blueprint {
 // as a release named inrun in namespace, with values over the defaults.
 func helmTemplate(t *testing.T, dir, namespace string, values map[string]any) map[string]map[string]any {
 	t.Helper()
-	ch, err := loader.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := util.ToRenderValues(ch, values, common.ReleaseOptions{Name: "inrun", Namespace: namespace, IsInstall: true}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := engine.Render(ch, vals)
+	out, err := helmRender(t, dir, namespace, values)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +60,35 @@ func helmTemplate(t *testing.T, dir, namespace string, values map[string]any) ma
 		objs[key(m)] = m
 	}
 	return objs
+}
+
+// helmRender renders the chart in dir with values, as helm template does:
+// each template's text, or the error of a template that fails.
+func helmRender(t *testing.T, dir, namespace string, values map[string]any) (map[string]string, error) {
+	t.Helper()
+	ch, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := util.ToRenderValues(ch, values, common.ReleaseOptions{Name: "inrun", Namespace: namespace, IsInstall: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.Render(ch, vals)
+}
+
+// writeChart writes the chart of opts into a new directory and returns it.
+func writeChart(t *testing.T, opts install.Options) string {
+	t.Helper()
+	chart, err := install.Chart(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := chart.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // kustomizeBuild is kustomize build of a base, with kustomize's library.
@@ -251,33 +272,15 @@ func testChart(t *testing.T, source string) {
 // one, or a selection without shards, naming the field.
 func TestChartRefusesShardSelection(t *testing.T) {
 	bp := website(t)
-	chart, err := install.Chart(install.Options{Blueprints: []*ir.Blueprint{bp}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := chart.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	ch, err := loader.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := writeChart(t, install.Options{Blueprints: []*ir.Blueprint{bp}})
 	values := map[string]any{"shards": true, "shardSelection": "uid"}
-	vals, err := util.ToRenderValues(ch, values, common.ReleaseOptions{Name: "inrun", Namespace: "default", IsInstall: true}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = engine.Render(ch, vals)
+	_, err := helmRender(t, dir, "default", values)
 	if err == nil || !strings.Contains(err.Error(), `shardSelection "uid": give one of auto, labels, server`) {
 		t.Errorf("rendering with shardSelection uid: %v, want it refused", err)
 	}
 	// Without shards the value is not used, so not checked either.
 	values["shards"] = false
-	if vals, err = util.ToRenderValues(ch, values, common.ReleaseOptions{Name: "inrun", Namespace: "default", IsInstall: true}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := engine.Render(ch, vals); err != nil {
+	if _, err := helmRender(t, dir, "default", values); err != nil {
 		t.Errorf("rendering without shards: %v", err)
 	}
 
