@@ -59,14 +59,10 @@ func typeName(obj runtime.Object) string {
 	return "other"
 }
 
-// TestBuiltInChildrenAreReadTyped checks that a converged pass hands
-// expressions the Deployment as the typed object it listed, not an
-// unstructured one to convert, and still writes nothing.
-func TestBuiltInChildrenAreReadTyped(t *testing.T) {
-	f := newFixture(t, spec())
-	if err := f.sync().Err(); err != nil {
-		t.Fatal(err)
-	}
+// recordingReconciler is a Reconciler of f's Blueprint whose Renderer
+// records how each pass presents the live objects.
+func recordingReconciler(t *testing.T, f *fixture) (*reconciler.Reconciler, *typedRecorder) {
+	t.Helper()
 	progs, err := expr.Compile(f.bp)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +72,18 @@ func TestBuiltInChildrenAreReadTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, rec
+}
+
+// TestBuiltInChildrenAreReadTyped checks that a converged pass hands
+// expressions the Deployment as the typed object it listed, not an
+// unstructured one to convert, and still writes nothing.
+func TestBuiltInChildrenAreReadTyped(t *testing.T) {
+	f := newFixture(t, spec())
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	r, rec := recordingReconciler(t, f)
 	rep, err := r.Sync(context.Background(), f.get())
 	if err != nil || rep.Err() != nil {
 		t.Fatalf("sync: %v %v", err, rep.Err())
@@ -97,15 +105,7 @@ func TestBuiltInChildrenAreReadTyped(t *testing.T) {
 // answer to convert.
 func TestAppliedChildrenAreReadTyped(t *testing.T) {
 	f := newFixture(t, spec())
-	progs, err := expr.Compile(f.bp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &typedRecorder{Renderer: reconciler.CELRenderer{Programs: progs}, typed: map[string]string{}, untyped: map[string]int{}}
-	r, err := reconciler.New(f.bp, reconciler.Options{Client: f.store, Renderer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, rec := recordingReconciler(t, f)
 	for _, step := range []string{"create", "edit"} {
 		if step == "edit" {
 			f.patchSpec("image", "nginx:2")

@@ -35,7 +35,9 @@ func rolling(child string) *appsv1.Deployment {
 	}
 }
 
-func TestRelevant(t *testing.T) {
+// relevanceReconciler is a Reconciler of testdata/relevance.yaml.
+func relevanceReconciler(t *testing.T) *Reconciler {
+	t.Helper()
 	bp, err := compiler.CompileFile("testdata/relevance.yaml", compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +46,11 @@ func TestRelevant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func TestRelevant(t *testing.T) {
+	r := relevanceReconciler(t)
 	// Each case changes a copy of rolling(child) and gives it the next
 	// resourceVersion, unless it says otherwise.
 	for _, tt := range []struct {
@@ -241,14 +248,8 @@ func BenchmarkRelevant(b *testing.B) {
 // read of the version the write was made over, until a watch event brings
 // another version; then it is forgotten, not kept until the next reconcile.
 func TestCaughtUp(t *testing.T) {
-	bp, err := compiler.CompileFile("testdata/relevance.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(bp, Options{Client: fake.NewClientBuilder().Build()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := relevanceReconciler(t)
+	bp := r.bp
 	at := func(rv string) *unstructured.Unstructured {
 		cr := &unstructured.Unstructured{}
 		cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
