@@ -152,12 +152,18 @@ func (v *Vars) Set(name string, obj *unstructured.Unstructured) error {
 // built-in kind from typed, obj's typed object, instead of converting obj.
 // typed is not copied: it must not change while the Vars are in use.
 func (v *Vars) SetTyped(name string, obj *unstructured.Unstructured, typed any) error {
-	vt, ok := v.env.vars[name]
-	if ok && vt.Native != nil && typed != nil && reflect.TypeOf(typed) == reflect.PointerTo(vt.Native) {
+	if v.TakesTyped(name, typed) {
 		v.values[name] = typed
 		return nil
 	}
 	return v.Set(name, obj)
+}
+
+// TakesTyped reports whether SetTyped presents the variable name from
+// typed alone, without reading obj.
+func (v *Vars) TakesTyped(name string, typed any) bool {
+	vt, ok := v.env.vars[name]
+	return ok && vt.Native != nil && typed != nil && reflect.TypeOf(typed) == reflect.PointerTo(vt.Native)
 }
 
 // present converts obj for CEL as vt says.

@@ -114,7 +114,7 @@ func (p *pass) hookStatus(ctx context.Context, status, liveStatus map[string]any
 		}
 		list := make([]map[string]any, 0, len(objs))
 		for _, o := range objs {
-			list = append(list, wireObject(o))
+			list = append(list, wireObject(p.whole(o)))
 		}
 		children[c.ID] = list
 	}

@@ -3,8 +3,10 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -64,12 +66,11 @@ func NewTyped(s *runtime.Scheme, gvk schema.GroupVersionKind) (client.Object, er
 	return co, nil
 }
 
-// listTyped lists objects of gvk as s's Go type, then takes the
-// unstructured view of each that comparing, readiness, pruning and the
-// status need, which is cheaper than decoding them unstructured from every
-// watch event. It returns each view with its typed object, which
-// expressions read instead of converting the view back.
-func listTyped(ctx context.Context, r client.Reader, s *runtime.Scheme, gvk schema.GroupVersionKind, opts []client.ListOption) ([]*unstructured.Unstructured, []runtime.Object, error) {
+// listTyped lists objects of gvk as s's Go type, which is cheaper than
+// decoding them unstructured from every watch event, and returns each
+// with an unstructured view: its whole view when whole is set, else its
+// metadata view (see metaView). Expressions read the typed object.
+func listTyped(ctx context.Context, r client.Reader, s *runtime.Scheme, gvk schema.GroupVersionKind, opts []client.ListOption, whole bool) ([]*unstructured.Unstructured, []runtime.Object, error) {
 	obj, err := s.New(listOf(gvk))
 	if err != nil {
 		return nil, nil, err
@@ -86,8 +87,12 @@ func listTyped(ctx context.Context, r client.Reader, s *runtime.Scheme, gvk sche
 		return nil, nil, err
 	}
 	views := make([]*unstructured.Unstructured, 0, len(items))
+	view := metaView
+	if whole {
+		view = viewOf
+	}
 	for _, item := range items {
-		u, err := viewOf(item, gvk)
+		u, err := view(item, gvk)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", gvk.Kind, err)
 		}
@@ -108,13 +113,38 @@ func viewOf(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unst
 	return u, nil
 }
 
+// metaView is the view of obj, a typed object of kind gvk, with its kind
+// and metadata only: what keys, ownership, pruning and Events read. The
+// pass compares the rest in the typed object (upToDateTyped), judges
+// readiness from it, and expressions read it as it is; the whole view is
+// made only for what reads more (pass.whole). Converting a Deployment
+// whole costs more than anything else a pass does with it.
+func metaView(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return viewOf(obj, gvk)
+	}
+	om := v.Elem().FieldByName("ObjectMeta")
+	if !om.IsValid() || om.Type() != reflect.TypeFor[metav1.ObjectMeta]() {
+		return viewOf(obj, gvk)
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(om.Addr().Interface())
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"metadata": m}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
 // applyTyped applies desired, of a kind TypedKind names, with server-side
 // apply, and returns the API server's answer: typed, and its view. The
 // request is desired's JSON as any apply's, but made for the Go type, so
 // that the answer comes back as protobuf and is decoded as the cache
 // decodes the kind: a fraction of the cost of decoding it unstructured
-// from JSON, and expressions read it with no conversion. The answer's
-// managed fields are dropped, as the caches drop them.
+// from JSON, and expressions read it with no conversion. The view returned
+// is its metadata view (metaView). The answer's managed fields are
+// dropped, as the caches drop them.
 func applyTyped(ctx context.Context, c client.Client, desired *unstructured.Unstructured, opts ...client.PatchOption) (*unstructured.Unstructured, runtime.Object, error) {
 	gvk := desired.GroupVersionKind()
 	data, err := desired.MarshalJSON()
@@ -135,7 +165,7 @@ func applyTyped(ctx context.Context, c client.Client, desired *unstructured.Unst
 		return nil, nil, err
 	}
 	native.SetManagedFields(nil)
-	view, err := viewOf(native, gvk)
+	view, err := metaView(native, gvk)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the %s the API server answered: %w", gvk.Kind, err)
 	}

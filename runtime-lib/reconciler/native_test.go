@@ -18,12 +18,14 @@ import (
 )
 
 // typedRecorder is a Renderer that records, by child id, the Go type of
-// each typed object a pass presents, and how many live objects it
-// presented unstructured.
+// each typed object a pass presents, how many live objects it presented
+// unstructured, and how many typed ones came with their whole view rather
+// than their metadata view.
 type typedRecorder struct {
 	reconciler.Renderer
 	typed   map[string]string
 	untyped map[string]int
+	whole   map[string]int
 }
 
 func (r *typedRecorder) Begin(cr *unstructured.Unstructured) (reconciler.Evaluation, error) {
@@ -48,7 +50,14 @@ func (e *recordingEvaluation) SetLive(id string, obj *unstructured.Unstructured)
 
 func (e *recordingEvaluation) SetLiveTyped(id string, obj *unstructured.Unstructured, typed runtime.Object) error {
 	e.r.typed[id] = typeName(typed)
+	if _, whole := obj.Object["spec"]; whole {
+		e.r.whole[id]++
+	}
 	return e.Evaluation.(reconciler.TypedEvaluation).SetLiveTyped(id, obj, typed)
+}
+
+func (e *recordingEvaluation) ReadsTyped(id string, typed runtime.Object) bool {
+	return e.Evaluation.(reconciler.TypedReader).ReadsTyped(id, typed)
 }
 
 func typeName(obj runtime.Object) string {
@@ -67,7 +76,7 @@ func recordingReconciler(t *testing.T, f *fixture) (*reconciler.Reconciler, *typ
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &typedRecorder{Renderer: reconciler.CELRenderer{Programs: progs}, typed: map[string]string{}, untyped: map[string]int{}}
+	rec := &typedRecorder{Renderer: reconciler.CELRenderer{Programs: progs}, typed: map[string]string{}, untyped: map[string]int{}, whole: map[string]int{}}
 	r, err := reconciler.New(f.bp, reconciler.Options{Client: f.store, Renderer: rec})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +106,9 @@ func TestBuiltInChildrenAreReadTyped(t *testing.T) {
 	if n := rec.untyped["deployment"]; n != 0 {
 		t.Errorf("the Deployment was also presented unstructured %d times; want none", n)
 	}
+	if n := rec.whole["deployment"]; n != 0 {
+		t.Errorf("the Deployment's whole view was made %d times; want none: the pass compares and reads it typed", n)
+	}
 }
 
 // TestAppliedChildrenAreReadTyped checks that a pass that applies the
@@ -112,6 +124,7 @@ func TestAppliedChildrenAreReadTyped(t *testing.T) {
 		}
 		clear(rec.typed)
 		clear(rec.untyped)
+		clear(rec.whole)
 		rep, err := r.Sync(context.Background(), f.get())
 		if err != nil || rep.Err() != nil {
 			t.Fatalf("%s: sync: %v %v", step, err, rep.Err())
@@ -124,6 +137,9 @@ func TestAppliedChildrenAreReadTyped(t *testing.T) {
 		}
 		if n := rec.untyped["deployment"]; n != 0 {
 			t.Errorf("%s: the applied Deployment was presented unstructured %d times; want none", step, n)
+		}
+		if n := rec.whole["deployment"]; n != 0 {
+			t.Errorf("%s: the applied Deployment's whole view was made %d times; want none", step, n)
 		}
 	}
 	d := &appsv1.Deployment{}

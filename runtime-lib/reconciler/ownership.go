@@ -75,7 +75,7 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 // lags behind a write: this runtime's, just before, or a predecessor's
 // killed after it) and already holds desired is not written again.
 func (p *pass) ensure(ctx context.Context, c *ir.Child, desired, current *unstructured.Unstructured) *unstructured.Unstructured {
-	if current != nil && upToDate(desired, current) {
+	if current != nil && p.upToDate(desired, current) {
 		return current
 	}
 	if current == nil {
@@ -83,7 +83,7 @@ func (p *pass) ensure(ctx context.Context, c *ir.Child, desired, current *unstru
 		if !ok {
 			return nil
 		}
-		if mine != nil && upToDate(desired, mine) {
+		if mine != nil && p.upToDate(desired, mine) {
 			return mine
 		}
 	}

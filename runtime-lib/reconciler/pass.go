@@ -36,9 +36,12 @@ type pass struct {
 	// observed are the objects labelled as this custom resource's
 	// children, by child id.
 	observed map[string][]*unstructured.Unstructured
-	// typed holds the typed object of each observed object listed typed
+	// typed holds the typed object of each child listed or applied typed
 	// (TypedKind), which expressions read instead of converting it.
 	typed map[*unstructured.Unstructured]runtime.Object
+	// partial marks the objects of typed whose unstructured view holds
+	// only their kind and metadata (metaView), until whole fills it.
+	partial map[*unstructured.Unstructured]bool
 	// live is the object each child id stands for in expressions.
 	live map[string]*unstructured.Unstructured
 	eval Evaluation
@@ -113,12 +116,23 @@ func (p *pass) observe(ctx context.Context) error {
 	p.items = map[string][]*unstructured.Unstructured{}
 	p.wantedItems = map[string]map[objectKey]bool{}
 
-	observed, typed, err := listChildren(ctx, p.opts.Client, p.bp, p.cr, p.opts.Unavailable, p.opts.OwnerIndex)
+	observed, typed, err := listChildren(ctx, p.opts.Client, p.bp, p.cr, p.opts.Unavailable, p.opts.OwnerIndex, false)
 	if err != nil {
 		return err
 	}
 	p.observed = observed
 	p.typed = typed
+	p.partial = make(map[*unstructured.Unstructured]bool, len(typed))
+	for obj := range typed {
+		p.partial[obj] = true
+	}
+	for id, objs := range p.observed {
+		if !p.singular(id) {
+			for _, obj := range objs {
+				p.whole(obj)
+			}
+		}
+	}
 	for id, objs := range p.observed {
 		p.live[id] = objs[0]
 	}
@@ -143,27 +157,82 @@ func (p *pass) observe(ctx context.Context) error {
 }
 
 // present presents obj as the live object of the child id: by its typed
-// object when it was listed typed and the Evaluation takes one.
+// object when it was listed typed and the Evaluation takes one, and with
+// its whole view unless the Evaluation reads the typed object alone.
 func (p *pass) present(id string, obj *unstructured.Unstructured) error {
 	if t, ok := p.eval.(TypedEvaluation); ok && obj != nil {
 		if native := p.typed[obj]; native != nil {
+			if r, ok := p.eval.(TypedReader); !ok || !r.ReadsTyped(id, native) {
+				p.whole(obj)
+			}
 			return t.SetLiveTyped(id, obj, native)
 		}
 	}
-	return p.eval.SetLive(id, obj)
+	return p.eval.SetLive(id, p.whole(obj))
+}
+
+// singular reports whether id is a child of the Blueprint that stands for
+// one object: not a collection, a selection or a remote reconciler's
+// resource. Only such children keep metadata views; the others' objects
+// go whole to what reads them.
+func (p *pass) singular(id string) bool {
+	c := p.bp.Child(id)
+	return c != nil && len(c.ForEach) == 0 && !c.Selector
+}
+
+// whole returns obj with its whole unstructured view, converting it from
+// its typed object, in place, the first time something reads more of a
+// metadata view than its metadata: a remote reconciler, a Go hook, an
+// Evaluation that reads it unstructured.
+func (p *pass) whole(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	if obj == nil || !p.partial[obj] {
+		return obj
+	}
+	delete(p.partial, obj)
+	full, err := viewOf(p.typed[obj], obj.GroupVersionKind())
+	if err != nil {
+		// A typed object the API server sent that its own Go type cannot
+		// convert: a bug, reported with the pass.
+		p.rep.Errors = append(p.rep.Errors, fmt.Errorf("reading %s: %w", keyOf(obj), err))
+		return obj
+	}
+	obj.Object = full.Object
+	return obj
+}
+
+// upToDate reports whether live already holds everything desired says:
+// compared in the typed object when live is a metadata view.
+func (p *pass) upToDate(desired, live *unstructured.Unstructured) bool {
+	if p.partial[live] {
+		return upToDateTyped(desired, live, p.typed[live])
+	}
+	return upToDate(desired, live)
+}
+
+// kindReady is the Reconciler's readiness rule of live's kind, judged
+// from the typed object when live is a metadata view.
+func (p *pass) kindReady(live *unstructured.Unstructured) bool {
+	if p.partial[live] {
+		if native, ok := p.typed[live].(client.Object); ok {
+			return p.Reconciler.kindReady(readinessView(live.GroupVersionKind(), native, typedStatus(native)))
+		}
+		p.whole(live)
+	}
+	return p.Reconciler.kindReady(live)
 }
 
 // Children lists the objects labelled as children of cr by bp, by child
 // id, each id's objects sorted by kind, namespace and name.
 func Children(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured) (map[string][]*unstructured.Unstructured, error) {
-	out, _, err := listChildren(ctx, r, bp, cr, nil, "")
+	out, _, err := listChildren(ctx, r, bp, cr, nil, "", true)
 	return out, err
 }
 
 // listChildren lists cr's children by child id. The kinds TypedKind names
 // are listed typed, as the cache holds them; typed then has the typed
-// object of each of their unstructured views.
-func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured, skip map[schema.GroupVersionKind]error, ownerIndex string) (out map[string][]*unstructured.Unstructured, typed map[*unstructured.Unstructured]runtime.Object, err error) {
+// object of each of their unstructured views, which are whole views when
+// whole is set and metadata views (metaView) when not.
+func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *unstructured.Unstructured, skip map[schema.GroupVersionKind]error, ownerIndex string, whole bool) (out map[string][]*unstructured.Unstructured, typed map[*unstructured.Unstructured]runtime.Object, err error) {
 	opts := []client.ListOption{client.MatchingLabels{LabelBlueprint: bp.Name, LabelOwnerUID: string(cr.GetUID())}}
 	if ownerIndex != "" {
 		opts = append(opts, client.MatchingFields{ownerIndex: string(cr.GetUID())})
@@ -178,7 +247,7 @@ func listChildren(ctx context.Context, r client.Reader, bp *ir.Blueprint, cr *un
 		var objs []*unstructured.Unstructured
 		if TypedKind(scheme, k.GroupVersionKind) {
 			var natives []runtime.Object
-			objs, natives, err = listTyped(ctx, r, scheme, k.GroupVersionKind, opts)
+			objs, natives, err = listTyped(ctx, r, scheme, k.GroupVersionKind, opts, whole)
 			for i, obj := range objs {
 				typed[obj] = natives[i]
 			}
@@ -545,6 +614,10 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	p.rep.Writes++
 	if native != nil {
 		p.typed[obj] = native
+		p.partial[obj] = true
+		if !p.singular(c.ID) || p.bp.Child(c.ID) != c {
+			p.whole(obj)
+		}
 	}
 	dropManagedFields(obj)
 	p.rep.Applied = append(p.rep.Applied, keyOf(obj).String())

@@ -240,6 +240,24 @@ func at(v any, path []string) any {
 	return v
 }
 
+// typedStatus is the status of a typed object as JSON, nil for a kind with
+// none.
+func typedStatus(obj client.Object) any {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.Elem().FieldByName("Status")
+	if !f.IsValid() || f.Kind() != reflect.Struct {
+		return nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f.Addr().Interface())
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
 // readinessView is what kindReady reads of obj, given its status as JSON:
 // obj itself when unstructured, else its kind, generation, spec.replicas
 // and status, without converting the rest of a typed object.

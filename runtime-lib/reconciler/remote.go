@@ -81,7 +81,7 @@ func (p *pass) request(ctx context.Context, finalizing bool) (*sdk.Request, erro
 			continue
 		}
 		for _, obj := range objs {
-			req.Observed = append(req.Observed, sdk.Resource{ID: obj.GetAnnotations()[AnnotationRemoteID], Object: wireObject(obj)})
+			req.Observed = append(req.Observed, sdk.Resource{ID: obj.GetAnnotations()[AnnotationRemoteID], Object: wireObject(p.whole(obj))})
 		}
 	}
 	return req, nil

@@ -49,6 +49,15 @@ type TypedEvaluation interface {
 	SetLiveTyped(id string, obj *unstructured.Unstructured, typed runtime.Object) error
 }
 
+// TypedReader is a TypedEvaluation that says, before SetLiveTyped, whether
+// it reads the live child id from typed alone. When it does, the runtime
+// spares the conversion of the whole unstructured view: the obj it is
+// given holds only its apiVersion, kind and metadata.
+type TypedReader interface {
+	TypedEvaluation
+	ReadsTyped(id string, typed runtime.Object) bool
+}
+
 // CELRenderer is the interpreter's Renderer: the Blueprint's CEL programs,
 // compiled once.
 type CELRenderer struct {
@@ -78,6 +87,11 @@ func (e *celEvaluation) SetLive(id string, obj *unstructured.Unstructured) error
 // SetLiveTyped implements TypedEvaluation.
 func (e *celEvaluation) SetLiveTyped(id string, obj *unstructured.Unstructured, typed runtime.Object) error {
 	return e.vars.SetTyped(id, obj, typed)
+}
+
+// ReadsTyped implements TypedReader.
+func (e *celEvaluation) ReadsTyped(id string, typed runtime.Object) bool {
+	return e.vars.TakesTyped(id, typed)
 }
 
 func (e *celEvaluation) Include(c *ir.Child) (bool, error) {

@@ -1,0 +1,264 @@
+package reconciler
+
+import (
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// upToDateTyped is upToDate for a child held as a metadata view and its
+// typed object: the kind and metadata are compared in the view, the rest
+// in the typed object, field by field where desired names one. It gives
+// what upToDate gives on the whole view (the tests check it on every
+// built-in kind), without converting the typed object to make that view,
+// which costs a pass more than anything else it does with a child.
+func upToDateTyped(desired, view *unstructured.Unstructured, typed runtime.Object) bool {
+	metadata := make(map[string]any, 3)
+	body := make(map[string]any, len(desired.Object))
+	for k, v := range desired.Object {
+		if k == "apiVersion" || k == "kind" || k == "metadata" {
+			metadata[k] = v
+		} else {
+			body[k] = v
+		}
+	}
+	return contains(view.Object, metadata) && typedContains(reflect.ValueOf(typed), body, false)
+}
+
+// typedContains reports what contains(have, want) would, where have is
+// the unstructured view runtime.DefaultUnstructuredConverter makes of v,
+// without making it: it walks only what want names, and follows the
+// converter's rules (custom converters, omitempty, inlined structs, nil
+// as null). asField says v is a struct field, whose string, bool and
+// number kinds the converter writes as they are. Where this walk does not
+// follow a type, it converts that value alone and compares the result.
+func typedContains(v reflect.Value, want any, asField bool) bool {
+	if !(asField && scalarKind(v.Kind())) {
+		if e := value.TypeReflectEntryOf(v.Type()); e.CanConvertToUnstructured() {
+			u, err := e.ToUnstructured(v)
+			return err == nil && contains(u, want)
+		}
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return contains(v.String(), want)
+	case reflect.Bool:
+		return contains(v.Bool(), want)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return contains(v.Int(), want)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return v.Uint() <= math.MaxInt64 && contains(int64(v.Uint()), want)
+	case reflect.Float32, reflect.Float64:
+		return contains(v.Float(), want)
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return contains(nil, want)
+		}
+		return typedContains(v.Elem(), want, false)
+	case reflect.Map:
+		w, ok := want.(map[string]any)
+		if !ok || v.Type().Key().Kind() != reflect.String {
+			break
+		}
+		if v.IsNil() {
+			return contains(nil, want)
+		}
+		for k, wv := range w {
+			hv := v.MapIndex(reflect.ValueOf(k).Convert(v.Type().Key()))
+			if !hv.IsValid() {
+				if wv == nil || isEmpty(wv) {
+					continue
+				}
+				return false
+			}
+			if !typedContains(hv, wv, false) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		w, ok := want.([]any)
+		if !ok || v.Type().Elem().Kind() == reflect.Uint8 {
+			break // bytes are base64 strings
+		}
+		if v.IsNil() {
+			return contains(nil, want)
+		}
+		if v.Len() != len(w) {
+			return false
+		}
+		for i := range w {
+			if !typedContains(v.Index(i), w[i], false) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		w, ok := want.(map[string]any)
+		fields := fieldsOf(v.Type())
+		if !ok || fields == nil {
+			break
+		}
+		for k, wv := range w {
+			f, ok := fields[k]
+			var fv reflect.Value
+			if ok {
+				fv = v.FieldByIndex(f.index)
+			}
+			if !ok || f.omitted(fv) {
+				if wv == nil || isEmpty(wv) {
+					continue
+				}
+				return false
+			}
+			if !typedContains(fv, wv, true) {
+				return false
+			}
+		}
+		return true
+	}
+	have, err := convertValue(v)
+	return err == nil && contains(have, want)
+}
+
+func scalarKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.String, reflect.Bool,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// jsonField is a struct field as the converter names it.
+type jsonField struct {
+	index     []int // through inlined structs
+	omitempty bool
+	omitzero  func(reflect.Value) bool
+}
+
+// omitted reports whether the converter leaves v, this field's value, out.
+func (f jsonField) omitted(v reflect.Value) bool {
+	return f.omitempty && emptyValue(v) || f.omitzero != nil && f.omitzero(v)
+}
+
+var fieldTables sync.Map // reflect.Type → map[string]jsonField (nil: not walked)
+
+// fieldsOf returns the fields of struct type t by JSON name, as the
+// converter writes them, or nil when t has a field this walk leaves to the
+// converter: unexported, inlined but no plain struct, or a name twice.
+func fieldsOf(t reflect.Type) map[string]jsonField {
+	if f, ok := fieldTables.Load(t); ok {
+		return f.(map[string]jsonField)
+	}
+	fields := map[string]jsonField{}
+	if !addFields(t, nil, fields) {
+		fields = nil
+	}
+	fieldTables.Store(t, fields)
+	return fields
+}
+
+func addFields(t reflect.Type, prefix []int, out map[string]jsonField) bool {
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			return false
+		}
+		name, f, ok := jsonNameOf(sf)
+		if !ok {
+			return false
+		}
+		f.index = append(slices.Clone(prefix), i)
+		switch {
+		case name == "-":
+		case name == "":
+			if sf.Type.Kind() != reflect.Struct || value.TypeReflectEntryOf(sf.Type).CanConvertToUnstructured() || !addFields(sf.Type, f.index, out) {
+				return false
+			}
+		default:
+			if _, twice := out[name]; twice {
+				return false
+			}
+			out[name] = f
+		}
+	}
+	return true
+}
+
+// jsonNameOf reads a field's json tag as the converter does: no name
+// means the Go name, or inlined for an embedded field. ok is false for a
+// directive the walk does not know.
+func jsonNameOf(sf reflect.StructField) (name string, f jsonField, ok bool) {
+	tag, found := sf.Tag.Lookup("json")
+	if !found || tag == "" {
+		if sf.Anonymous {
+			return "", f, true
+		}
+		return sf.Name, f, true
+	}
+	items := strings.Split(tag, ",")
+	name = items[0]
+	if name == "" && !sf.Anonymous {
+		name = sf.Name
+	}
+	for _, d := range items[1:] {
+		switch d {
+		case "omitempty":
+			f.omitempty = true
+		case "omitzero":
+			f.omitzero = value.OmitZeroFunc(sf.Type)
+		case "inline", "string":
+		default:
+			return "", f, false
+		}
+	}
+	return name, f, true
+}
+
+// emptyValue is the converter's test for omitempty.
+func emptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return v.Float() == 0
+	case reflect.Map, reflect.Slice:
+		return v.IsNil() || v.Len() == 0
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+var wrapperTypes sync.Map // reflect.Type → struct{ V T `json:"v"` }
+
+// convertValue is the converter's view of v alone, made by converting a
+// one-field struct that holds it.
+func convertValue(v reflect.Value) (any, error) {
+	wt, ok := wrapperTypes.Load(v.Type())
+	if !ok {
+		wt, _ = wrapperTypes.LoadOrStore(v.Type(), reflect.StructOf([]reflect.StructField{{Name: "V", Type: v.Type(), Tag: `json:"v"`}}))
+	}
+	w := reflect.New(wt.(reflect.Type))
+	w.Elem().Field(0).Set(v)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w.Interface())
+	if err != nil {
+		return nil, err
+	}
+	return m["v"], nil
+}
