@@ -225,3 +225,82 @@ func TestTypedContainsLeavesNothingToTheFallback(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCompareChild compares the two ways a pass has compared a
+// listed Deployment with what it renders: its whole unstructured view,
+// converted from the typed object, compared map by map (the baseline, as
+// before); and its metadata view with the rest compared in the typed
+// object (upToDateTyped, as now). x-whole is the time over the baseline's,
+// measured just before in the same run.
+func BenchmarkCompareChild(b *testing.B) {
+	gvk := appsv1.SchemeGroupVersion.WithKind("Deployment")
+	live := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "hello", Namespace: "default", UID: "00000000-0000-4000-8000-000000000002", ResourceVersion: "12345", Generation: 1,
+			Labels:      map[string]string{"app": "hello", LabelBlueprint: "website", LabelChild: "deployment", LabelOwnerUID: "00000000-0000-4000-8000-000000000001"},
+			Annotations: map[string]string{"deployment.kubernetes.io/revision": "1", LabelAppliedHash: "0123456789abcdef"},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptrTo[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hello"}},
+			Strategy:             appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType},
+			RevisionHistoryLimit: ptrTo[int32](10), ProgressDeadlineSeconds: ptrTo[int32](600),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "hello"}},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{
+						Name: "web", Image: "nginx:1.27", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
+						TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+						ImagePullPolicy: corev1.PullIfNotPresent,
+					}},
+					RestartPolicy: corev1.RestartPolicyAlways, DNSPolicy: corev1.DNSClusterFirst,
+					TerminationGracePeriodSeconds: ptrTo[int64](30), SchedulerName: "default-scheduler",
+					SecurityContext: &corev1.PodSecurityContext{},
+				},
+			},
+		},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1},
+	}
+	desired := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{
+			"name": "hello", "namespace": "default",
+			"labels":      map[string]any{"app": "hello", LabelBlueprint: "website", LabelChild: "deployment", LabelOwnerUID: "00000000-0000-4000-8000-000000000001"},
+			"annotations": map[string]any{LabelAppliedHash: "0123456789abcdef"},
+		},
+		"spec": map[string]any{
+			"replicas": int64(1),
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "hello"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": "hello"}},
+				"spec": map[string]any{"containers": []any{map[string]any{
+					"name": "web", "image": "nginx:1.27", "ports": []any{map[string]any{"name": "http", "containerPort": int64(80)}},
+				}}},
+			},
+		},
+	}}
+	var base float64
+	b.Run("whole-view", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			view, err := viewOf(live, gvk)
+			if err != nil || !upToDate(desired, view) {
+				b.Fatalf("not up to date (%v)", err)
+			}
+		}
+		base = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("metadata-view", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			view, err := metaView(live, gvk)
+			if err != nil || !upToDateTyped(desired, view, live) {
+				b.Fatalf("not up to date (%v)", err)
+			}
+		}
+		if base > 0 {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/base, "x-whole")
+		}
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }
