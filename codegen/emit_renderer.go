@@ -209,13 +209,63 @@ func (e *rendererEmitter) setLive() []jen.Code {
 		))
 	}
 	body = append(body, jen.Return(jen.Nil()))
-	return []jen.Code{
+	return append([]jen.Code{
 		jen.Comment("SetLive implements reconciler.Evaluation."),
 		jen.Func().Add(e.recv()).Id("SetLive").Params(jen.Id("id").String(), jen.Id("obj").Op("*").Qual(pkgUnstructured, "Unstructured")).Error().Block(
 			jen.Return(jen.Id("e").Dot("SetLiveTyped").Call(jen.Id("id"), jen.Id("obj"), jen.Nil()))),
 		jen.Line(),
 		jen.Comment("SetLiveTyped implements reconciler.TypedEvaluation: native is obj as the runtime listed it typed, or nil."),
 		jen.Func().Add(e.recv()).Id("SetLiveTyped").Params(jen.Id("id").String(), jen.Id("obj").Op("*").Qual(pkgUnstructured, "Unstructured"), jen.Id("native").Qual(pkgRuntime, "Object")).Error().Block(body...),
+		jen.Line(),
+	}, e.readsTyped()...)
+}
+
+// readsTyped declares ReadsTyped: SetLiveTyped reads a child from native
+// alone when native is the Go type its field holds and CEL, where CEL
+// reads it too, takes it typed. The runtime then spares the child's whole
+// unstructured view.
+func (e *rendererEmitter) readsTyped() []jen.Code {
+	var ids []string
+	types := map[string]jen.Code{}
+	for _, v := range e.live() {
+		ids = append(ids, v.id)
+		types[v.id] = v.t.code()
+	}
+	cel := map[string]bool{}
+	for _, c := range e.celChildren(false) {
+		if types[c.ID] == nil {
+			ids = append(ids, c.ID)
+		}
+		cel[c.ID] = true
+	}
+	var cases []jen.Code
+	for _, id := range ids {
+		takes := jen.Id("e").Dot("vars").Dot("TakesTyped").Call(jen.Id("id"), jen.Id("native"))
+		var body []jen.Code
+		switch t := types[id]; {
+		case t != nil && cel[id]:
+			body = []jen.Code{
+				jen.If(jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Id("native").Assert(jen.Op("*").Add(t)), jen.Op("!").Id("ok")).Block(jen.Return(jen.False())),
+				jen.Return(takes),
+			}
+		case t != nil:
+			body = []jen.Code{
+				jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Id("native").Assert(jen.Op("*").Add(t)),
+				jen.Return(jen.Id("ok")),
+			}
+		default:
+			body = []jen.Code{jen.Return(takes)}
+		}
+		cases = append(cases, jen.Case(jen.Lit(id)).Block(body...))
+	}
+	var body []jen.Code
+	if len(cases) > 0 {
+		body = append(body, jen.Switch(jen.Id("id")).Block(cases...))
+	}
+	body = append(body, jen.Return(jen.True()))
+	return []jen.Code{
+		jen.Comment("ReadsTyped implements reconciler.TypedReader: whether SetLiveTyped reads the child id from native alone."),
+		jen.Func().Add(e.recv()).Id("ReadsTyped").Params(jen.Id("id").String(), jen.Id("native").Qual(pkgRuntime, "Object")).Bool().Block(body...),
 		jen.Line(),
 	}
 }

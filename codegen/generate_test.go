@@ -94,7 +94,7 @@ func TestCRDOutsideTheDirectory(t *testing.T) {
 
 // TestRendererImplementsEvaluation keeps the generator in step with
 // runtime-lib: the generated evaluation has exactly the methods of
-// reconciler.Evaluation and reconciler.TypedEvaluation, and those of
+// reconciler.Evaluation and reconciler.TypedReader, and those of
 // reconciler.Collections when the Blueprint has a collection.
 func TestRendererImplementsEvaluation(t *testing.T) {
 	for _, tc := range []struct {
@@ -102,9 +102,9 @@ func TestRendererImplementsEvaluation(t *testing.T) {
 		ifaces           []reflect.Type
 	}{
 		{"../packs/website/blueprint.yaml", "website_controller.go", "websiteEvaluation",
-			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation](), reflect.TypeFor[reconciler.TypedEvaluation]()}},
+			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation](), reflect.TypeFor[reconciler.TypedReader]()}},
 		{"../packs/declarative/05-collections/blueprint.yaml", "workerpool_controller.go", "workerPoolEvaluation",
-			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation](), reflect.TypeFor[reconciler.TypedEvaluation](), reflect.TypeFor[reconciler.Collections]()}},
+			[]reflect.Type{reflect.TypeFor[reconciler.Evaluation](), reflect.TypeFor[reconciler.TypedReader](), reflect.TypeFor[reconciler.Collections]()}},
 	} {
 		var want []string
 		for _, it := range tc.ifaces {

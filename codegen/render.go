@@ -131,7 +131,7 @@ func lowerRenderer(m *renderModel) *lowered {
 
 // lowerObjects builds each child's Object method, and names it.
 func (l *lowered) lowerObjects(m *renderModel) {
-	taken := map[string]bool{"SetLive": true, "SetLiveTyped": true, "SetLiveItems": true, "Include": true, "Ready": true, "Object": true, "Status": true, "Condition": true, "ReadyWhen": true, "FailedWhen": true, "fail": true, "eval": true}
+	taken := map[string]bool{"SetLive": true, "SetLiveTyped": true, "ReadsTyped": true, "SetLiveItems": true, "Include": true, "Ready": true, "Object": true, "Status": true, "Condition": true, "ReadyWhen": true, "FailedWhen": true, "fail": true, "eval": true}
 	globals := map[string]bool{}
 	for _, c := range m.bp.Children {
 		method := localName(c.ID+"Object", taken)
