@@ -8,10 +8,14 @@
 // inrun render), in the interpreted runtime (inrun run) and in generated
 // operators.
 //
-// Children of built-in kinds are listed as their Go types, as the
-// runtime's cache holds them: the pass compares, checks readiness and
-// prunes on an unstructured view of each, and expressions read the typed
-// object itself (TypedEvaluation), so nothing is converted back.
+// Children of built-in kinds are listed, and their applies answered, as
+// their Go types, as the runtime's cache holds them. The pass keeps a
+// metadata view of each (its kind and metadata, unstructured) for keys,
+// ownership and pruning; it compares the rest with what it renders in the
+// typed object (upToDateTyped), judges readiness from it, and expressions
+// read it as it is (TypedEvaluation, TypedReader). The whole unstructured
+// view is made only for what reads more: a remote reconciler, a Go hook,
+// a collection, an Evaluation that reads the child unstructured.
 //
 // Its promises:
 //   - Nothing is written when nothing changed: a converged custom resource
