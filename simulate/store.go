@@ -119,7 +119,8 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			if patch.Type() == types.ApplyPatchType {
-				return s.applyPatch(ctx, obj, patch, opts)
+				po := &client.PatchOptions{}
+				return s.applyPatch(ctx, "", obj, patch, po.ApplyOptions(opts))
 			}
 			count()
 			return s.admitted(ctx, obj, false, func() error { return c.Patch(ctx, obj, patch, opts...) })
@@ -145,6 +146,10 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 			return s.admitted(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if patch.Type() == types.ApplyPatchType {
+				po := &client.SubResourcePatchOptions{}
+				return s.applyPatch(ctx, sub, obj, patch, &po.ApplyOptions(opts).PatchOptions)
+			}
 			count()
 			return s.admitted(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
 		},
@@ -156,12 +161,14 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 	return s
 }
 
-// applyPatch runs a server-side apply sent as a patch of obj (the runtime
-// applies the built-in kinds so, to have their answer typed) as the apply
-// it is, through the store's Apply, and gives obj the answer. The fake
-// client would store a raw apply patch that creates an object with no
-// resourceVersion, which no API server does.
-func (s *Store) applyPatch(ctx context.Context, obj client.Object, patch client.Patch, opts []client.PatchOption) error {
+// applyPatch runs a server-side apply sent as a patch of obj, of its
+// subresource sub when sub is set, as the apply it is, through the
+// store's Apply, and gives obj the answer. The runtime applies so where it
+// wants the answer in another form than the object sent: typed for the
+// built-in kinds, metadata only (a PartialObjectMetadata) for a status.
+// The fake client would store a raw apply patch that creates an object
+// with no resourceVersion, which no API server does.
+func (s *Store) applyPatch(ctx context.Context, sub string, obj client.Object, patch client.Patch, po *client.PatchOptions) error {
 	data, err := patch.Data(obj)
 	if err != nil {
 		return err
@@ -170,19 +177,14 @@ func (s *Store) applyPatch(ctx context.Context, obj client.Object, patch client.
 	if err := u.UnmarshalJSON(data); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("the apply patch of %s is not an object: %v", obj.GetName(), err))
 	}
-	po := &client.PatchOptions{}
-	po.ApplyOptions(opts)
-	var applyOpts []client.ApplyOption
-	if po.FieldManager != "" {
-		applyOpts = append(applyOpts, client.FieldOwner(po.FieldManager))
+	ao := client.ApplyOptions{FieldManager: po.FieldManager, Force: po.Force, DryRun: po.DryRun}
+	ac := client.ApplyConfigurationFromUnstructured(u)
+	if sub == "" {
+		err = s.Client.Apply(ctx, ac, &ao)
+	} else {
+		err = s.Client.SubResource(sub).Apply(ctx, ac, &client.SubResourceApplyOptions{ApplyOptions: ao})
 	}
-	if po.Force != nil && *po.Force {
-		applyOpts = append(applyOpts, client.ForceOwnership)
-	}
-	if len(po.DryRun) > 0 {
-		applyOpts = append(applyOpts, client.DryRunAll)
-	}
-	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), applyOpts...); err != nil {
+	if err != nil {
 		return err
 	}
 	if un, ok := obj.(runtime.Unstructured); ok {
