@@ -120,6 +120,11 @@ type Member struct {
 	// quiesced, while above zero, has Admit turn every reconcile away
 	// (Quiesce).
 	quiesced int
+	// admitted counts the reconciles admitted and not yet released, in
+	// every bucket; quiet, when a Quiesce waits for them, is closed once it
+	// falls to zero.
+	admitted int
+	quiet    chan struct{}
 	// desired are the buckets Assign gives it by the last Leases read;
 	// known is set once they have been read.
 	desired []bool
@@ -202,12 +207,18 @@ func (m *Member) Admit(uid types.UID) (release func(), ok bool) {
 		return nil, false
 	}
 	m.inflight[b]++
+	m.admitted++
 	return func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		m.inflight[b]--
+		m.admitted--
 		if m.inflight[b] == 0 && m.pinned[b] == 0 && !m.active[b] {
 			m.wake()
+		}
+		if m.admitted == 0 && m.quiet != nil {
+			close(m.quiet)
+			m.quiet = nil
 		}
 	}, true
 }
@@ -229,28 +240,21 @@ func (m *Member) Quiesce(ctx context.Context) (resume func()) {
 			m.quiesced--
 		})
 	}
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !m.noneAdmitted() {
-		select {
-		case <-ctx.Done():
-			return resume
-		case <-tick.C:
-		}
+	m.mu.Lock()
+	if m.admitted == 0 {
+		m.mu.Unlock()
+		return resume
+	}
+	if m.quiet == nil {
+		m.quiet = make(chan struct{})
+	}
+	quiet := m.quiet
+	m.mu.Unlock()
+	select {
+	case <-ctx.Done():
+	case <-quiet:
 	}
 	return resume
-}
-
-// noneAdmitted says whether no admitted reconcile is in flight.
-func (m *Member) noneAdmitted() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, n := range m.inflight {
-		if n > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // PinActive lists the buckets this replica reconciles now and pins them
