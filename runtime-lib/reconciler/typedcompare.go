@@ -69,19 +69,10 @@ func typedContains(v reflect.Value, want any, asField bool) bool {
 		if v.IsNil() {
 			return contains(nil, want)
 		}
-		for k, wv := range w {
+		return containsEach(w, false, func(k string) (reflect.Value, bool) {
 			hv := v.MapIndex(reflect.ValueOf(k).Convert(v.Type().Key()))
-			if !hv.IsValid() {
-				if wv == nil || isEmpty(wv) {
-					continue
-				}
-				return false
-			}
-			if !typedContains(hv, wv, false) {
-				return false
-			}
-		}
-		return true
+			return hv, hv.IsValid()
+		})
 	case reflect.Slice:
 		w, ok := want.([]any)
 		if !ok || v.Type().Elem().Kind() == reflect.Uint8 {
@@ -105,26 +96,36 @@ func typedContains(v reflect.Value, want any, asField bool) bool {
 		if !ok || fields == nil {
 			break
 		}
-		for k, wv := range w {
+		return containsEach(w, true, func(k string) (reflect.Value, bool) {
 			f, ok := fields[k]
-			var fv reflect.Value
-			if ok {
-				fv = v.FieldByIndex(f.index)
+			if !ok {
+				return reflect.Value{}, false
 			}
-			if !ok || f.omitted(fv) {
-				if wv == nil || isEmpty(wv) {
-					continue
-				}
-				return false
-			}
-			if !typedContains(fv, wv, true) {
-				return false
-			}
-		}
-		return true
+			fv := v.FieldByIndex(f.index)
+			return fv, !f.omitted(fv)
+		})
 	}
 	have, err := convertValue(v)
 	return err == nil && contains(have, want)
+}
+
+// containsEach reports whether the value at each key of w, as at returns
+// it, contains w's; a key at says is absent counts as contains counts an
+// absent key of a map.
+func containsEach(w map[string]any, asField bool, at func(string) (reflect.Value, bool)) bool {
+	for k, wv := range w {
+		hv, present := at(k)
+		if !present {
+			if wv == nil || isEmpty(wv) {
+				continue
+			}
+			return false
+		}
+		if !typedContains(hv, wv, asField) {
+			return false
+		}
+	}
+	return true
 }
 
 func scalarKind(k reflect.Kind) bool {
