@@ -132,8 +132,6 @@ func (p *pass) observe(ctx context.Context) error {
 				p.whole(obj)
 			}
 		}
-	}
-	for id, objs := range p.observed {
 		p.live[id] = objs[0]
 	}
 	eval, err := p.opts.Renderer.Begin(p.cr)
@@ -615,8 +613,8 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	if native != nil {
 		p.typed[obj] = native
 		p.partial[obj] = true
-		if !p.singular(c.ID) || p.bp.Child(c.ID) != c {
-			p.whole(obj)
+		if !p.singular(c.ID) {
+			p.whole(obj) // a collection's item or a remote reconciler's resource
 		}
 	}
 	dropManagedFields(obj)

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
 )
 
@@ -241,9 +242,9 @@ func BenchmarkCompareChild(b *testing.B) {
 			Annotations: map[string]string{"deployment.kubernetes.io/revision": "1", LabelAppliedHash: "0123456789abcdef"},
 		},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptrTo[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hello"}},
+			Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hello"}},
 			Strategy:             appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType},
-			RevisionHistoryLimit: ptrTo[int32](10), ProgressDeadlineSeconds: ptrTo[int32](600),
+			RevisionHistoryLimit: ptr.To[int32](10), ProgressDeadlineSeconds: ptr.To[int32](600),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "hello"}},
 				Spec: corev1.PodSpec{
@@ -253,7 +254,7 @@ func BenchmarkCompareChild(b *testing.B) {
 						ImagePullPolicy: corev1.PullIfNotPresent,
 					}},
 					RestartPolicy: corev1.RestartPolicyAlways, DNSPolicy: corev1.DNSClusterFirst,
-					TerminationGracePeriodSeconds: ptrTo[int64](30), SchedulerName: "default-scheduler",
+					TerminationGracePeriodSeconds: ptr.To[int64](30), SchedulerName: "default-scheduler",
 					SecurityContext: &corev1.PodSecurityContext{},
 				},
 			},
@@ -302,5 +303,3 @@ func BenchmarkCompareChild(b *testing.B) {
 		}
 	})
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -229,9 +229,6 @@ func (m *Member) Admit(uid types.UID) (release func(), ok bool) {
 // not cancel reconciles midway: the new epoch reconciles every custom
 // resource once anyway, so those turned away meanwhile are not lost.
 func (m *Member) Quiesce(ctx context.Context) (resume func()) {
-	m.mu.Lock()
-	m.quiesced++
-	m.mu.Unlock()
 	var once sync.Once
 	resume = func() {
 		once.Do(func() {
@@ -241,6 +238,7 @@ func (m *Member) Quiesce(ctx context.Context) (resume func()) {
 		})
 	}
 	m.mu.Lock()
+	m.quiesced++
 	if m.admitted == 0 {
 		m.mu.Unlock()
 		return resume
