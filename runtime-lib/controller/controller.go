@@ -419,8 +419,9 @@ func managerOptions(bps []*ir.Blueprint, buckets []int, serverSelects bool) (man
 		names[bp.Name] = true
 	}
 	return manager.Options{
-		Cache:  cache.Options{ByObject: byObject, DefaultTransform: StripManagedFields},
-		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		Cache:          cache.Options{ByObject: byObject, DefaultTransform: StripManagedFields},
+		Client:         client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+		MapperProvider: NewMapper,
 	}, nil
 }
 

@@ -29,11 +29,13 @@ func TypedKind(s *runtime.Scheme, gvk schema.GroupVersionKind) bool {
 		return false
 	}
 	// A scheme may hold a kind as unstructured (controller-runtime's fake
-	// client adds the kinds it is given so): that is no Go type.
-	obj, err := s.New(gvk)
-	_, isUnstructured := obj.(runtime.Unstructured)
-	return err == nil && !isUnstructured
+	// client adds the kinds it is given so): that is no Go type. The type
+	// is looked up, not made: a pass asks this for every child it applies.
+	t, ok := s.AllKnownTypes()[gvk]
+	return ok && !reflect.PointerTo(t).Implements(unstructuredType)
 }
+
+var unstructuredType = reflect.TypeFor[runtime.Unstructured]()
 
 func listOf(gvk schema.GroupVersionKind) schema.GroupVersionKind {
 	return gvk.GroupVersion().WithKind(gvk.Kind + "List")
@@ -118,23 +120,84 @@ func viewOf(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unst
 // pass compares the rest in the typed object (upToDateTyped), judges
 // readiness from it, and expressions read it as it is; the whole view is
 // made only for what reads more (pass.whole). Converting a Deployment
-// whole costs more than anything else a pass does with it.
+// whole costs more than anything else a pass does with it. The view holds
+// no managed fields: the caches drop them, and so does apply from its
+// answer.
 func metaView(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+	o, ok := obj.(metav1.Object)
+	if !ok {
 		return viewOf(obj, gvk)
 	}
-	om := v.Elem().FieldByName("ObjectMeta")
-	if !om.IsValid() || om.Type() != reflect.TypeFor[metav1.ObjectMeta]() {
-		return viewOf(obj, gvk)
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(om.Addr().Interface())
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"metadata": m}}
-	u.SetGroupVersionKind(gvk)
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gvk.GroupVersion().String(),
+		"kind":       gvk.Kind,
+		"metadata":   metadataOf(o),
+	}}
 	return u, nil
+}
+
+// metadataOf is o's metadata as runtime.DefaultUnstructuredConverter
+// writes it, but for managed fields, without its reflection: a pass makes
+// one for every child it lists or applies.
+func metadataOf(o metav1.Object) map[string]any {
+	m := make(map[string]any, 10)
+	setString := func(k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	setString("name", o.GetName())
+	setString("generateName", o.GetGenerateName())
+	setString("namespace", o.GetNamespace())
+	setString("selfLink", o.GetSelfLink())
+	setString("uid", string(o.GetUID()))
+	setString("resourceVersion", o.GetResourceVersion())
+	if g := o.GetGeneration(); g != 0 {
+		m["generation"] = g
+	}
+	if t := o.GetCreationTimestamp(); !t.IsZero() {
+		m["creationTimestamp"] = t.ToUnstructured()
+	}
+	if t := o.GetDeletionTimestamp(); t != nil {
+		m["deletionTimestamp"] = t.ToUnstructured()
+	}
+	if s := o.GetDeletionGracePeriodSeconds(); s != nil {
+		m["deletionGracePeriodSeconds"] = *s
+	}
+	setStrings := func(k string, kv map[string]string) {
+		if len(kv) == 0 {
+			return
+		}
+		out := make(map[string]any, len(kv))
+		for k, v := range kv {
+			out[k] = v
+		}
+		m[k] = out
+	}
+	setStrings("labels", o.GetLabels())
+	setStrings("annotations", o.GetAnnotations())
+	if refs := o.GetOwnerReferences(); len(refs) > 0 {
+		out := make([]any, len(refs))
+		for i, ref := range refs {
+			r := map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind, "name": ref.Name, "uid": string(ref.UID)}
+			if ref.Controller != nil {
+				r["controller"] = *ref.Controller
+			}
+			if ref.BlockOwnerDeletion != nil {
+				r["blockOwnerDeletion"] = *ref.BlockOwnerDeletion
+			}
+			out[i] = r
+		}
+		m["ownerReferences"] = out
+	}
+	if fs := o.GetFinalizers(); len(fs) > 0 {
+		out := make([]any, len(fs))
+		for i, f := range fs {
+			out[i] = f
+		}
+		m["finalizers"] = out
+	}
+	return m
 }
 
 // applyTyped applies desired, of a kind TypedKind names, with server-side

@@ -2,10 +2,7 @@ package reconciler
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -552,12 +549,6 @@ func (p *pass) ownedByGC(obj *unstructured.Unstructured) bool {
 		}
 	}
 	return false
-}
-
-func hashObject(obj map[string]any) string {
-	raw, _ := json.Marshal(obj)
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:8])
 }
 
 // create creates an onCreate child. An object of that name that already

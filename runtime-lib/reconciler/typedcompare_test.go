@@ -59,6 +59,9 @@ func TestUpToDateTypedAgreesWithTheView(t *testing.T) {
 			obj, other := newObj(), newObj()
 			fill.Fill(obj)
 			fill.Fill(other)
+			// As the caches hold them, and apply leaves its answer.
+			obj.(metav1.Object).SetManagedFields(nil)
+			other.(metav1.Object).SetManagedFields(nil)
 			view := mustView(t, obj, gvk)
 			meta := mustMetaView(t, obj, gvk)
 			otherView := mustView(t, other, gvk)
@@ -219,6 +222,51 @@ func mutated(rnd *rand.Rand, v any) any {
 // TestTypedContainsLeavesNothingToTheFallback checks that the kinds
 // children usually are walk field by field, not by converting whole
 // structs, which would lose what upToDateTyped saves.
+// TestMetaViewIsTheConvertersMetadata checks metaView's metadata against
+// runtime.DefaultUnstructuredConverter's, less the managed fields, for
+// random metadata, zero values and nil pointers included.
+func TestMetaViewIsTheConvertersMetadata(t *testing.T) {
+	fill := randfill.NewWithSeed(3).NilChance(0.3).NumElements(0, 3).Funcs(
+		func(f *metav1.FieldsV1, c randfill.Continue) { f.Raw = []byte(`{"f:spec":{}}`) },
+		func(tm *metav1.Time, c randfill.Continue) {
+			if c.Bool() {
+				*tm = metav1.Unix(c.Int63n(1<<32), 0)
+			}
+		},
+	)
+	gvk := appsv1.SchemeGroupVersion.WithKind("Deployment")
+	seen := map[string]int{}
+	for i := 0; i < 500; i++ {
+		d := &appsv1.Deployment{}
+		fill.Fill(&d.ObjectMeta)
+		if i == 0 {
+			d.ObjectMeta = metav1.ObjectMeta{}
+		}
+		want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&d.ObjectMeta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(want, "managedFields")
+		view := mustMetaView(t, d, gvk)
+		if got := view.Object["metadata"]; !reflect.DeepEqual(got, want) {
+			t.Fatalf("metadata %d:\n got  %#v\n want %#v", i, got, want)
+		}
+		if view.GetAPIVersion() != "apps/v1" || view.GetKind() != "Deployment" || len(view.Object) != 3 {
+			t.Fatalf("view %d: %#v", i, view.Object)
+		}
+		for k := range want {
+			seen[k]++
+		}
+	}
+	// Every field was set in some of them.
+	for _, k := range []string{"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+		"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers"} {
+		if seen[k] < 20 {
+			t.Errorf("metadata.%s set in %d of 500 random objects, want 20 or more", k, seen[k])
+		}
+	}
+}
+
 func TestTypedContainsLeavesNothingToTheFallback(t *testing.T) {
 	for _, obj := range []any{appsv1.Deployment{}, corev1.Service{}, corev1.ConfigMap{}, corev1.Secret{}, batchv1.Job{}, corev1.PodSpec{}} {
 		if fieldsOf(reflect.TypeOf(obj)) == nil {
