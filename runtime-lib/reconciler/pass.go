@@ -209,7 +209,11 @@ func (p *pass) upToDate(desired, live *unstructured.Unstructured) bool {
 func (p *pass) kindReady(live *unstructured.Unstructured) bool {
 	if p.partial[live] {
 		if native, ok := p.typed[live].(client.Object); ok {
-			return p.Reconciler.kindReady(readinessView(live.GroupVersionKind(), native, typedStatus(native)))
+			gvk := live.GroupVersionKind()
+			if p.readyOnceItExists(gvk) {
+				return true // a Service, a ConfigMap: no status to convert
+			}
+			return p.Reconciler.kindReady(readinessView(gvk, native, typedStatus(native)))
 		}
 		p.whole(live)
 	}

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/ir"
 )
@@ -54,44 +55,66 @@ func conditionReady(u *unstructured.Unstructured, observed bool) bool {
 	return false
 }
 
-// defaultReady is the readiness rule of the built-in workload kinds; any
-// other object is ready once it exists. It reads only the kind,
-// metadata.generation, spec.replicas and status, all readinessView keeps.
+// defaultReady is the readiness rule of the built-in workload kinds
+// (workloadReady); any other object is ready once it exists.
 func defaultReady(u *unstructured.Unstructured) bool {
-	gk := u.GroupVersionKind().GroupKind()
-	observed := func() bool {
-		g, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		return g >= u.GetGeneration()
-	}
-	replicas := func() int64 {
-		r, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
-		if !found {
-			return 1
-		}
-		return r
-	}
-	status := func(field string) int64 {
-		v, _, _ := unstructured.NestedInt64(u.Object, "status", field)
-		return v
-	}
-	switch {
-	case gk.Group == "apps" && gk.Kind == "Deployment":
-		want := replicas()
-		return observed() && status("updatedReplicas") >= want && status("readyReplicas") >= want && status("availableReplicas") >= want
-	case gk.Group == "apps" && gk.Kind == "StatefulSet":
-		want := replicas()
-		return observed() && status("readyReplicas") >= want && status("updatedReplicas") >= want
-	case gk.Group == "apps" && gk.Kind == "DaemonSet":
-		return observed() && status("numberReady") >= status("desiredNumberScheduled")
-	case gk.Group == "batch" && gk.Kind == "Job":
-		return hasCondition(u, "Complete")
-	case gk.Group == "" && gk.Kind == "Pod":
-		return hasCondition(u, "Ready")
-	case gk.Group == "" && gk.Kind == "PersistentVolumeClaim":
-		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-		return phase == "Bound"
+	if rule := workloadReady[u.GroupVersionKind().GroupKind()]; rule != nil {
+		return rule(u)
 	}
 	return true
+}
+
+// readyOnceItExists reports whether kindReady calls every object of kind
+// gvk ready, whatever it holds: a pass need not look at its status.
+func (r *Reconciler) readyOnceItExists(gvk schema.GroupVersionKind) bool {
+	if use := r.bp.Use(gvk); use != nil && use.ReadyCondition {
+		return false
+	}
+	return workloadReady[gvk.GroupKind()] == nil
+}
+
+// workloadReady are the readiness rules of the built-in workload kinds.
+// Each reads only the kind, metadata.generation, spec.replicas and
+// status, all readinessView keeps.
+var workloadReady = map[schema.GroupKind]func(u *unstructured.Unstructured) bool{
+	{Group: "apps", Kind: "Deployment"}: func(u *unstructured.Unstructured) bool {
+		want := specReplicas(u)
+		return observed(u) && statusInt(u, "updatedReplicas") >= want && statusInt(u, "readyReplicas") >= want && statusInt(u, "availableReplicas") >= want
+	},
+	{Group: "apps", Kind: "StatefulSet"}: func(u *unstructured.Unstructured) bool {
+		want := specReplicas(u)
+		return observed(u) && statusInt(u, "readyReplicas") >= want && statusInt(u, "updatedReplicas") >= want
+	},
+	{Group: "apps", Kind: "DaemonSet"}: func(u *unstructured.Unstructured) bool {
+		return observed(u) && statusInt(u, "numberReady") >= statusInt(u, "desiredNumberScheduled")
+	},
+	{Group: "batch", Kind: "Job"}: func(u *unstructured.Unstructured) bool { return hasCondition(u, "Complete") },
+	{Group: "", Kind: "Pod"}:      func(u *unstructured.Unstructured) bool { return hasCondition(u, "Ready") },
+	{Group: "", Kind: "PersistentVolumeClaim"}: func(u *unstructured.Unstructured) bool {
+		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+		return phase == "Bound"
+	},
+}
+
+// observed reports whether u's controller has seen its current spec.
+func observed(u *unstructured.Unstructured) bool {
+	g, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	return g >= u.GetGeneration()
+}
+
+// specReplicas is u's spec.replicas, 1 when unset as the API server
+// defaults it.
+func specReplicas(u *unstructured.Unstructured) int64 {
+	r, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+	if !found {
+		return 1
+	}
+	return r
+}
+
+func statusInt(u *unstructured.Unstructured, field string) int64 {
+	v, _, _ := unstructured.NestedInt64(u.Object, "status", field)
+	return v
 }
 
 func hasCondition(u *unstructured.Unstructured, condType string) bool {

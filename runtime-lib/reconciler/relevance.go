@@ -119,11 +119,15 @@ func (r *Reconciler) Relevant(gvk schema.GroupVersionKind, old, new client.Objec
 	if !sameMeta(old, new, reads.labels) {
 		return true
 	}
-	oldStatus, newStatus, same, ok := statuses(old, new)
+	// Whether the status is read at all: a Service's changing status
+	// matters to no pass that reads none of it and calls it ready anyway.
+	kindRule := reads.kindRule && !r.readyOnceItExists(gvk)
+	read := reads.wholeStatus || len(reads.status) > 0 || kindRule
+	oldStatus, newStatus, same, ok := statuses(old, new, read && !reads.wholeStatus)
 	switch {
 	case !ok:
 		return true
-	case same:
+	case same || !read:
 		return false
 	case reads.wholeStatus:
 		return true
@@ -133,7 +137,7 @@ func (r *Reconciler) Relevant(gvk schema.GroupVersionKind, old, new client.Objec
 			return true
 		}
 	}
-	return reads.kindRule && r.kindReady(readinessView(gvk, old, oldStatus)) != r.kindReady(readinessView(gvk, new, newStatus))
+	return kindRule && r.kindReady(readinessView(gvk, old, oldStatus)) != r.kindReady(readinessView(gvk, new, newStatus))
 }
 
 // sameMeta reports whether old and new have the same metadata, but for
@@ -174,8 +178,9 @@ func onlyAdded(old, new map[string]string, strict bool) bool {
 // statuses returns the status of old and new as JSON values, and whether
 // they are the same. It fails (ok false) unless both objects are of one
 // type and, but for metadata and status, equal: a typed object's body is
-// compared field by field, and its status converted only when it changed.
-func statuses(old, new client.Object) (oldStatus, newStatus any, same, ok bool) {
+// compared field by field, and its status converted only when it changed
+// and convert is set.
+func statuses(old, new client.Object, convert bool) (oldStatus, newStatus any, same, ok bool) {
 	if ou, isU := old.(*unstructured.Unstructured); isU {
 		nu, isU := new.(*unstructured.Unstructured)
 		if !isU {
@@ -218,6 +223,9 @@ func statuses(old, new client.Object) (oldStatus, newStatus any, same, ok bool) 
 	os, ns := ov.Field(status).Addr().Interface(), nv.Field(status).Addr().Interface()
 	if reflect.DeepEqual(os, ns) {
 		return nil, nil, true, true
+	}
+	if !convert {
+		return nil, nil, false, true
 	}
 	om, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(os)
 	nm, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(ns)

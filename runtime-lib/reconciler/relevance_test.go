@@ -120,6 +120,41 @@ func TestRelevant(t *testing.T) {
 	}
 }
 
+// TestRelevantService checks a kind ready once it exists: an update of its
+// status counts only where an expression reads the status.
+func TestRelevantService(t *testing.T) {
+	r := relevanceReconciler(t)
+	gvk := corev1.SchemeGroupVersion.WithKind("Service")
+	for _, tt := range []struct {
+		child string
+		want  bool
+	}{{"service", false}, {"lb", true}} {
+		old := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: "hello-" + tt.child, Namespace: "default", UID: "u3", ResourceVersion: "10",
+				Labels: map[string]string{LabelManagedBy: ManagedBy, LabelBlueprint: "relevance", LabelChild: tt.child, LabelOwnerUID: "cr1"},
+			},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}},
+		}
+		new := old.DeepCopy()
+		new.ResourceVersion = "11"
+		new.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
+		if got := r.Relevant(gvk, old, new); got != tt.want {
+			t.Errorf("%s: an address assigned: typed: Relevant = %v, want %v", tt.child, got, tt.want)
+		}
+		if got := r.Relevant(gvk, toUnstructured(t, old), toUnstructured(t, new)); got != tt.want {
+			t.Errorf("%s: an address assigned: unstructured: Relevant = %v, want %v", tt.child, got, tt.want)
+		}
+		// Its spec edited by someone else counts, read or not.
+		edited := old.DeepCopy()
+		edited.ResourceVersion = "11"
+		edited.Spec.Ports[0].Port = 8080
+		if !r.Relevant(gvk, old, edited) {
+			t.Errorf("%s: a spec edited by someone else should count", tt.child)
+		}
+	}
+}
+
 // TestRelevantHiddenReads checks that every update counts where a Go hook or
 // a remote reconciler sees the children.
 func TestRelevantHiddenReads(t *testing.T) {
