@@ -40,6 +40,7 @@ type runFlags struct {
 	installCRDs    bool
 	fromConfigMaps bool
 	cmNamespace    string
+	namespaces     []string
 	kubeconfig     string
 	kubeContext    string
 	workers        int
@@ -66,6 +67,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD before starting: its crd.file, or the one generated from its schema: section (implied by --dev)")
 	fl.BoolVar(&f.fromConfigMaps, "from-configmaps", false, "run the Blueprints stored in ConfigMaps labelled "+load.LabelRole+"="+load.RoleBlueprint+" instead of files")
 	fl.StringVar(&f.cmNamespace, "configmap-namespace", "", "namespace of the Blueprint ConfigMaps (default: all namespaces)")
+	fl.StringSliceVarP(&f.namespaces, "namespace", "n", nil, "reconcile only the custom resources in this namespace; repeat the flag, or separate with commas, for several. The caches hold only these namespaces, so list and watch there (a Role in each: inrun rbac --namespace) is access enough (default: every namespace)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path of the kubeconfig (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default the current one)")
 	fl.IntVar(&f.workers, "workers", 4, "custom resources reconciled at once, per Blueprint")
@@ -384,6 +386,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		Config:                  cfg,
 		Blueprints:              bps,
 		ConfigMaps:              cms,
+		Namespaces:              f.namespaces,
 		Workers:                 f.workers,
 		MaxBackoff:              f.maxBackoff,
 		MetricsAddr:             f.metricsAddr,

@@ -192,7 +192,7 @@ func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns
 	if err := asSA.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)); confined && !apierrors.IsForbidden(err) {
 		t.Fatalf("the ServiceAccount lists Secrets (%v): the runtime does not run as it", err)
 	}
-	unavailable, err := controller.CheckAccess(ctx, asSA, bps, "")
+	unavailable, err := controller.CheckAccess(ctx, asSA, bps, nil)
 	if err != nil || len(unavailable) > 0 {
 		t.Fatalf("the install's RBAC is not enough for the Blueprints: %v %v", unavailable, err)
 	}

@@ -124,7 +124,7 @@ func TestOperatorOnCluster(t *testing.T) {
 	if err := asSA.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)); !apierrors.IsForbidden(err) {
 		t.Fatalf("the ServiceAccount lists Secrets (%v): the operator does not run as it", err)
 	}
-	unavailable, err := controller.CheckAccess(ctx, asSA, []*ir.Blueprint{bp}, "")
+	unavailable, err := controller.CheckAccess(ctx, asSA, []*ir.Blueprint{bp}, nil)
 	if err != nil || len(unavailable) > 0 {
 		t.Fatalf("the chart's RBAC is not enough for the website Blueprint: %v %v", unavailable, err)
 	}

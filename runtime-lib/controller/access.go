@@ -3,9 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,32 +17,32 @@ import (
 
 // CheckAccess asks the API server whether the runtime may list and watch
 // the custom resource, every child kind of bps and every kind their
-// externalRefs read, in namespace ("" for all
-// namespaces). A custom resource it cannot watch is an error: nothing could
-// run. Child kinds it cannot watch are returned, each with an error that
+// externalRefs read, in each of namespaces (none: in all namespaces), as a
+// runtime confined to them (WatchNamespaces) needs. A custom resource it
+// cannot watch is an error: nothing could run. Child kinds it cannot watch are returned, each with an error that
 // says what to grant, so that the runtime can run without them and report
 // them on every custom resource instead of failing to start.
-func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, namespace string) (map[schema.GroupVersionKind]error, error) {
+func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, namespaces []string) (map[schema.GroupVersionKind]error, error) {
 	unavailable := map[schema.GroupVersionKind]error{}
 	var fatal []string
 	for _, bp := range bps {
 		r := bp.Resource
-		if missing, err := denied(ctx, c, r.Group, r.Plural, namespace); err != nil {
+		if missing, err := denied(ctx, c, r.Group, r.Plural, namespaces); err != nil {
 			return nil, err
 		} else if len(missing) > 0 {
-			fatal = append(fatal, fmt.Sprintf("%s %s (%s)", strings.Join(missing, ", "), r.Plural, bp.Name))
+			fatal = append(fatal, fmt.Sprintf("%s (%s)", strings.Join(missing, " or "), bp.Name))
 		}
 		for _, ch := range reconciler.OwnedKinds(bp) {
 			if unavailable[ch.GroupVersionKind] != nil {
 				continue
 			}
-			missing, err := denied(ctx, c, ch.Group, ch.Plural, namespace)
+			missing, err := denied(ctx, c, ch.Group, ch.Plural, namespaces)
 			if err != nil {
 				return nil, err
 			}
 			if len(missing) > 0 {
-				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s %s: its %s children are left as they are; grant what `inrun rbac` prints",
-					strings.Join(missing, " or "), qualified(ch.Group, ch.Plural), ch.Kind)
+				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s: its %s children are left as they are; grant what `inrun rbac` prints",
+					strings.Join(missing, " or "), ch.Kind)
 			}
 		}
 		// Objects externalRefs read are listed and watched too. One
@@ -50,13 +52,13 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 			if !ch.External || unavailable[ch.GroupVersionKind] != nil {
 				continue
 			}
-			missing, err := denied(ctx, c, ch.Group, ch.Plural, namespace)
+			missing, err := denied(ctx, c, ch.Group, ch.Plural, namespaces)
 			if err != nil {
 				return nil, err
 			}
 			if len(missing) > 0 {
-				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s %s: externalRef %q cannot watch the %s objects it reads; grant what `inrun rbac` prints",
-					strings.Join(missing, " or "), qualified(ch.Group, ch.Plural), ch.ID, ch.Kind)
+				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s: externalRef %q cannot watch the %s objects it reads; grant what `inrun rbac` prints",
+					strings.Join(missing, " or "), ch.ID, ch.Kind)
 			}
 		}
 	}
@@ -66,18 +68,43 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 	return unavailable, nil
 }
 
-func denied(ctx context.Context, c client.Client, group, resource, namespace string) ([]string, error) {
+// denied returns the verbs of list and watch the runtime may not use on
+// resource, cluster-wide when there are no namespaces, else in one of
+// them, which it names after the resource.
+func denied(ctx context.Context, c client.Client, group, resource string, namespaces []string) ([]string, error) {
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
 	var missing []string
+	var where []string
 	for _, verb := range []string{"list", "watch"} {
-		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: group, Resource: resource, Verb: verb, Namespace: namespace},
-		}}
-		if err := c.Create(ctx, review); err != nil {
-			return nil, fmt.Errorf("checking access to %s: %w", qualified(group, resource), err)
+		denied := false
+		for _, ns := range namespaces {
+			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: group, Resource: resource, Verb: verb, Namespace: ns},
+			}}
+			if err := c.Create(ctx, review); err != nil {
+				return nil, fmt.Errorf("checking access to %s: %w", qualified(group, resource), err)
+			}
+			if !review.Status.Allowed {
+				denied = true
+				if ns != metav1.NamespaceAll && !slices.Contains(where, ns) {
+					where = append(where, ns)
+				}
+			}
 		}
-		if !review.Status.Allowed {
+		if denied {
 			missing = append(missing, verb)
 		}
+	}
+	if len(where) > 0 {
+		// "list or watch services in namespace shop": the last verb
+		// carries where.
+		missing[len(missing)-1] += " " + qualified(group, resource) + " in namespace " + strings.Join(where, ", ")
+		return missing, nil
+	}
+	if len(missing) > 0 {
+		missing[len(missing)-1] += " " + qualified(group, resource)
 	}
 	return missing, nil
 }

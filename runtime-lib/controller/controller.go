@@ -471,3 +471,18 @@ func StripManagedFields(in any) (any, error) {
 	}
 	return in, nil
 }
+
+// WatchNamespaces confines the caches of a manager made with o to
+// namespaces, when there are any: custom resources elsewhere are not
+// reconciled, children of theirs elsewhere are not seen, and list and
+// watch in each namespace (a Role, inrun rbac --namespace) are access
+// enough. Cluster-scoped kinds are still cached cluster-wide.
+func WatchNamespaces(o *manager.Options, namespaces []string) {
+	if len(namespaces) == 0 {
+		return
+	}
+	o.Cache.DefaultNamespaces = map[string]cache.Config{}
+	for _, ns := range namespaces {
+		o.Cache.DefaultNamespaces[ns] = cache.Config{}
+	}
+}

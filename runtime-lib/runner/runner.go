@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -161,12 +160,7 @@ func run(ctx context.Context, opts Options) error {
 	if err := opts.Components.AddToScheme(mopts.Scheme); err != nil {
 		return err
 	}
-	if len(opts.Namespaces) > 0 {
-		mopts.Cache.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range opts.Namespaces {
-			mopts.Cache.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	controller.WatchNamespaces(&mopts, opts.Namespaces)
 	mopts.Logger = opts.Log
 	mopts.Metrics = metricsserver.Options{BindAddress: opts.MetricsAddr}
 	mopts.HealthProbeBindAddress = opts.ProbeAddr
@@ -273,18 +267,14 @@ func OnCacheSync(mgr manager.Manager, ready func()) error {
 	}))
 }
 
-// checkAccess finds the child kinds the runtime may not watch, in the one
-// namespace it is confined to, or cluster-wide.
+// checkAccess finds the child kinds the runtime may not watch, in the
+// namespaces it is confined to, or cluster-wide.
 func checkAccess(ctx context.Context, opts Options) (map[schema.GroupVersionKind]error, error) {
 	c, err := client.New(opts.Config, client.Options{Scheme: Scheme()})
 	if err != nil {
 		return nil, err
 	}
-	namespace := ""
-	if len(opts.Namespaces) == 1 {
-		namespace = opts.Namespaces[0]
-	}
-	return controller.CheckAccess(ctx, c, opts.Blueprints, namespace)
+	return controller.CheckAccess(ctx, c, opts.Blueprints, opts.Namespaces)
 }
 
 // newMember makes this replica's shard membership; its Leases are read

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -31,6 +32,7 @@ import (
 	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/localcluster/clustertest"
 	"github.com/inrun/inrun/rbac"
+	runtimecontroller "github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/runner"
 )
 
@@ -495,6 +497,85 @@ func TestLeastPrivilege(t *testing.T) {
 	case err := <-rt2.done:
 		t.Fatalf("the runtime exited instead of reporting the missing permission: %v", err)
 	default:
+	}
+}
+
+// TestConfinedToNamespaces runs the runtime confined to two namespaces
+// (inrun run --namespace) as a user bound only to the Role inrun rbac
+// --namespace prints in each: it reconciles the custom resources there and
+// leaves those of a third namespace alone.
+func TestConfinedToNamespaces(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	other, outside := clustertest.NewNamespace(t, clustertest.Shared(t)), clustertest.NewNamespace(t, clustertest.Shared(t))
+	user := "inrun-confined-" + f.ns
+	for _, ns := range []string{f.ns, other} {
+		role, err := rbac.Role(f.bp, ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		binding := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		}
+		for _, obj := range []client.Object{role, binding} {
+			if err := f.admin.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	asUser := rest.CopyConfig(f.cfg)
+	asUser.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := client.New(asUser, client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespaces := []string{f.ns, other}
+	if unavailable, err := runtimecontroller.CheckAccess(ctx, c, []*ir.Blueprint{f.bp}, namespaces); err != nil || len(unavailable) > 0 {
+		t.Fatalf("the Roles are not enough for the runtime confined to %v: %v %v", namespaces, unavailable, err)
+	}
+	if _, err := runtimecontroller.CheckAccess(ctx, c, []*ir.Blueprint{f.bp}, nil); err == nil || !strings.Contains(err.Error(), "may not list or watch sites.test.inrun.dev") {
+		t.Fatalf("checked cluster-wide, the Roles should not be enough: %v", err)
+	}
+
+	for _, ns := range []string{f.ns, other, outside} {
+		site := &unstructured.Unstructured{}
+		site.SetGroupVersionKind(siteGVK)
+		site.SetName("confined")
+		site.SetNamespace(ns)
+		site.Object["spec"] = map[string]any{"replicas": int64(1)}
+		if err := f.admin.Create(ctx, site); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.start(asUser, namespaces, nil)
+	for _, ns := range namespaces {
+		f.eventually(60*time.Second, "Ready in "+ns, func() string {
+			site, err := f.get(siteGVK, ns, "confined")
+			if err != nil {
+				return err.Error()
+			}
+			conds, _, _ := unstructured.NestedSlice(site.Object, "status", "conditions")
+			for _, c := range conds {
+				if m := c.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
+					return ""
+				}
+			}
+			return fmt.Sprintf("not Ready: %v", site.Object["status"])
+		})
+	}
+	// The runtime has reconciled two; the third, created with them, is
+	// not its to touch.
+	site, err := f.get(siteGVK, outside, "confined")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if site.Object["status"] != nil || len(site.GetFinalizers()) > 0 {
+		t.Errorf("the custom resource outside the namespaces was reconciled: status %v, finalizers %v", site.Object["status"], site.GetFinalizers())
+	}
+	if _, err := f.get(deploymentGVK, outside, "confined"); !apierrors.IsNotFound(err) {
+		t.Errorf("a child was made outside the namespaces: %v", err)
 	}
 }
 
