@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -50,6 +51,7 @@ func runOperator(args []string) error {
 	fs.BoolVar(&s.headless, "headless", false, "headless Services (hand-written)")
 	fs.StringVar(&s.cpuprofile, "cpuprofile", "", "write a CPU profile here")
 	fs.StringVar(&s.metricsAddr, "metrics-addr", "", "where to serve metrics")
+	fs.StringVar(&s.namespace, "namespace", "", "reconcile only the Websites in this namespace")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -105,6 +107,7 @@ func runOperator(args []string) error {
 			Config:      cfg,
 			Blueprints:  []*ir.Blueprint{bp},
 			Workers:     s.workers,
+			Namespaces:  namespaces(s.namespace),
 			MetricsAddr: s.metricsAddr,
 			ProbeAddr:   "0",
 			Log:         log,
@@ -125,6 +128,7 @@ func runOperator(args []string) error {
 			Logger:                 log,
 			Metrics:                metricsserver.Options{BindAddress: s.metricsAddr},
 			HealthProbeBindAddress: "0",
+			Cache:                  cache.Options{DefaultNamespaces: cacheNamespaces(s.namespace)},
 		})
 		if err != nil {
 			return err
@@ -138,4 +142,20 @@ func runOperator(args []string) error {
 		return mgr.Start(ctx)
 	}
 	return fmt.Errorf("unknown operator kind %q", s.kind)
+}
+
+// namespaces is the runtime's namespaces: ns alone, or all when it is "".
+func namespaces(ns string) []string {
+	if ns == "" {
+		return nil
+	}
+	return []string{ns}
+}
+
+// cacheNamespaces confines a manager's caches to ns, unless it is "".
+func cacheNamespaces(ns string) map[string]cache.Config {
+	if ns == "" {
+		return nil
+	}
+	return map[string]cache.Config{ns: {}}
 }

@@ -45,6 +45,7 @@ type options struct {
 	keepLogs    bool
 	progressDur time.Duration
 	headless    bool
+	paired      bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -72,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.keepLogs, "keep-logs", false, "keep the operators' logs after a successful run")
 	fs.BoolVar(&o.headless, "headless", false, "give every Website's Service clusterIP: None, in the limit, the hand-written operator and a copy of -blueprint; the API server's ClusterIP allocator costs N² and sets the pace at N in the thousands")
 	fs.DurationVar(&o.progressDur, "progress", 3*time.Second, "how often to print progress")
+	fs.BoolVar(&o.paired, "paired", false, "run each Inrun operator side by side with a hand-written one of its own, each confined to a namespace, on the same control plane with the same load at the same moment, and compare them within the pair: what the machine does to one it does to both. The API server's figures are then the pair's, not one operator's, and are left out")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -96,6 +98,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if len(o.only) == 0 {
 		return nil, errors.New("-only names no kind")
+	}
+	if o.paired {
+		if slices.Contains(o.only, kindLimit) {
+			return nil, errors.New("-paired compares operators, each in its own process: the limit runs in the benchmark's; drop it from -only")
+		}
+		if !slices.Contains(o.only, kindInterpreted) && !slices.Contains(o.only, kindCompiled) {
+			return nil, errors.New("-paired needs interpreted or compiled in -only: each runs beside a hand-written operator")
+		}
+		if !slices.Contains(o.only, kindHandwritten) {
+			o.only = append(o.only, kindHandwritten)
+		}
 	}
 	// Run in the documented order whatever the order of -only.
 	slices.SortFunc(o.only, func(a, b string) int { return slices.Index(runnable, a) - slices.Index(runnable, b) })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,6 +79,11 @@ type operatorSettings struct {
 	logDir      string
 	// round numbers the log of a later round.
 	round int
+	// label names the run in log files: its kind, or with -paired the
+	// hand-written operator beside another kind.
+	label string
+	// namespace, when set, confines the operator to it (-paired).
+	namespace string
 }
 
 // compiledReady is what controller-runtime logs once a controller's caches
@@ -106,6 +112,9 @@ func startSubprocess(ctx context.Context, s operatorSettings) (*subprocess, erro
 			// Info level and JSON, as the other operators log.
 			"--zap-devel=false",
 		)
+		if s.namespace != "" {
+			cmd.Args = append(cmd.Args, "--namespace="+s.namespace)
+		}
 		ready = func(line string) (string, bool) { return "", strings.Contains(line, compiledReady) }
 	} else {
 		exe, err := os.Executable()
@@ -123,15 +132,19 @@ func startSubprocess(ctx context.Context, s operatorSettings) (*subprocess, erro
 		if s.headless {
 			args = append(args, "-headless")
 		}
+		if s.namespace != "" {
+			args = append(args, "-namespace", s.namespace)
+		}
 		if s.cpuprofile != "" {
 			args = append(args, "-cpuprofile", s.cpuprofile)
 		}
 		cmd = exec.Command(exe, args...)
 		ready = func(line string) (string, bool) { return strings.CutPrefix(line, readyLine) }
 	}
-	logName := s.kind + ".log"
+	label := cmp.Or(s.label, s.kind)
+	logName := label + ".log"
 	if s.round > 1 {
-		logName = fmt.Sprintf("%s.%d.log", s.kind, s.round)
+		logName = fmt.Sprintf("%s.%d.log", label, s.round)
 	}
 	log, err := os.Create(filepath.Join(s.logDir, logName))
 	if err != nil {

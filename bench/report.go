@@ -21,10 +21,13 @@ type Results struct {
 	QuietSeconds  float64 `json:"quietSeconds"`
 	SettleSeconds float64 `json:"settleSeconds"`
 	// Headless says the Services were headless (-headless).
-	Headless bool      `json:"headless,omitempty"`
-	Started  time.Time `json:"started"`
-	Machine  Machine   `json:"machine"`
-	Runs     []*Run    `json:"runs"`
+	Headless bool `json:"headless,omitempty"`
+	// Paired says each Inrun operator ran beside a hand-written one
+	// (-paired).
+	Paired  bool      `json:"paired,omitempty"`
+	Started time.Time `json:"started"`
+	Machine Machine   `json:"machine"`
+	Runs    []*Run    `json:"runs"`
 	// CPUProfiles are the profile files written with -cpuprofile, by kind
 	// and round ("interpreted/1").
 	CPUProfiles map[string]string `json:"cpuProfiles,omitempty"`
@@ -48,15 +51,32 @@ type Run struct {
 	Round int `json:"round"`
 	// InProcess marks the limit, whose memory figures are the benchmark's
 	// own process and so not comparable.
-	InProcess bool   `json:"inProcess,omitempty"`
-	Error     string `json:"error,omitempty"`
-	Create    *Phase `json:"create,omitempty"`
-	Edit      *Phase `json:"edit,omitempty"`
+	InProcess bool `json:"inProcess,omitempty"`
+	// Beside is, for a hand-written operator run side by side with
+	// another (-paired), that other's kind.
+	Beside string `json:"beside,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Create *Phase `json:"create,omitempty"`
+	Edit   *Phase `json:"edit,omitempty"`
+}
+
+// label names the run in namespaces, logs and profiles: its kind, or the
+// hand-written operator beside another kind.
+func (r *Run) label() string {
+	if r.Beside != "" {
+		return r.Kind + "-beside-" + r.Beside
+	}
+	return r.Kind
 }
 
 // Phase is what it took to converge after creating, or after editing,
 // every Website.
 type Phase struct {
+	// SharedControlPlane marks a phase run side by side with another
+	// operator's (-paired): the API server's figures (Writes,
+	// ControlPlaneWrites, QuietWrites, ServerByRequest, the control plane's
+	// CPUSeconds) are both operators'.
+	SharedControlPlane bool `json:"sharedControlPlane,omitempty"`
 	// LoadSeconds is how long the loader took to create or edit them all.
 	LoadSeconds float64 `json:"loadSeconds"`
 	// ReadySeconds is from the first create or edit until every Website
@@ -162,22 +182,25 @@ func figures() []figure {
 		out = append(out,
 			phaseFigure(p.label+": all Ready", p.edit, func(ph *Phase) (float64, bool) { return ph.ReadySeconds, true }, secondsFmt),
 			phaseFigure(p.label+": quiet", p.edit, func(ph *Phase) (float64, bool) { return ph.SettledSeconds, true }, secondsFmt),
-			phaseFigure(p.label+": writes/CR (API server)", p.edit, func(ph *Phase) (float64, bool) { return ph.WritesPerCR, true }, perCRFmt),
+			phaseFigure(p.label+": writes/CR (API server)", p.edit, func(ph *Phase) (float64, bool) { return ph.WritesPerCR, !ph.SharedControlPlane }, perCRFmt),
 			phaseFigure(p.label+": writes/CR (own client)", p.edit, func(ph *Phase) (float64, bool) { return ph.ClientWritesPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": status changes/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.StatusChangesPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": events/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.EventsPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": writes+events/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.ClientWritesPerCR + ph.EventsPerCR, true }, perCRFmt),
 			phaseFigure(p.label+": reconciles/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.ReconcilesPerCR, ph.Reconciles >= 0 }, perCRFmt),
-			phaseFigure(p.label+": control-plane writes/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.ControlPlaneWritesPerCR, true }, perCRFmt),
+			phaseFigure(p.label+": control-plane writes/CR", p.edit, func(ph *Phase) (float64, bool) { return ph.ControlPlaneWritesPerCR, !ph.SharedControlPlane }, perCRFmt),
 			phaseFigure(p.label+": operator CPU", p.edit, func(ph *Phase) (float64, bool) {
 				v, ok := ph.CPUSeconds[operatorCPU]
 				return v, ok
 			}, secondsFmt),
 			phaseFigure(p.label+": kube-apiserver CPU", p.edit, func(ph *Phase) (float64, bool) {
 				v, ok := ph.CPUSeconds["kube-apiserver"]
-				return v, ok
+				return v, ok && !ph.SharedControlPlane
 			}, secondsFmt),
 			phaseFigure(p.label+": writes in quiet window", p.edit, func(ph *Phase) (float64, bool) {
+				if ph.SharedControlPlane {
+					return float64(ph.QuietClientWrites), true
+				}
 				return float64(max(ph.QuietWrites, ph.QuietClientWrites)), true
 			}, countFmt),
 		)
@@ -235,13 +258,17 @@ func printTable(w io.Writer, res *Results) {
 	if res.Headless {
 		service = "a headless Service"
 	}
-	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, %s and a status), %d CPUs, %d operator workers%s; ×L is the ratio to the limit, ×H to the hand-written operator.\n\n", res.N, service, res.Machine.CPUs, res.Workers, of)
+	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, %s and a status), %d CPUs, %d operator workers%s; ×L is the ratio to the limit, ×H to the hand-written operator.\n", res.N, service, res.Machine.CPUs, res.Workers, of)
+	if res.Paired {
+		fmt.Fprintf(w, "Paired: each Inrun operator ran side by side with a hand-written one, each in its namespace, loaded at the same moment; its ×H is to the hand-written runs beside it, and the handwritten column has them all. The API server's figures are the pair's and left out (—).\n")
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "figure\t%s\t\n", strings.Join(kinds, "\t"))
 	for _, f := range figures() {
 		cells := []string{f.name}
 		for _, k := range kinds {
-			cells = append(cells, cell(f, byKind[k], byKind[kindLimit], byKind[kindHandwritten]))
+			cells = append(cells, cell(f, byKind[k], byKind[kindLimit], handFor(res, k, byKind[kindHandwritten])))
 		}
 		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
 	}
@@ -265,6 +292,21 @@ func printTable(w io.Writer, res *Results) {
 			fmt.Fprintf(w, "\n%s (round %d) failed: %s\n", r.Kind, r.Round, r.Error)
 		}
 	}
+}
+
+// handFor are the hand-written runs kind is compared with: with -paired
+// those that ran beside it, else all.
+func handFor(res *Results, kind string, hand []*Run) []*Run {
+	if !res.Paired {
+		return hand
+	}
+	var beside []*Run
+	for _, r := range hand {
+		if r.Beside == kind {
+			beside = append(beside, r)
+		}
+	}
+	return beside
 }
 
 // median is a figure's median over the runs that have it.

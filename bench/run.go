@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,6 +99,7 @@ func run(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 		QuietSeconds:  opts.quiet.Seconds(),
 		SettleSeconds: opts.settle.Seconds(),
 		Headless:      opts.headless,
+		Paired:        opts.paired,
 		Started:       time.Now().UTC().Truncate(time.Second),
 		Machine:       describeMachine(),
 		CPUProfiles:   map[string]string{},
@@ -148,26 +150,47 @@ rounds:
 			b.printf("\n== round %d of %d", round, opts.rounds)
 		}
 		for _, kind := range kinds {
-			r, err := b.run(ctx, kind, round)
-			if r == nil && err != nil {
-				r = &Run{Kind: kind}
+			var (
+				runs []*Run
+				err  error
+			)
+			switch {
+			case opts.paired && kind == kindHandwritten:
+				continue // it runs beside each of the others
+			case opts.paired:
+				runs, err = b.runPair(ctx, kind, round)
+			default:
+				var r *Run
+				r, err = b.run(ctx, kind, round)
+				if r == nil {
+					r = &Run{Kind: kind}
+				}
+				runs = []*Run{r}
 			}
-			r.Round = round
-			results.Runs = append(results.Runs, r)
+			for _, r := range runs {
+				r.Round = round
+				if err != nil && r.Error == "" {
+					r.Error = err.Error()
+				}
+			}
+			results.Runs = append(results.Runs, runs...)
 			if err != nil {
 				if ctx.Err() != nil {
 					return err
 				}
 				failed = true
-				r.Error = err.Error()
 				fmt.Fprintf(stderr, "bench: %s: %v\n", kind, err)
 				if errors.Is(err, errLeftovers) {
 					fmt.Fprintln(stderr, "bench: stopping: the next runs would find these objects")
 					break rounds
 				}
 			}
-			if opts.cpuprofile != "" && kind != kindLimit && kind != kindCompiled {
-				results.CPUProfiles[fmt.Sprintf("%s/%d", kind, round)] = b.profilePath(kind, round)
+			if opts.cpuprofile != "" && kind != kindLimit {
+				for _, r := range runs {
+					if label := r.label(); r.Kind != kindCompiled {
+						results.CPUProfiles[fmt.Sprintf("%s/%d", label, round)] = b.profilePath(label, round)
+					}
+				}
 			}
 		}
 	}
@@ -202,39 +225,111 @@ func (b *bench) printf(format string, args ...any) {
 	fmt.Fprintf(b.out, format+"\n", args...)
 }
 
+// trial is one operator under measure: its namespace, the observer of
+// its Websites, and the operator itself.
+type trial struct {
+	kind string
+	// label names its namespace, log and profiles: the kind, or with
+	// -paired the hand-written operator beside another kind.
+	label           string
+	ns              string
+	obs             *observer
+	op              operator
+	created, edited func(*unstructured.Unstructured)
+	run             *Run
+	stopped         bool
+}
+
 // run measures one kind in a namespace of its own, and deletes everything
 // it made before it returns.
 func (b *bench) run(ctx context.Context, kind string, round int) (_ *Run, retErr error) {
-	ns := "bench-" + kind
-	b.printf("\n== %s: %d Websites in namespace %s", kind, b.opts.n, ns)
-	if _, err := b.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	t, err := b.start(ctx, kind, "", round)
+	if t == nil {
 		return nil, err
 	}
 	defer func() {
-		if err := b.cleanup(context.WithoutCancel(ctx), ns); err != nil && retErr == nil {
+		if err := b.finish(ctx, t); err != nil && retErr == nil {
 			retErr = err
 		}
 	}()
-	obs, err := observe(ctx, b.dyn, ns)
 	if err != nil {
+		return t.run, err
+	}
+	if err := b.phases(ctx, round, []*trial{t}); err != nil {
+		return t.run, err
+	}
+	return t.run, t.stopOp()
+}
+
+// runPair measures kind and a hand-written operator side by side
+// (-paired): each in its namespace, both loaded at the same moment. The
+// hand-written operator's Run is the first returned.
+func (b *bench) runPair(ctx context.Context, kind string, round int) (_ []*Run, retErr error) {
+	var trials []*trial
+	defer func() {
+		for _, t := range trials {
+			if err := b.finish(ctx, t); err != nil && retErr == nil {
+				retErr = err
+			}
+		}
+	}()
+	runs := func() []*Run {
+		out := []*Run{{Kind: kindHandwritten, Beside: kind}, {Kind: kind}}
+		for i, t := range trials {
+			out[i] = t.run
+		}
+		return out
+	}
+	for _, k := range []string{kindHandwritten, kind} {
+		t, err := b.start(ctx, k, kind, round)
+		if t != nil {
+			trials = append(trials, t)
+		}
+		if err != nil {
+			return runs(), err
+		}
+	}
+	if err := b.phases(ctx, round, trials); err != nil {
+		return runs(), err
+	}
+	for _, t := range trials {
+		if err := t.stopOp(); err != nil {
+			return runs(), err
+		}
+	}
+	return runs(), nil
+}
+
+// start makes a trial's namespace and observer and starts its operator;
+// with beside set (-paired) the operator is confined to the namespace. It
+// returns the trial whenever there is something for finish to undo.
+func (b *bench) start(ctx context.Context, kind, beside string, round int) (*trial, error) {
+	t := &trial{kind: kind, run: &Run{Kind: kind}}
+	if kind == kindHandwritten {
+		t.run.Beside = beside
+	}
+	t.label = t.run.label()
+	t.ns = "bench-" + t.label
+	label := t.label
+	b.printf("\n== %s: %d Websites in namespace %s", label, b.opts.n, t.ns)
+	if _, err := b.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.ns}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	defer obs.stop()
-
-	var (
-		op              operator
-		created, edited func(*unstructured.Unstructured)
-	)
-	start := time.Now()
+	var err error
+	if t.obs, err = observe(ctx, b.dyn, t.ns); err != nil {
+		return t, err
+	}
+	begin := time.Now()
 	if kind == kindLimit {
-		l, err := startLimit(ctx, b.cfg, ns, b.opts.n, b.opts.headless)
+		l, err := startLimit(ctx, b.cfg, t.ns, b.opts.n, b.opts.headless)
 		if err != nil {
-			return nil, err
+			return t, err
 		}
-		op, created, edited = l, l.created, l.edited
+		t.op, t.created, t.edited = l, l.created, l.edited
 	} else {
 		s := operatorSettings{
 			kind:       kind,
+			label:      label,
 			kubeconfig: b.cluster.KubeconfigPath(),
 			blueprint:  b.bpPath,
 			binary:     b.compiled,
@@ -244,54 +339,103 @@ func (b *bench) run(ctx context.Context, kind string, round int) (_ *Run, retErr
 			logDir:     b.logDir,
 			round:      round,
 		}
+		if beside != "" {
+			s.namespace = t.ns
+		}
 		if b.opts.cpuprofile != "" && kind != kindCompiled {
-			if s.cpuprofile, err = filepath.Abs(b.profilePath(kind, round)); err != nil {
-				return nil, err
+			if s.cpuprofile, err = filepath.Abs(b.profilePath(label, round)); err != nil {
+				return t, err
 			}
 		}
 		p, err := startSubprocess(ctx, s)
 		if err != nil {
-			return nil, err
+			return t, err
 		}
-		op = p
+		t.op = p
 	}
-	b.printf("%s is ready (%s)", kind, time.Since(start).Round(100*time.Millisecond))
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = op.stop()
-		}
-	}()
+	t.run.InProcess = t.op.inProcess()
+	b.printf("%s is ready (%s)", label, time.Since(begin).Round(100*time.Millisecond))
+	return t, nil
+}
 
-	r := &Run{Kind: kind, InProcess: op.inProcess()}
-	r.Create, err = b.phase(ctx, kind, "create", op, obs, 1, func(ctx context.Context) error {
-		return b.loader.create(ctx, ns, b.opts.n, created)
-	})
-	if err != nil {
-		return r, err
+// phases runs the create phase and then the edit phase of the trials, all
+// trials' phases at once, and takes heap profiles in between.
+func (b *bench) phases(ctx context.Context, round int, trials []*trial) error {
+	if err := b.together(ctx, trials, func(ctx context.Context, t *trial, begin func()) (err error) {
+		t.run.Create, err = b.phase(ctx, t.label, "create", t.op, t.obs, 1, len(trials) > 1, begin, func(ctx context.Context) error {
+			return b.loader.create(ctx, t.ns, b.opts.n, t.created)
+		})
+		return err
+	}); err != nil {
+		return err
 	}
-	if p, ok := op.(*subprocess); ok && b.opts.memprofile != "" && p.pprofURL != "" {
-		path := b.opts.memprofile + "." + kind + ".heap.pprof"
-		if round > 1 {
-			path = b.opts.memprofile + "." + kind + "." + strconv.Itoa(round) + ".heap.pprof"
+	for _, t := range trials {
+		if p, ok := t.op.(*subprocess); ok && b.opts.memprofile != "" && p.pprofURL != "" {
+			path := b.opts.memprofile + "." + t.label + ".heap.pprof"
+			if round > 1 {
+				path = b.opts.memprofile + "." + t.label + "." + strconv.Itoa(round) + ".heap.pprof"
+			}
+			if err := p.heapProfile(ctx, path); err != nil {
+				return err
+			}
+			b.printf("   wrote %s", path)
 		}
-		if err := p.heapProfile(ctx, path); err != nil {
-			return r, err
-		}
-		b.printf("   wrote %s", path)
+		resetPeak(t.op.pid())
 	}
-	resetPeak(op.pid())
-	r.Edit, err = b.phase(ctx, kind, "edit", op, obs, 2, func(ctx context.Context) error {
-		return b.loader.edit(ctx, ns, b.opts.n, 2, edited)
+	return b.together(ctx, trials, func(ctx context.Context, t *trial, begin func()) (err error) {
+		t.run.Edit, err = b.phase(ctx, t.label, "edit", t.op, t.obs, 2, len(trials) > 1, begin, func(ctx context.Context) error {
+			return b.loader.edit(ctx, t.ns, b.opts.n, 2, t.edited)
+		})
+		return err
 	})
-	if err != nil {
-		return r, err
+}
+
+// together runs f for each trial at once and returns the first error. f
+// calls begin when it is about to load; begin returns once every trial's f
+// has called it, so that the loads start at the same moment.
+func (b *bench) together(ctx context.Context, trials []*trial, f func(ctx context.Context, t *trial, begin func()) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var arrived sync.WaitGroup
+	arrived.Add(len(trials))
+	begin := func() {
+		arrived.Done()
+		arrived.Wait()
 	}
-	stopped = true
-	if err := op.stop(); err != nil {
-		return r, err
+	errs := make([]error, len(trials))
+	var wg sync.WaitGroup
+	for i, t := range trials {
+		wg.Go(func() {
+			var once sync.Once
+			errs[i] = f(ctx, t, func() { once.Do(begin) })
+			// A trial that failed before it began lets the others go.
+			once.Do(arrived.Done)
+			if errs[i] != nil {
+				cancel(errs[i])
+			}
+		})
 	}
-	return r, nil
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// stopOp stops the trial's operator.
+func (t *trial) stopOp() error {
+	if t.stopped || t.op == nil {
+		return nil
+	}
+	t.stopped = true
+	return t.op.stop()
+}
+
+// finish stops the trial's operator if it still runs and deletes its
+// namespace.
+func (b *bench) finish(ctx context.Context, t *trial) error {
+	_ = t.stopOp()
+	if t.obs != nil {
+		t.obs.stop()
+	}
+	return b.cleanup(context.WithoutCancel(ctx), t.ns)
 }
 
 // sample is what the benchmark reads at one moment.
@@ -348,7 +492,12 @@ func operatorWrites(from, to sample) counts {
 
 // phase creates or edits the Websites with load and measures until the
 // operator is quiet again.
-func (b *bench) phase(ctx context.Context, kind, name string, op operator, obs *observer, gen int64, load func(context.Context) error) (*Phase, error) {
+//
+// shared says another operator runs on the same control plane at the same
+// time (-paired): the API server's figures are then both operators', and
+// the phase is marked so. begin, when not nil, is called just before
+// loading (see together).
+func (b *bench) phase(ctx context.Context, kind, name string, op operator, obs *observer, gen int64, shared bool, begin func(), load func(context.Context) error) (*Phase, error) {
 	b.printf("-- %s %s", kind, name)
 	ctx, cancel := context.WithTimeout(ctx, b.opts.timeout)
 	defer cancel()
@@ -357,7 +506,10 @@ func (b *bench) phase(ctx context.Context, kind, name string, op operator, obs *
 		return nil, err
 	}
 	obs.expect(b.opts.n, gen)
-	ph := &Phase{}
+	ph := &Phase{SharedControlPlane: shared}
+	if begin != nil {
+		begin()
+	}
 	start := time.Now()
 	loaded := make(chan error, 1)
 	go func() {

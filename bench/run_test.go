@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +121,89 @@ func TestBenchmarkEndToEnd(t *testing.T) {
 	}
 }
 
+// TestPairedBenchmark runs the interpreted runtime side by side with a
+// hand-written operator (-paired) with a handful of Websites, and checks
+// that each reconciled its own namespace's Websites and no others', and
+// that the API server's figures, the pair's, are left out of the table.
+func TestPairedBenchmark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	clustertest.RequireAssets(t, localcluster.Options{Mode: localcluster.Full})
+	out := filepath.Join(t.TempDir(), "bench.json")
+	const n = 4
+	opts, err := parseFlags([]string{
+		"-paired", "-only", "interpreted", "-n", fmt.Sprint(n), "-quiet", "2s", "-settle", "3s", "-json", out,
+		"-blueprint", "../packs/website/blueprint.yaml",
+	}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table bytes.Buffer
+	progress := &lockedBuffer{}
+	defer func() {
+		if t.Failed() {
+			t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
+		}
+	}()
+	if err := run(context.Background(), opts, &table, progress); err != nil {
+		t.Fatalf("%v\n%s", err, table.String())
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Paired || len(res.Runs) != 2 {
+		t.Fatalf("paired %v, %d runs; want a pair", res.Paired, len(res.Runs))
+	}
+	hand, inrun := res.Runs[0], res.Runs[1]
+	if hand.Kind != kindHandwritten || hand.Beside != kindInterpreted || inrun.Kind != kindInterpreted {
+		t.Fatalf("runs %s (beside %q) and %s; want the hand-written operator beside the interpreted runtime", hand.Kind, hand.Beside, inrun.Kind)
+	}
+	for _, r := range res.Runs {
+		if r.Error != "" || r.Create == nil || r.Edit == nil {
+			t.Fatalf("%s: error %q, create %v, edit %v", r.label(), r.Error, r.Create != nil, r.Edit != nil)
+		}
+		for name, ph := range map[string]*Phase{"create": r.Create, "edit": r.Edit} {
+			if !ph.SharedControlPlane {
+				t.Errorf("%s %s: not marked as sharing the control plane", r.label(), name)
+			}
+			if ph.QuietClientWrites != 0 {
+				t.Errorf("%s %s: %d writes in the quiet window: %v", r.label(), name, ph.QuietClientWrites, ph.QuietClientByRequest)
+			}
+			if ph.ReadySeconds <= 0 || ph.CPUSeconds[operatorCPU] <= 0 || ph.RSSBytes <= 0 {
+				t.Errorf("%s %s: Ready after %v s, operator CPU %v s, RSS %d", r.label(), name, ph.ReadySeconds, ph.CPUSeconds[operatorCPU], ph.RSSBytes)
+			}
+		}
+		if r.Create.ClientWrites < 3*n {
+			t.Errorf("%s create: %d writes, fewer than the %d its Websites need", r.label(), r.Create.ClientWrites, 3*n)
+		}
+	}
+	// Confined to its namespace, the runtime records one Event per
+	// Website it created or changed children of: n, not the 2n of both
+	// namespaces (the hand-written operator would make its children
+	// conflict, too).
+	for name, ph := range map[string]*Phase{"create": inrun.Create, "edit": inrun.Edit} {
+		if ph.Events != n {
+			t.Errorf("interpreted %s: %d Events for %d Websites of its own", name, ph.Events, n)
+		}
+	}
+	for _, want := range []string{"Paired:", "interpreted", "×H"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table has no %q", want)
+		}
+	}
+	for _, line := range strings.Split(table.String(), "\n") {
+		if strings.HasPrefix(line, "create: kube-apiserver CPU") && strings.Contains(line, "s ") && !strings.Contains(line, "—") {
+			t.Errorf("the API server's CPU is shown for one operator of a pair: %q", line)
+		}
+	}
+}
+
 // lockedBuffer keeps the benchmark's progress, which the control plane's
 // goroutines write too.
 type lockedBuffer struct {
@@ -136,4 +221,22 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func TestParsePairedFlags(t *testing.T) {
+	opts, err := parseFlags([]string{"-paired", "-only", "compiled,interpreted"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{kindHandwritten, kindInterpreted, kindCompiled}; !slices.Equal(opts.only, want) {
+		t.Errorf("-paired -only compiled,interpreted runs %v, want %v: each beside a hand-written operator", opts.only, want)
+	}
+	for args, want := range map[string]string{
+		"-paired -only limit,interpreted": "drop it from -only",
+		"-paired -only handwritten":       "needs interpreted or compiled",
+	} {
+		if _, err := parseFlags(strings.Fields(args), io.Discard); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one saying %q", args, err, want)
+		}
+	}
 }
