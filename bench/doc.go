@@ -21,9 +21,13 @@
 // of this command, or the compiled binary), so that their CPU time and peak
 // RSS are theirs alone.
 //
+// With -paired, each Inrun kind runs instead at the same time as a
+// hand-written operator of its own, each confined to its namespace, so
+// that their ratios are measured under the same conditions.
+//
 // Usage, from the repository root:
 //
-//	go run ./bench [-n N] [-json out.json] [-only limit,handwritten,interpreted,compiled] [-quiet 60s] [-cpuprofile prefix]
+//	go run ./bench [-n N] [-json out.json] [-only limit,handwritten,interpreted,compiled] [-quiet 60s] [-cpuprofile prefix] [-paired]
 //
 // docs/performance.md explains each figure. The micro-benchmarks in this
 // directory run with go test -bench.

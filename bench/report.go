@@ -237,22 +237,35 @@ func peakOf(ph *Phase) int64 {
 // printTable prints every figure of every kind, with its ratio to the
 // limit (×L) and to the hand-written operator (×H). With several rounds a
 // kind's figure is its median over the rounds, and the times of each round
-// follow the table, so that the spread shows.
+// follow the table, so that the spread shows. With -paired each Inrun kind
+// follows the hand-written operator that ran beside it, in a column of its
+// own, and ×H compares them.
 func printTable(w io.Writer, res *Results) {
-	var kinds []string
-	byKind := map[string][]*Run{}
-	rounds := 0
+	var columns []string
+	byColumn := map[string][]*Run{}
+	rounds := map[int]bool{}
 	for _, r := range res.Runs {
-		if _, ok := byKind[r.Kind]; !ok {
-			kinds = append(kinds, r.Kind)
+		col := r.Kind
+		if res.Paired {
+			col = r.label()
 		}
-		byKind[r.Kind] = append(byKind[r.Kind], r)
-		rounds = max(rounds, len(byKind[r.Kind]))
+		if _, ok := byColumn[col]; !ok {
+			columns = append(columns, col)
+		}
+		byColumn[col] = append(byColumn[col], r)
+		rounds[r.Round] = true
 	}
-	slices.SortStableFunc(kinds, func(a, b string) int { return slices.Index(runnable, a) - slices.Index(runnable, b) })
+	order := func(col string) int {
+		kind, beside, _ := strings.Cut(col, "-beside-")
+		if beside != "" {
+			return 2*slices.Index(runnable, beside) - 1 // just before the kind it ran beside
+		}
+		return 2 * slices.Index(runnable, kind)
+	}
+	slices.SortStableFunc(columns, func(a, b string) int { return order(a) - order(b) })
 	of := ""
-	if rounds > 1 {
-		of = fmt.Sprintf("; each figure the median of %d rounds", rounds)
+	if len(rounds) > 1 {
+		of = fmt.Sprintf("; each figure the median of %d rounds", len(rounds))
 	}
 	service := "a Service"
 	if res.Headless {
@@ -260,53 +273,46 @@ func printTable(w io.Writer, res *Results) {
 	}
 	fmt.Fprintf(w, "\nConvergence of %d Websites (each a Deployment, %s and a status), %d CPUs, %d operator workers%s; ×L is the ratio to the limit, ×H to the hand-written operator.\n", res.N, service, res.Machine.CPUs, res.Workers, of)
 	if res.Paired {
-		fmt.Fprintf(w, "Paired: each Inrun operator ran side by side with a hand-written one, each in its namespace, loaded at the same moment; its ×H is to the hand-written runs beside it, and the handwritten column has them all. The API server's figures are the pair's and left out (—).\n")
+		fmt.Fprintf(w, "Paired: each Inrun operator ran side by side with the hand-written one in the column before it, each in its namespace, loaded at the same moment; ×H compares the two. The API server's figures are the pair's and left out (—).\n")
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "figure\t%s\t\n", strings.Join(kinds, "\t"))
+	fmt.Fprintf(tw, "figure\t%s\t\n", strings.Join(columns, "\t"))
 	for _, f := range figures() {
 		cells := []string{f.name}
-		for _, k := range kinds {
-			cells = append(cells, cell(f, byKind[k], byKind[kindLimit], handFor(res, k, byKind[kindHandwritten])))
+		for _, col := range columns {
+			hand := byColumn[kindHandwritten]
+			if res.Paired {
+				hand = byColumn[kindHandwritten+"-beside-"+col]
+			}
+			cells = append(cells, cell(f, byColumn[col], byColumn[kindLimit], hand))
 		}
 		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
 	}
 	tw.Flush()
-	if rounds > 1 {
+	if len(rounds) > 1 {
 		fmt.Fprintf(w, "\nAll Ready, create / edit, by round:\n")
-		for _, k := range kinds {
+		width := 0
+		for _, col := range columns {
+			width = max(width, len(col))
+		}
+		for _, col := range columns {
 			var times []string
-			for _, r := range byKind[k] {
+			for _, r := range byColumn[col] {
 				if r.Create != nil && r.Edit != nil {
 					times = append(times, fmt.Sprintf("%.1fs / %.1fs", r.Create.ReadySeconds, r.Edit.ReadySeconds))
 				} else {
 					times = append(times, "failed")
 				}
 			}
-			fmt.Fprintf(w, "  %-12s %s\n", k, strings.Join(times, ", "))
+			fmt.Fprintf(w, "  %-*s  %s\n", width, col, strings.Join(times, ", "))
 		}
 	}
 	for _, r := range res.Runs {
 		if r.Error != "" {
-			fmt.Fprintf(w, "\n%s (round %d) failed: %s\n", r.Kind, r.Round, r.Error)
+			fmt.Fprintf(w, "\n%s (round %d) failed: %s\n", r.label(), r.Round, r.Error)
 		}
 	}
-}
-
-// handFor are the hand-written runs kind is compared with: with -paired
-// those that ran beside it, else all.
-func handFor(res *Results, kind string, hand []*Run) []*Run {
-	if !res.Paired {
-		return hand
-	}
-	var beside []*Run
-	for _, r := range hand {
-		if r.Beside == kind {
-			beside = append(beside, r)
-		}
-	}
-	return beside
 }
 
 // median is a figure's median over the runs that have it.

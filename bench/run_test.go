@@ -240,3 +240,53 @@ func TestParsePairedFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPairedTable checks the table of a paired run: each Inrun kind after
+// the hand-written operator that ran beside it, compared with that one
+// only, and the API server's figures left out.
+func TestPairedTable(t *testing.T) {
+	phase := func(cpu float64) *Phase {
+		return &Phase{SharedControlPlane: true, ReadySeconds: 10, WritesPerCR: 3, CPUSeconds: map[string]float64{operatorCPU: cpu, "kube-apiserver": 9}}
+	}
+	res := &Results{N: 10, Paired: true}
+	for round := 1; round <= 3; round++ {
+		res.Runs = append(res.Runs,
+			&Run{Kind: kindHandwritten, Beside: kindInterpreted, Round: round, Create: phase(2), Edit: phase(2)},
+			&Run{Kind: kindInterpreted, Round: round, Create: phase(3), Edit: phase(1)},
+			&Run{Kind: kindHandwritten, Beside: kindCompiled, Round: round, Create: phase(4), Edit: phase(4)},
+			&Run{Kind: kindCompiled, Round: round, Create: phase(2), Edit: phase(6)},
+		)
+	}
+	var out bytes.Buffer
+	printTable(&out, res)
+	table := out.String()
+	header := ""
+	for _, line := range strings.Split(table, "\n") {
+		fields := strings.Fields(line)
+		switch {
+		case strings.HasPrefix(line, "figure"):
+			header = strings.Join(fields[1:], " ")
+		case strings.HasPrefix(line, "create: operator CPU"):
+			if want := "2.0s 3.0s 1.50×H 4.0s 2.0s 0.50×H"; strings.Join(fields[3:], " ") != want {
+				t.Errorf("create CPU row %q, want %q", line, want)
+			}
+		case strings.HasPrefix(line, "edit: operator CPU"):
+			if want := "2.0s 1.0s 0.50×H 4.0s 6.0s 1.50×H"; strings.Join(fields[3:], " ") != want {
+				t.Errorf("edit CPU row %q, want %q", line, want)
+			}
+		case strings.HasPrefix(line, "create: kube-apiserver CPU"), strings.HasPrefix(line, "create: writes/CR (API server)"):
+			if strings.Count(line, "—") != 4 {
+				t.Errorf("a figure of the API server is shown for one operator of a pair: %q", line)
+			}
+		}
+	}
+	if want := "handwritten-beside-interpreted interpreted handwritten-beside-compiled compiled"; header != want {
+		t.Errorf("columns %q, want %q", header, want)
+	}
+	if !strings.Contains(table, "the median of 3 rounds") {
+		t.Errorf("the table does not say it has the medians of 3 rounds:\n%s", table)
+	}
+	if t.Failed() {
+		t.Logf("table:\n%s", table)
+	}
+}
