@@ -19,8 +19,8 @@ import (
 // the custom resource, every child kind of bps and every kind their
 // externalRefs read, in each of namespaces (none: in all namespaces), as a
 // runtime confined to them (WatchNamespaces) needs. A custom resource it
-// cannot watch is an error: nothing could run. Child kinds it cannot watch are returned, each with an error that
-// says what to grant, so that the runtime can run without them and report
+// cannot watch is an error: nothing could run. Child kinds it cannot watch
+// are returned, each with an error that says what to grant, so that the runtime can run without them and report
 // them on every custom resource instead of failing to start.
 func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, namespaces []string) (map[schema.GroupVersionKind]error, error) {
 	unavailable := map[schema.GroupVersionKind]error{}
@@ -29,8 +29,8 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 		r := bp.Resource
 		if missing, err := denied(ctx, c, r.Group, r.Plural, namespaces); err != nil {
 			return nil, err
-		} else if len(missing) > 0 {
-			fatal = append(fatal, fmt.Sprintf("%s (%s)", strings.Join(missing, " or "), bp.Name))
+		} else if missing != "" {
+			fatal = append(fatal, fmt.Sprintf("%s (%s)", missing, bp.Name))
 		}
 		for _, ch := range reconciler.OwnedKinds(bp) {
 			if unavailable[ch.GroupVersionKind] != nil {
@@ -40,9 +40,9 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 			if err != nil {
 				return nil, err
 			}
-			if len(missing) > 0 {
+			if missing != "" {
 				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s: its %s children are left as they are; grant what `inrun rbac` prints",
-					strings.Join(missing, " or "), ch.Kind)
+					missing, ch.Kind)
 			}
 		}
 		// Objects externalRefs read are listed and watched too. One
@@ -56,9 +56,9 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 			if err != nil {
 				return nil, err
 			}
-			if len(missing) > 0 {
+			if missing != "" {
 				unavailable[ch.GroupVersionKind] = fmt.Errorf("the runtime may not %s: externalRef %q cannot watch the %s objects it reads; grant what `inrun rbac` prints",
-					strings.Join(missing, " or "), ch.ID, ch.Kind)
+					missing, ch.ID, ch.Kind)
 			}
 		}
 	}
@@ -68,45 +68,42 @@ func CheckAccess(ctx context.Context, c client.Client, bps []*ir.Blueprint, name
 	return unavailable, nil
 }
 
-// denied returns the verbs of list and watch the runtime may not use on
-// resource, cluster-wide when there are no namespaces, else in one of
-// them, which it names after the resource.
-func denied(ctx context.Context, c client.Client, group, resource string, namespaces []string) ([]string, error) {
+// denied says what of list and watch the runtime may not do on resource,
+// cluster-wide when there are no namespaces, else in which of them ("list
+// or watch services in namespace shop"); "" when it may do both.
+func denied(ctx context.Context, c client.Client, group, resource string, namespaces []string) (string, error) {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	var missing []string
-	var where []string
+	var verbs, where []string
 	for _, verb := range []string{"list", "watch"} {
-		denied := false
+		allowed := true
 		for _, ns := range namespaces {
 			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: group, Resource: resource, Verb: verb, Namespace: ns},
 			}}
 			if err := c.Create(ctx, review); err != nil {
-				return nil, fmt.Errorf("checking access to %s: %w", qualified(group, resource), err)
+				return "", fmt.Errorf("checking access to %s: %w", qualified(group, resource), err)
 			}
 			if !review.Status.Allowed {
-				denied = true
+				allowed = false
 				if ns != metav1.NamespaceAll && !slices.Contains(where, ns) {
 					where = append(where, ns)
 				}
 			}
 		}
-		if denied {
-			missing = append(missing, verb)
+		if !allowed {
+			verbs = append(verbs, verb)
 		}
 	}
+	if len(verbs) == 0 {
+		return "", nil
+	}
+	what := strings.Join(verbs, " or ") + " " + qualified(group, resource)
 	if len(where) > 0 {
-		// "list or watch services in namespace shop": the last verb
-		// carries where.
-		missing[len(missing)-1] += " " + qualified(group, resource) + " in namespace " + strings.Join(where, ", ")
-		return missing, nil
+		what += " in namespace " + strings.Join(where, ", ")
 	}
-	if len(missing) > 0 {
-		missing[len(missing)-1] += " " + qualified(group, resource)
-	}
-	return missing, nil
+	return what, nil
 }
 
 func qualified(group, resource string) string {
