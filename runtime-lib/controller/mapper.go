@@ -34,7 +34,9 @@ type memoMapper struct {
 
 // RESTMapping implements meta.RESTMapper.
 func (m *memoMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
-	if len(versions) != 1 {
+	if len(versions) != 1 || versions[0] == "" {
+		// Any of several versions, or the preferred one: which one
+		// answers may change as the group does.
 		return m.RESTMapper.RESTMapping(gk, versions...)
 	}
 	gvk := gk.WithVersion(versions[0])
