@@ -38,34 +38,8 @@ func TestBenchmarkEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane and builds an operator")
 	}
-	clustertest.RequireAssets(t, localcluster.Options{Mode: localcluster.Full})
-	out := filepath.Join(t.TempDir(), "bench.json")
 	const n = 4
-	opts, err := parseFlags([]string{
-		"-n", fmt.Sprint(n), "-quiet", "2s", "-settle", "3s", "-json", out,
-		"-blueprint", "../packs/website/blueprint.yaml",
-	}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var table bytes.Buffer
-	progress := &lockedBuffer{}
-	defer func() {
-		if t.Failed() {
-			t.Logf("progress:\n%s", progress.String())
-		}
-	}()
-	if err := run(context.Background(), opts, &table, progress); err != nil {
-		t.Fatalf("%v\n%s", err, table.String())
-	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Results
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, table := runBench(t, n)
 	byKind := map[string]*Run{}
 	for _, r := range res.Runs {
 		byKind[r.Kind] = r
@@ -129,34 +103,13 @@ func TestPairedBenchmark(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
 	}
-	clustertest.RequireAssets(t, localcluster.Options{Mode: localcluster.Full})
-	out := filepath.Join(t.TempDir(), "bench.json")
 	const n = 4
-	opts, err := parseFlags([]string{
-		"-paired", "-only", "interpreted", "-n", fmt.Sprint(n), "-quiet", "2s", "-settle", "3s", "-json", out,
-		"-blueprint", "../packs/website/blueprint.yaml",
-	}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var table bytes.Buffer
-	progress := &lockedBuffer{}
+	res, table := runBench(t, n, "-paired", "-only", "interpreted")
 	defer func() {
 		if t.Failed() {
-			t.Logf("progress:\n%s\ntable:\n%s", progress.String(), table.String())
+			t.Logf("table:\n%s", table.String())
 		}
 	}()
-	if err := run(context.Background(), opts, &table, progress); err != nil {
-		t.Fatalf("%v\n%s", err, table.String())
-	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Results
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
 	if !res.Paired || len(res.Runs) != 2 {
 		t.Fatalf("paired %v, %d runs; want a pair", res.Paired, len(res.Runs))
 	}
@@ -202,6 +155,41 @@ func TestPairedBenchmark(t *testing.T) {
 			t.Errorf("the API server's CPU is shown for one operator of a pair: %q", line)
 		}
 	}
+}
+
+// runBench runs the benchmark with n Websites, short quiet windows and the
+// flags given, on a control plane of its own, and returns its figures and
+// table; the progress is logged when the test fails.
+func runBench(t *testing.T, n int, flags ...string) (*Results, *bytes.Buffer) {
+	t.Helper()
+	clustertest.RequireAssets(t, localcluster.Options{Mode: localcluster.Full})
+	out := filepath.Join(t.TempDir(), "bench.json")
+	opts, err := parseFlags(append([]string{
+		"-n", fmt.Sprint(n), "-quiet", "2s", "-settle", "3s", "-json", out,
+		"-blueprint", "../packs/website/blueprint.yaml",
+	}, flags...), os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := &bytes.Buffer{}
+	progress := &lockedBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("progress:\n%s", progress.String())
+		}
+	})
+	if err := run(context.Background(), opts, table, progress); err != nil {
+		t.Fatalf("%v\n%s", err, table.String())
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	return &res, table
 }
 
 // lockedBuffer keeps the benchmark's progress, which the control plane's
