@@ -228,7 +228,6 @@ func (b *bench) printf(format string, args ...any) {
 // trial is one operator under measure: its namespace, the observer of
 // its Websites, and the operator itself.
 type trial struct {
-	kind string
 	// label names its namespace, log and profiles: the kind, or with
 	// -paired the hand-written operator beside another kind.
 	label           string
@@ -304,14 +303,13 @@ func (b *bench) runPair(ctx context.Context, kind string, round int) (_ []*Run, 
 // with beside set (-paired) the operator is confined to the namespace. It
 // returns the trial whenever there is something for finish to undo.
 func (b *bench) start(ctx context.Context, kind, beside string, round int) (*trial, error) {
-	t := &trial{kind: kind, run: &Run{Kind: kind}}
+	t := &trial{run: &Run{Kind: kind}}
 	if kind == kindHandwritten {
 		t.run.Beside = beside
 	}
 	t.label = t.run.label()
 	t.ns = "bench-" + t.label
-	label := t.label
-	b.printf("\n== %s: %d Websites in namespace %s", label, b.opts.n, t.ns)
+	b.printf("\n== %s: %d Websites in namespace %s", t.label, b.opts.n, t.ns)
 	if _, err := b.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.ns}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
@@ -329,7 +327,7 @@ func (b *bench) start(ctx context.Context, kind, beside string, round int) (*tri
 	} else {
 		s := operatorSettings{
 			kind:       kind,
-			label:      label,
+			label:      t.label,
 			kubeconfig: b.cluster.KubeconfigPath(),
 			blueprint:  b.bpPath,
 			binary:     b.compiled,
@@ -343,7 +341,7 @@ func (b *bench) start(ctx context.Context, kind, beside string, round int) (*tri
 			s.namespace = t.ns
 		}
 		if b.opts.cpuprofile != "" && kind != kindCompiled {
-			if s.cpuprofile, err = filepath.Abs(b.profilePath(label, round)); err != nil {
+			if s.cpuprofile, err = filepath.Abs(b.profilePath(t.label, round)); err != nil {
 				return t, err
 			}
 		}
@@ -354,7 +352,7 @@ func (b *bench) start(ctx context.Context, kind, beside string, round int) (*tri
 		t.op = p
 	}
 	t.run.InProcess = t.op.inProcess()
-	b.printf("%s is ready (%s)", label, time.Since(begin).Round(100*time.Millisecond))
+	b.printf("%s is ready (%s)", t.label, time.Since(begin).Round(100*time.Millisecond))
 	return t, nil
 }
 
@@ -390,7 +388,7 @@ func (b *bench) phases(ctx context.Context, round int, trials []*trial) error {
 	})
 }
 
-// together runs f for each trial at once and returns the first error. f
+// together runs f for each trial at once and returns their errors. f
 // calls begin when it is about to load; begin returns once every trial's f
 // has called it, so that the loads start at the same moment.
 func (b *bench) together(ctx context.Context, trials []*trial, f func(ctx context.Context, t *trial, begin func()) error) error {
