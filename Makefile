@@ -80,6 +80,10 @@ microbench: ## Micro-benchmarks of the hot paths
 bench: assets ## Convergence benchmark on a local control plane (N=1000; BENCHFLAGS="-json out.json"); see docs/performance.md
 	$(GO) run ./bench -n $(N) $(BENCHFLAGS)
 
+.PHONY: bench-paired
+bench-paired: assets ## The convergence benchmark side by side: each Inrun operator beside a hand-written one, two rounds (N=1000; about 35 minutes); see docs/performance.md
+	$(GO) run ./bench -paired -only interpreted,compiled -rounds 2 -quiet 20s -n $(N) $(BENCHFLAGS)
+
 .PHONY: bench-gateway
 bench-gateway: assets ## The gateway benchmark on a local control plane: create and get-view beside a direct apply and get, GATEWAY_N requests each (default 2000), GATEWAY_WORKERS at once (default 4), GATEWAY_COUNT rounds (default 1); see docs/performance.md
 	INRUN_REQUIRE_ASSETS=1 $(GO) test ./bench -run '^$$' -bench '^BenchmarkGateway$$' -benchtime $(GATEWAY_N)x -count $(GATEWAY_COUNT) -timeout 30m -gateway-workers $(GATEWAY_WORKERS)
