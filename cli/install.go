@@ -45,9 +45,16 @@ compares):
                             the Prometheus Operator's, scraping that
                             Service every 30s; its CRD must be installed
 
+With --watch-namespace (the chart's value watchNamespaces) the runtime
+reconciles only the custom resources of those namespaces (inrun run
+--namespace) and each Blueprint's ClusterRole and binding become a Role
+and RoleBinding in each of them, beside a Role in the runtime's namespace
+for its Leases and Events (and one where a reconciler's token Secret is).
+A Blueprint with a cluster-scoped kind cannot be confined.
+
 The chart installs into the release's namespace; its values are the image
 (image.repository, image.tag, image.pullPolicy), replicaCount, shards and
-shardSelection (auto, labels or server: --shard-selection), the
+shardSelection (auto, labels or server: --shard-selection), watchNamespaces, the
 container's resources (requests cpu 100m and memory 128Mi, a memory limit of
 1Gi, no CPU limit), and the Pods' nodeSelector, tolerations, affinity and
 priorityClassName, and serviceMonitor.enabled and serviceMonitor.labels
@@ -163,6 +170,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	fl.StringVar(&opts.PriorityClassName, "priority-class-name", "", "the runtime Pods' priorityClassName")
 	fl.BoolVar(&opts.ServiceMonitor, "service-monitor", false, "add a ServiceMonitor (the Prometheus Operator's) scraping the metrics Service; the chart's value serviceMonitor.enabled")
 	fl.StringToStringVar(&opts.ServiceMonitorLabels, "service-monitor-label", nil, "labels of the ServiceMonitor, e.g. release=prometheus; serviceMonitor.labels")
+	fl.StringSliceVar(&opts.WatchNamespaces, "watch-namespace", nil, "confine the runtime to these namespaces (repeat or separate with commas; its --namespace): each Blueprint's rules become a Role in each instead of a ClusterRole; the chart's value watchNamespaces. Default: every namespace")
 	fl.BoolVar(&opts.Operator, "operator", false, "install the operator inrun build generates from the one Blueprint, from --image, instead of the interpreted runtime")
 	if use == "kustomize" {
 		fl.StringVarP(&opts.Namespace, "namespace", "n", install.DefaultNamespace, "namespace of the runtime and the Blueprint ConfigMaps")

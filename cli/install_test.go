@@ -26,7 +26,7 @@ func TestInstallWritesChartAndBase(t *testing.T) {
 			t.Errorf("install %s over its own output: %v, want a refusal", kind, err)
 		}
 	}
-	for _, f := range []string{"chart/Chart.yaml", "chart/values.yaml", "chart/templates/07-deployment-inrun.yaml", "kustomize/kustomization.yaml"} {
+	for _, f := range []string{"chart/Chart.yaml", "chart/values.yaml", "chart/templates/11-deployment-inrun.yaml", "kustomize/kustomization.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("install wrote no %s: %v", f, err)
 		}
@@ -110,5 +110,61 @@ func TestInstallResourceFlags(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "bad")); !os.IsNotExist(err) {
 		t.Errorf("bad quantities wrote %s", filepath.Join(dir, "bad"))
+	}
+}
+
+// TestInstallWatchNamespace: --watch-namespace confines the runtime: its
+// Deployment runs with --namespace, the Blueprint's rules are a Role in
+// each namespace and there is no ClusterRole; a name that is no namespace
+// is refused, nothing written.
+func TestInstallWatchNamespace(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := run(t, dir, "init", dir, "--force"); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	if msg, err := run(t, dir, "install", "kustomize", "-o", "base", "--watch-namespace", "shop,web"); err != nil {
+		t.Fatalf("install: %v\n%s", err, msg)
+	}
+	var rbacFiles []string
+	var args string
+	entries, err := os.ReadDir(filepath.Join(dir, "base"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, "base", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj struct {
+			Kind     string
+			Metadata struct{ Name, Namespace string }
+			Spec     struct {
+				Template struct {
+					Spec struct{ Containers []struct{ Args []string } }
+				}
+			}
+		}
+		if err := yaml.Unmarshal(b, &obj); err != nil {
+			t.Fatal(err)
+		}
+		switch obj.Kind {
+		case "ClusterRole", "Role":
+			rbacFiles = append(rbacFiles, obj.Kind+"/"+obj.Metadata.Namespace+"/"+obj.Metadata.Name)
+		case "Deployment":
+			args = strings.Join(obj.Spec.Template.Spec.Containers[0].Args, " ")
+		}
+	}
+	if want := "[Role/inrun-system/inrun Role/shop/inrun-website Role/web/inrun-website Role/inrun-system/inrun-blueprints]"; fmt.Sprint(rbacFiles) != want {
+		t.Errorf("roles %v, want %s", rbacFiles, want)
+	}
+	if !strings.Contains(args, " --namespace=shop,web ") {
+		t.Errorf("the Deployment runs %s, not confined", args)
+	}
+	if _, err := run(t, dir, "install", "chart", "-o", "bad", "--watch-namespace", "Shop_1"); err == nil || !strings.Contains(err.Error(), `watched namespace "Shop_1" is not a namespace name`) {
+		t.Errorf("--watch-namespace Shop_1: %v, want it refused", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad")); !os.IsNotExist(err) {
+		t.Errorf("a bad namespace wrote %s", filepath.Join(dir, "bad"))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -109,7 +110,7 @@ func TestInstallOnCluster(t *testing.T) {
 		t.Fatalf("a Pod without a security context is not refused (%v): the namespace does not enforce Pod Security, the check above proves nothing", err)
 	}
 
-	runInstalled(ctx, t, c, ns, objs, []*ir.Blueprint{bp}, "../packs/website/manifests/cr.yaml", true)
+	runInstalled(ctx, t, c, ns, objs, []*ir.Blueprint{bp}, "../packs/website/manifests/cr.yaml", true, nil)
 }
 
 // TestInstallUsedBlueprints: the install of a Blueprint that uses another
@@ -147,17 +148,58 @@ func TestInstallUsedBlueprints(t *testing.T) {
 		}
 		objs = append(objs, u)
 	}
-	runInstalled(ctx, t, c, ns, objs, ir.WithUsed([]*ir.Blueprint{bp}), pack+"/manifests/cr.yaml", false)
+	runInstalled(ctx, t, c, ns, objs, ir.WithUsed([]*ir.Blueprint{bp}), pack+"/manifests/cr.yaml", false, nil)
+}
+
+// TestInstallConfined: the chart rendered with watchNamespaces is accepted
+// by the API server (a server-side dry run), holds no ClusterRole, and the
+// runtime run as its ServiceAccount, confined as the chart's Deployment
+// confines it, reconciles the website pack's Website in a watched
+// namespace until it is Ready: the Roles in the watched namespace and in
+// the runtime's own (Leases, Events) are all it needs, and they are not
+// enough for a runtime that watches every namespace.
+func TestInstallConfined(t *testing.T) {
+	c := clustertest.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	admin, err := client.New(c.RESTConfig(), client.Options{Scheme: runner.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := website(t)
+	ns, watched := clustertest.NewNamespace(t, c), clustertest.NewNamespace(t, c)
+	dir := writeChart(t, install.Options{Blueprints: []*ir.Blueprint{bp}})
+	var objs []*unstructured.Unstructured
+	var args []string
+	for _, m := range helmTemplate(t, dir, ns, map[string]any{"watchNamespaces": []any{watched}}) {
+		u := &unstructured.Unstructured{Object: m}
+		if err := admin.Patch(ctx, u.DeepCopy(), client.Apply, fieldOwner, client.DryRunAll, client.ForceOwnership); err != nil {
+			t.Errorf("server-side dry run of %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		switch u.GetKind() {
+		case "ClusterRole", "ClusterRoleBinding":
+			t.Errorf("the confined chart renders %s %s", u.GetKind(), u.GetName())
+		case "Deployment":
+			containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			args, _, _ = unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		}
+		objs = append(objs, u)
+	}
+	if !slices.Contains(args, "--namespace="+watched) {
+		t.Fatalf("the Deployment runs %v, not confined to %s", args, watched)
+	}
+	runInstalled(ctx, t, c, ns, objs, []*ir.Blueprint{bp}, "../packs/website/manifests/cr.yaml", true, []string{watched})
 }
 
 // runInstalled applies the objects of an install in namespace ns, but the
 // runtime's Deployment, PDB and Service: the runtime runs here instead,
 // out of the cluster as the install's ServiceAccount, from the Blueprint
-// ConfigMaps. It checks that the ServiceAccount has all the Blueprints
-// need (and, if confined, cannot read Secrets), then creates the custom
-// resource of the file cr in a namespace of its own and waits until it is
-// Ready.
-func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns string, objs []*unstructured.Unstructured, bps []*ir.Blueprint, cr string, confined bool) {
+// ConfigMaps, confined to the namespaces watch when there are. It checks
+// that the ServiceAccount has all the Blueprints need in them (and, if
+// confined, cannot read Secrets), then creates the custom resource of the
+// file cr in the first watched namespace, or in a namespace of its own,
+// and waits until it is Ready.
+func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns string, objs []*unstructured.Unstructured, bps []*ir.Blueprint, cr string, confined bool, watch []string) {
 	t.Helper()
 	cfg := c.RESTConfig()
 	admin, err := client.New(cfg, client.Options{Scheme: runner.Scheme()})
@@ -192,9 +234,12 @@ func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns
 	if err := asSA.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)); confined && !apierrors.IsForbidden(err) {
 		t.Fatalf("the ServiceAccount lists Secrets (%v): the runtime does not run as it", err)
 	}
-	unavailable, err := controller.CheckAccess(ctx, asSA, bps, nil)
+	unavailable, err := controller.CheckAccess(ctx, asSA, bps, watch)
 	if err != nil || len(unavailable) > 0 {
 		t.Fatalf("the install's RBAC is not enough for the Blueprints: %v %v", unavailable, err)
+	}
+	if _, err := controller.CheckAccess(ctx, asSA, bps, nil); len(watch) > 0 && err == nil {
+		t.Fatal("confined to namespaces, the install's RBAC is enough to watch every namespace")
 	}
 
 	get := func(namespace, name string) (*corev1.ConfigMap, error) {
@@ -215,6 +260,7 @@ func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns
 			ProbeAddr:               "0",
 			LeaderElection:          true,
 			LeaderElectionNamespace: ns,
+			Namespaces:              watch,
 			Log:                     zap.New(zap.UseDevMode(true), zap.StacktraceLevel(zapcore.DPanicLevel), zap.WriteTo(testWriter{t})),
 		})
 	}()
@@ -225,20 +271,27 @@ func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns
 		}
 	}()
 
-	createReady(ctx, t, c, admin, cr, done, "the runtime")
+	in := ""
+	if len(watch) > 0 {
+		in = watch[0]
+	}
+	createReady(ctx, t, c, admin, cr, in, done, "the runtime")
 }
 
-// createReady creates the custom resource in file, in a namespace of its
-// own (the Pods it makes are not for one that enforces the restricted
-// level), and waits until it is Ready. It fails at once when done yields:
-// what reconciles it (who) has stopped.
-func createReady(ctx context.Context, t *testing.T, c *localcluster.Cluster, admin client.Client, file string, done chan error, who string) {
+// createReady creates the custom resource in file, in namespace or, if
+// that is "", in a namespace of its own (the Pods it makes are not for one
+// that enforces the restricted level), and waits until it is Ready. It
+// fails at once when done yields: what reconciles it (who) has stopped.
+func createReady(ctx context.Context, t *testing.T, c *localcluster.Cluster, admin client.Client, file, namespace string, done chan error, who string) {
 	t.Helper()
 	obj, err := simulate.ReadObject(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj.SetNamespace(clustertest.NewNamespace(t, c))
+	if namespace == "" {
+		namespace = clustertest.NewNamespace(t, c)
+	}
+	obj.SetNamespace(namespace)
 	if err := admin.Create(ctx, obj); err != nil {
 		t.Fatal(err)
 	}

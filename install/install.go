@@ -95,6 +95,15 @@ type Options struct {
 	// rendered when its value serviceMonitor.enabled is true.
 	ServiceMonitor       bool
 	ServiceMonitorLabels map[string]string
+	// WatchNamespaces confine the runtime to these namespaces (its
+	// --namespace): it reconciles only the custom resources in them and
+	// caches only them, so each Blueprint's rules are a Role in each
+	// instead of a ClusterRole, beside a Role in Namespace for its Leases
+	// and Events and one in the namespace of a reconciler's token Secret.
+	// Empty, the default: every namespace. A Blueprint with a
+	// cluster-scoped kind cannot be confined. The chart's value
+	// watchNamespaces.
+	WatchNamespaces []string
 }
 
 // ServiceMonitorInterval is how often the ServiceMonitor has the metrics
@@ -160,6 +169,15 @@ func (o *Options) setDefaults() error {
 		errs = append(errs, fmt.Errorf("ShardSelection %s selects the shards' custom resources: set Shards too, or leave it out", sel))
 	}
 	o.ShardSelection = sel
+	seen := map[string]bool{}
+	for _, ns := range o.WatchNamespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("watched namespace %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
+		} else if seen[ns] {
+			errs = append(errs, fmt.Errorf("watched namespace %s is given twice: give it once", ns))
+		}
+		seen[ns] = true
+	}
 	for _, k := range sortedKeys(o.ServiceMonitorLabels) {
 		for _, msg := range append(validation.IsQualifiedName(k), validation.IsValidLabelValue(o.ServiceMonitorLabels[k])...) {
 			errs = append(errs, fmt.Errorf("ServiceMonitor label %s=%s: %s", k, o.ServiceMonitorLabels[k], msg))
@@ -174,7 +192,55 @@ func Objects(opts Options) ([]*unstructured.Unstructured, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	return objects(opts, opts.Namespace, opts.ImageRepository+":"+opts.ImageTag, opts.PullPolicy, opts.Replicas, replication(opts))
+	all, err := objects(opts, opts.Namespace, opts.ImageRepository+":"+opts.ImageTag, opts.PullPolicy, opts.Replicas, replication(opts), opts.WatchNamespaces)
+	if err != nil {
+		return nil, err
+	}
+	confine := len(opts.WatchNamespaces) > 0
+	var out []*unstructured.Unstructured
+	var errs []error
+	for _, p := range all {
+		switch {
+		case p.when == unconfined && confine, (p.when == confined || p.when == inWatched) && !confine:
+			continue
+		case p.when == confined && slices.Contains(opts.WatchNamespaces, p.unlessWatched):
+			continue
+		case p.refuse != "":
+			errs = append(errs, errors.New(p.refuse))
+			continue
+		}
+		out = append(out, p.obj)
+	}
+	return out, errors.Join(errs...)
+}
+
+// when says in which installs an object is. The chart holds every object,
+// each rendered as the value watchNamespaces says; Objects keeps those of
+// its Options.
+type when int
+
+const (
+	always when = iota
+	// unconfined objects are there when the runtime watches every
+	// namespace: the ClusterRoles and their bindings.
+	unconfined
+	// confined ones when it watches some.
+	confined
+	// inWatched ones are made once in each watched namespace: the
+	// Blueprints' Roles and their bindings.
+	inWatched
+)
+
+// placed is an object of the install and the installs it is in.
+type placed struct {
+	obj  *unstructured.Unstructured
+	when when
+	// unlessWatched leaves a confined object out where its namespace is
+	// watched: a Role in a watched namespace already grants what it does.
+	unlessWatched string
+	// refuse, when set, is why the inWatched object cannot be made: no
+	// Role can grant what a Blueprint needs. obj is nil.
+	refuse string
 }
 
 // replication is the flags that say how the replicas share the work: one
@@ -188,12 +254,23 @@ func replication(opts Options) []string {
 }
 
 // objects builds the objects with the values given apart from opts, so
-// that Chart can give placeholders for them.
-func objects(opts Options, namespace, image string, pull corev1.PullPolicy, replicas int32, replication []string) ([]*unstructured.Unstructured, error) {
+// that Chart can give placeholders for them: watch are the watched
+// namespaces, each object inWatched made for each.
+func objects(opts Options, namespace, image string, pull corev1.PullPolicy, replicas int32, replication, watch []string) ([]placed, error) {
 	name := opts.name()
 	// labels select the runtime's Pods.
 	labels := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/component": "runtime"}
 	var typed []runtime.Object
+	// whens says, by its index in typed, in which installs an object is
+	// but always.
+	whens := map[int]placed{}
+	add := func(p placed, objs ...runtime.Object) {
+		for _, obj := range objs {
+			whens[len(typed)] = p
+			typed = append(typed, obj)
+		}
+	}
+	var refused []placed
 	var errs []error
 	bps := opts.Blueprints
 	if !opts.Operator {
@@ -223,21 +300,35 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	typed = append(typed, sa)
 	for _, bp := range bps {
 		role := rbac.ClusterRole(bp)
-		typed = append(typed, role, &rbacv1.ClusterRoleBinding{
+		add(placed{when: unconfined}, role, &rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: role.Name, Labels: role.Labels},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 			Subjects:   subject,
 		})
 	}
+	// Confined, the same rules in each watched namespace.
+	own := rbac.OwnNamespaceRole(name, namespace)
+	add(placed{when: confined}, own, roleBinding(own, subject))
+	for _, bp := range bps {
+		if cluster := rbac.ClusterScoped(bp); len(cluster) > 0 {
+			refused = append(refused, placed{when: inWatched, refuse: fmt.Sprintf("blueprint %s reads or writes cluster-scoped kinds (%s), which no Role grants: the runtime cannot be confined to namespaces; leave watchNamespaces (--watch-namespace) empty", bp.Name, strings.Join(cluster, ", "))})
+			continue
+		}
+		for _, ns := range watch {
+			role, err := rbac.Role(bp, ns)
+			if err != nil {
+				return nil, err
+			}
+			add(placed{when: inWatched}, role, roleBinding(role, subject))
+		}
+		if role := rbac.TokenSecretRole(bp); role != nil {
+			add(placed{when: confined, unlessWatched: role.Namespace}, role, roleBinding(role, subject))
+		}
+	}
 	if !opts.Operator {
 		cmRole := rbac.ConfigMapsRole(namespace)
-		typed = append(typed, cmRole, &rbacv1.RoleBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: cmRole.Name, Namespace: namespace, Labels: cmRole.Labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: cmRole.Name},
-			Subjects:   subject,
-		})
+		typed = append(typed, cmRole, roleBinding(cmRole, subject))
 		names, err := configMapNames(bps)
 		if err != nil {
 			errs = append(errs, err)
@@ -269,6 +360,9 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 		// own namespace.
 		args = slices.Clone(replication)
 	}
+	if len(watch) > 0 {
+		args = append(args, "--namespace="+strings.Join(watch, ","))
+	}
 	args = append(args,
 		fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),
 		fmt.Sprintf("--health-probe-bind-address=:%d", ProbePort),
@@ -292,7 +386,7 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 		},
 	})
 
-	out := make([]*unstructured.Unstructured, len(typed), len(typed)+1)
+	out := make([]placed, len(typed), len(typed)+1+len(refused))
 	for i, obj := range typed {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
@@ -313,12 +407,23 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 				return nil, err
 			}
 		}
-		out[i] = u
+		out[i] = whens[i]
+		out[i].obj = u
 	}
 	if opts.ServiceMonitor {
-		out = append(out, serviceMonitor(name, namespace, labels, opts.ServiceMonitorLabels))
+		out = append(out, placed{obj: serviceMonitor(name, namespace, labels, opts.ServiceMonitorLabels)})
 	}
-	return out, nil
+	return append(out, refused...), nil
+}
+
+// roleBinding binds role to subjects, in role's namespace.
+func roleBinding(role *rbacv1.Role, subjects []rbacv1.Subject) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: role.Namespace, Labels: role.Labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   subjects,
+	}
 }
 
 // serviceMonitor scrapes the metrics Service of the runtime named name.

@@ -2,9 +2,11 @@ package install_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -50,14 +53,21 @@ func helmTemplate(t *testing.T, dir, namespace string, values map[string]any) ma
 	}
 	objs := map[string]map[string]any{}
 	for name, text := range out {
-		var m map[string]any
-		if err := yaml.Unmarshal([]byte(text), &m); err != nil {
-			t.Fatalf("%s does not render to YAML: %v\n%s", name, err, text)
+		// A template may render several documents (one per watched
+		// namespace), as Helm splits them.
+		for _, doc := range strings.Split("\n"+text, "\n---\n") {
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+				t.Fatalf("%s does not render to YAML: %v\n%s", name, err, text)
+			}
+			if m == nil {
+				continue // a template its values leave empty, as helm template skips it
+			}
+			if _, ok := objs[key(m)]; ok {
+				t.Errorf("%s renders %s, which another template renders too", name, key(m))
+			}
+			objs[key(m)] = m
 		}
-		if m == nil {
-			continue // a template its values leave empty, as helm template skips it
-		}
-		objs[key(m)] = m
 	}
 	return objs
 }
@@ -204,6 +214,8 @@ func testChart(t *testing.T, source string) {
 		{"no resources", install.Options{Resources: &corev1.ResourceRequirements{}}, map[string]any{"resources": nil}},
 		{"service monitor", install.Options{ServiceMonitor: true, ServiceMonitorLabels: map[string]string{"release": "prometheus"}},
 			map[string]any{"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}}}},
+		{"watch namespaces", install.Options{Namespace: "platform", WatchNamespaces: []string{"shop", "blog"}, Shards: true},
+			map[string]any{"watchNamespaces": []any{"shop", "blog"}, "shards": true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Blueprints, tc.opts.Operator = []*ir.Blueprint{bp}, operator
@@ -233,6 +245,9 @@ func testChart(t *testing.T, source string) {
 				if strings.Contains(args, "--shard-selection="+string(selection)) != tc.opts.Shards || strings.Count(args, "--shard-selection") > 1 {
 					t.Errorf("%s (shards %v, selection %s): args %s", name, tc.opts.Shards, selection, args)
 				}
+				if confined := len(tc.opts.WatchNamespaces) > 0; strings.Contains(args, "--namespace=") != confined || confined && !strings.Contains(args, "--namespace="+strings.Join(tc.opts.WatchNamespaces, ",")+" ") {
+					t.Errorf("%s (watch %v): args %s", name, tc.opts.WatchNamespaces, args)
+				}
 				// The values reach the Pod (the base and the chart could
 				// otherwise agree by both leaving them out).
 				pod, _, _ := unstructured.NestedMap(obj, "spec", "template", "spec")
@@ -253,6 +268,7 @@ func testChart(t *testing.T, source string) {
 				}
 			}
 			checkServiceMonitor(t, want, tc.opts.ServiceMonitor)
+			checkConfined(t, want, tc.opts)
 			if len(rendered) != len(want) {
 				t.Errorf("the chart renders %d objects, the base has %d", len(rendered), len(want))
 			}
@@ -264,6 +280,111 @@ func testChart(t *testing.T, source string) {
 				}
 			}
 		})
+	}
+}
+
+// checkConfined checks the RBAC of objs, an install with opts: confined
+// to namespaces, a Role and RoleBinding of the Blueprint in each and one
+// for the Leases and Events in the runtime's namespace, no ClusterRole;
+// else the ClusterRole and its binding, and no Role but the ConfigMaps'.
+func checkConfined(t *testing.T, objs map[string]map[string]any, opts install.Options) {
+	t.Helper()
+	ns := opts.Namespace
+	if ns == "" {
+		ns = install.DefaultNamespace
+	}
+	name := install.Name
+	if opts.Operator {
+		name = "website-operator"
+	}
+	want := map[string]bool{}
+	if len(opts.WatchNamespaces) == 0 {
+		want["ClusterRole//inrun-website"] = true
+		want["ClusterRoleBinding//inrun-website"] = true
+	} else {
+		for _, w := range opts.WatchNamespaces {
+			want["Role/"+w+"/inrun-website"] = true
+			want["RoleBinding/"+w+"/inrun-website"] = true
+		}
+		want["Role/"+ns+"/"+name] = true
+		want["RoleBinding/"+ns+"/"+name] = true
+	}
+	if !opts.Operator {
+		want["Role/"+ns+"/inrun-blueprints"] = true
+		want["RoleBinding/"+ns+"/inrun-blueprints"] = true
+	}
+	got := map[string]bool{}
+	for k, obj := range objs {
+		switch obj["kind"] {
+		case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			got[k] = true
+		}
+		if obj["kind"] == "RoleBinding" || obj["kind"] == "ClusterRoleBinding" {
+			subjects, _, _ := unstructured.NestedSlice(obj, "subjects")
+			if len(subjects) != 1 || fmt.Sprint(subjects[0]) != fmt.Sprintf("map[kind:ServiceAccount name:%s namespace:%s]", name, ns) {
+				t.Errorf("%s binds %v, want the ServiceAccount %s/%s", k, subjects, ns, name)
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("watching %v, the RBAC objects are\n%v\nwant\n%v", opts.WatchNamespaces, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+}
+
+// TestConfinedInstallRefusesClusterScopedKinds: a Blueprint with a
+// cluster-scoped child cannot be confined to namespaces: Objects refuses
+// naming the child and the fix, and the chart renders without
+// watchNamespaces and refuses to with it, saying the same. A reconciler's
+// token Secret is readable through a Role in its own namespace, unless
+// that namespace is watched.
+func TestConfinedInstallRefusesClusterScopedKinds(t *testing.T) {
+	bp := website(t)
+	bp.Children = append(bp.Children, &ir.Child{ID: "tenant", GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, Plural: "namespaces"})
+	const want = "blueprint website reads or writes cluster-scoped kinds (Namespace (tenant)), which no Role grants: the runtime cannot be confined to namespaces; leave watchNamespaces (--watch-namespace) empty"
+	if _, err := install.Objects(install.Options{Blueprints: []*ir.Blueprint{bp}, WatchNamespaces: []string{"shop"}}); err == nil || err.Error() != want {
+		t.Errorf("confined: %v, want %q", err, want)
+	}
+	if _, err := install.Objects(install.Options{Blueprints: []*ir.Blueprint{bp}}); err != nil {
+		t.Errorf("unconfined: %v", err)
+	}
+	dir := writeChart(t, install.Options{Blueprints: []*ir.Blueprint{bp}})
+	if _, err := helmRender(t, dir, "default", nil); err != nil {
+		t.Errorf("rendering without watchNamespaces: %v", err)
+	}
+	if _, err := helmRender(t, dir, "default", map[string]any{"watchNamespaces": []any{"shop"}}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("rendering with watchNamespaces: %v, want %q", err, want)
+	}
+
+	for _, tc := range []struct{ ns, opts string }{{"payments", "Role/payments/inrun-website-token"}, {"shop", ""}} {
+		bp := website(t)
+		bp.Reconcile = &ir.Reconcile{Remote: &ir.Remote{URL: "https://reconciler.example", TokenSecret: &ir.SecretKeyRef{Namespace: tc.ns, Name: "reconciler-token", Key: "token"}}}
+		opts := install.Options{Blueprints: []*ir.Blueprint{bp}, WatchNamespaces: []string{"shop"}}
+		objs, err := install.Objects(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tokenRoles []string
+		for _, u := range objs {
+			if strings.HasSuffix(u.GetName(), "-token") {
+				tokenRoles = append(tokenRoles, u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName())
+			}
+		}
+		want := []string(nil)
+		if tc.opts != "" {
+			want = []string{tc.opts, "RoleBinding/payments/inrun-website-token"}
+		}
+		if !reflect.DeepEqual(tokenRoles, want) {
+			t.Errorf("token Secret in %s, watching shop: %v, want %v", tc.ns, tokenRoles, want)
+		}
+		// The chart agrees with the base.
+		rendered := helmTemplate(t, writeChart(t, opts), install.DefaultNamespace, nil)
+		files, err := install.Kustomize(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base := kustomizeBuild(t, files); !reflect.DeepEqual(slices.Sorted(maps.Keys(rendered)), slices.Sorted(maps.Keys(base))) {
+			t.Errorf("token Secret in %s: the chart renders %v, the base has %v", tc.ns, slices.Sorted(maps.Keys(rendered)), slices.Sorted(maps.Keys(base)))
+		}
 	}
 }
 

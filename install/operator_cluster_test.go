@@ -138,7 +138,7 @@ func TestOperatorOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := startOperator(t, bin, "--kubeconfig="+kubeconfig, "--metrics-bind-address=0", "--health-probe-bind-address="+probe)
-	createReady(ctx, t, c, admin, "../packs/website/manifests/cr.yaml", done, "the operator")
+	createReady(ctx, t, c, admin, "../packs/website/manifests/cr.yaml", "", done, "the operator")
 }
 
 // buildWebsiteOperator builds the website pack's operator as inrun build

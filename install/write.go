@@ -207,7 +207,7 @@ func Chart(opts Options) (Files, error) {
 	withMonitor := opts
 	withMonitor.ServiceMonitor = true
 	withMonitor.ServiceMonitorLabels = map[string]string{monitorLabelsPlaceholder: "x"}
-	objs, err := objects(withMonitor, placeholders[0].text, placeholders[1].text, corev1.PullPolicy(placeholders[2].text), 424242, []string{placeholders[4].text, shardSelectionPlaceholder})
+	objs, err := objects(withMonitor, placeholders[0].text, placeholders[1].text, corev1.PullPolicy(placeholders[2].text), 424242, []string{placeholders[4].text, shardSelectionPlaceholder}, []string{watchPlaceholder})
 	if err != nil {
 		return nil, err
 	}
@@ -222,14 +222,19 @@ func Chart(opts Options) (Files, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range append(placeholders, struct{ text, template string }{text: shardSelectionPlaceholder}) {
+		for _, p := range append(placeholders, struct{ text, template string }{text: shardSelectionPlaceholder}, struct{ text, template string }{text: watchPlaceholder}) {
 			if strings.Contains(string(b), p.text) {
 				return nil, fmt.Errorf("%s %s holds %q, which the chart uses as a placeholder: change it there", u.GetKind(), u.GetName(), p.text)
 			}
 		}
 	}
 	files := Files{}
-	for i, u := range objs {
+	for i, p := range objs {
+		if p.refuse != "" {
+			files[fmt.Sprintf("templates/%02d-refused.yaml", i)] = []byte(header + fmt.Sprintf("{{- if .Values.watchNamespaces }}{{ fail %q }}{{- end }}\n", p.refuse))
+			continue
+		}
+		u := p.obj
 		if u.GetKind() == "Deployment" {
 			if err := setPodPlaceholders(u.Object); err != nil {
 				return nil, err
@@ -244,11 +249,11 @@ func Chart(opts Options) (Files, error) {
 		for _, p := range placeholders {
 			text = strings.ReplaceAll(text, p.text, p.template)
 		}
-		text = podValueBlocks(shardSelectionBlock(text))
+		text = watchBlock(podValueBlocks(shardSelectionBlock(text)))
 		if u.GetKind() == "ServiceMonitor" {
 			text = monitorTemplate(text)
 		}
-		files["templates/"+FileName(i, u)] = []byte(header + text)
+		files["templates/"+FileName(i, u)] = []byte(header + placedTemplate(p, text))
 	}
 	what := "The Inrun runtime (inrun run --from-configmaps) with its Blueprints"
 	if opts.Operator {
@@ -273,6 +278,14 @@ appVersion: %q
 	if len(opts.ServiceMonitorLabels) == 0 {
 		monitorLabels = []byte("labels: {}\n")
 	}
+	watchValues := "watchNamespaces: []\n"
+	if len(opts.WatchNamespaces) > 0 {
+		b, err := yaml.Marshal(map[string]any{"watchNamespaces": opts.WatchNamespaces})
+		if err != nil {
+			return nil, err
+		}
+		watchValues = string(b)
+	}
 	monitorValues := fmt.Sprintf(`# A ServiceMonitor (the Prometheus Operator's CRD must be installed) that
 # scrapes the metrics Service every %s; labels are added to it, such as
 # the release label a Prometheus selects ServiceMonitors by.
@@ -295,8 +308,48 @@ shards: %t
 # one, KEP-5866, else labels), labels (a bucket label on each custom
 # resource) or server (refused by an API server without it).
 shardSelection: %s
-%s%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards, opts.ShardSelection, values, monitorValues))
+# The namespaces the runtime reconciles in (--namespace); empty: every
+# namespace. Set, each Blueprint's rules are a Role in each of them instead
+# of a ClusterRole. A Blueprint with a cluster-scoped kind cannot be
+# confined: the chart refuses to render.
+%s%s%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards, opts.ShardSelection, watchValues, values, monitorValues))
 	return files, nil
+}
+
+// watchPlaceholder stands, in the chart's objects, for a namespace of the
+// value watchNamespaces: in the runtime's --namespace, and in the objects
+// made once in each.
+const watchPlaceholder = "inrun-placeholder-watch"
+
+// watchBlock replaces the line of the runtime's --namespace in text by a
+// block that gives it the namespaces of watchNamespaces, when there are.
+func watchBlock(text string) string {
+	re := regexp.MustCompile(`(?m)^( *)- --namespace=` + regexp.QuoteMeta(watchPlaceholder) + `\n`)
+	return re.ReplaceAllStringFunc(text, func(line string) string {
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+		return fmt.Sprintf("%[1]s{{- with .Values.watchNamespaces }}\n%[1]s- --namespace={{ join \",\" . }}\n%[1]s{{- end }}\n", indent)
+	})
+}
+
+// placedTemplate makes the template of an object rendered in the installs
+// p says: always, with watchNamespaces empty, with it set, or once in each
+// of its namespaces.
+func placedTemplate(p placed, text string) string {
+	switch p.when {
+	case unconfined:
+		return "{{- if not .Values.watchNamespaces }}\n" + text + "{{- end }}\n"
+	case confined:
+		if p.unlessWatched != "" {
+			return fmt.Sprintf("{{- if and .Values.watchNamespaces (not (has %q .Values.watchNamespaces)) }}\n", p.unlessWatched) + text + "{{- end }}\n"
+		}
+		return "{{- if .Values.watchNamespaces }}\n" + text + "{{- end }}\n"
+	case inWatched:
+		// In range, . is the namespace: the release's is $'s.
+		text = strings.ReplaceAll(text, "{{ .", "{{ $.")
+		text = strings.ReplaceAll(text, watchPlaceholder, "{{ . }}")
+		return "{{- range .Values.watchNamespaces }}\n---\n" + text + "{{- end }}\n"
+	}
+	return text
 }
 
 // monitorLabelsPlaceholder is the label that stands, in the chart's

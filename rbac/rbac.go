@@ -121,6 +121,20 @@ func ClusterRole(bp *ir.Blueprint) *rbacv1.ClusterRole {
 // It fails when bp needs something a Role cannot grant: a cluster-scoped
 // custom resource or child.
 func Role(bp *ir.Blueprint, namespace string) (*rbacv1.Role, error) {
+	if cluster := ClusterScoped(bp); len(cluster) > 0 {
+		return nil, fmt.Errorf("a Role cannot grant cluster-scoped kinds: %s; use the ClusterRole (drop --namespace)", strings.Join(cluster, ", "))
+	}
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: RoleName(bp), Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun", "inrun.dev/blueprint": bp.Name}},
+		Rules:      PolicyRules(Rules(bp)),
+	}, nil
+}
+
+// ClusterScoped lists the cluster-scoped kinds bp reads or writes (its
+// custom resource's, a child's with its id), which only a ClusterRole can
+// grant: a runtime running bp cannot be confined to namespaces.
+func ClusterScoped(bp *ir.Blueprint) []string {
 	var cluster []string
 	if !bp.Resource.Namespaced {
 		cluster = append(cluster, bp.Resource.Kind)
@@ -130,14 +144,14 @@ func Role(bp *ir.Blueprint, namespace string) (*rbacv1.Role, error) {
 			cluster = append(cluster, c.Kind+" ("+c.ID+")")
 		}
 	}
-	if len(cluster) > 0 {
-		return nil, fmt.Errorf("a Role cannot grant cluster-scoped kinds: %s; use the ClusterRole (drop --namespace)", strings.Join(cluster, ", "))
+	if rec := bp.Reconcile; rec != nil && rec.Remote != nil {
+		for _, k := range rec.Remote.Resources {
+			if !k.Namespaced {
+				cluster = append(cluster, k.Kind+" (reconcile.resources)")
+			}
+		}
 	}
-	return &rbacv1.Role{
-		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
-		ObjectMeta: metav1.ObjectMeta{Name: RoleName(bp), Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun", "inrun.dev/blueprint": bp.Name}},
-		Rules:      PolicyRules(Rules(bp)),
-	}, nil
+	return cluster
 }
 
 // Marker renders a rule as the +kubebuilder:rbac marker controller-gen reads.
@@ -260,5 +274,38 @@ func ConfigMapsRole(namespace string) *rbacv1.Role {
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
 		ObjectMeta: metav1.ObjectMeta{Name: "inrun-blueprints", Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun"}},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: ReadVerbs}},
+	}
+}
+
+// OwnNamespaceRole is the Role a runtime confined to some namespaces
+// (--namespace) needs in its own, which it may not watch: its Leases
+// (leader election, or the shards') and the Events it records there (on
+// the Blueprint ConfigMaps). Unconfined, each Blueprint's ClusterRole
+// grants them.
+func OwnNamespaceRole(name, namespace string) *rbacv1.Role {
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun"}},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: LeaseVerbs},
+			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: EventVerbs},
+			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: EventVerbs},
+		},
+	}
+}
+
+// TokenSecretRole is the Role that lets a runtime confined to some
+// namespaces read the one Secret bp's reconciler token is in, in that
+// Secret's namespace; nil when bp names none.
+func TokenSecretRole(bp *ir.Blueprint) *rbacv1.Role {
+	rec := bp.Reconcile
+	if rec == nil || rec.Remote == nil || rec.Remote.TokenSecret == nil {
+		return nil
+	}
+	ref := rec.Remote.TokenSecret
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: RoleName(bp) + "-token", Namespace: ref.Namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun", "inrun.dev/blueprint": bp.Name}},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{ref.Name}, Verbs: []string{"get"}}},
 	}
 }
