@@ -123,7 +123,7 @@ func (r *Reconciler) Relevant(gvk schema.GroupVersionKind, old, new client.Objec
 	// matters to no pass that reads none of it and calls it ready anyway.
 	kindRule := reads.kindRule && !r.readyOnceItExists(gvk)
 	read := reads.wholeStatus || len(reads.status) > 0 || kindRule
-	oldStatus, newStatus, same, ok := statuses(old, new, read && !reads.wholeStatus)
+	oldStatus, newStatus, same, ok := statuses(old, new, read && !reads.wholeStatus, specInGeneration[gvk.GroupKind()])
 	switch {
 	case !ok:
 		return true
@@ -175,19 +175,36 @@ func onlyAdded(old, new map[string]string, strict bool) bool {
 	return true
 }
 
+// specInGeneration are the kinds whose metadata.generation the API server
+// raises on every change of the spec (their strategies compare the spec,
+// and the Deployment's its annotations too, on each update), and which
+// have no body but spec and status: between two objects of one of them
+// that sameMeta found of one generation, the spec need not be compared.
+// The Deployment's controller updates its status far more often than
+// anyone its spec, and a pod template is the bulk of the object.
+var specInGeneration = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}:  true,
+	{Group: "apps", Kind: "StatefulSet"}: true,
+	{Group: "apps", Kind: "DaemonSet"}:   true,
+	{Group: "apps", Kind: "ReplicaSet"}:  true,
+	{Group: "batch", Kind: "Job"}:        true,
+	{Group: "batch", Kind: "CronJob"}:    true,
+}
+
 // statuses returns the status of old and new as JSON values, and whether
 // they are the same. It fails (ok false) unless both objects are of one
 // type and, but for metadata and status, equal: a typed object's body is
-// compared field by field, and its status converted only when it changed
-// and convert is set.
-func statuses(old, new client.Object, convert bool) (oldStatus, newStatus any, same, ok bool) {
+// compared field by field (unless sameGeneration says the API server
+// vouches for it: see specInGeneration), and its status converted only
+// when it changed and convert is set.
+func statuses(old, new client.Object, convert, sameGeneration bool) (oldStatus, newStatus any, same, ok bool) {
 	if ou, isU := old.(*unstructured.Unstructured); isU {
 		nu, isU := new.(*unstructured.Unstructured)
 		if !isU {
 			return nil, nil, false, false
 		}
 		for k, v := range nu.Object {
-			if k != "metadata" && k != "status" && !equalJSON(ou.Object[k], v) {
+			if k != "metadata" && k != "status" && (k != "spec" || !sameGeneration) && !equalJSON(ou.Object[k], v) {
 				return nil, nil, false, false
 			}
 		}
@@ -213,6 +230,7 @@ func statuses(old, new client.Object, convert bool) (oldStatus, newStatus any, s
 		case f.Name == "TypeMeta", f.Name == "ObjectMeta":
 		case f.Name == "Status":
 			status = i
+		case f.Name == "Spec" && sameGeneration:
 		case !reflect.DeepEqual(ov.Field(i).Addr().Interface(), nv.Field(i).Addr().Interface()):
 			return nil, nil, false, false
 		}

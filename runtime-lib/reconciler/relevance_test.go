@@ -67,7 +67,11 @@ func TestRelevant(t *testing.T) {
 			d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue})
 		}, false},
 		{"a status path an expression reads", "deployment", func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 2 }, true},
-		{"a spec edited by someone else", "deployment", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "httpd" }, true},
+		// As the API server stores it: the next generation.
+		{"a spec edited by someone else", "deployment", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "httpd"; d.Generation++ }, true},
+		// Which it never stores for a Deployment: the spec is not compared
+		// (specInGeneration). A Service's is (TestRelevantService).
+		{"a spec changed in the same generation", "deployment", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "httpd" }, false},
 		{"a generation bumped", "deployment", func(d *appsv1.Deployment) { d.Generation = 3 }, true},
 		{"a label added by someone else", "deployment", func(d *appsv1.Deployment) { d.Labels["team"] = "web" }, false},
 		{"an annotation added by someone else", "deployment", func(d *appsv1.Deployment) { d.Annotations["deployment.kubernetes.io/revision"] = "1" }, false},
@@ -207,7 +211,7 @@ func TestRelevantTemplateWorkflow(t *testing.T) {
 			j.Status.Active, j.Status.Succeeded = 0, 1
 			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 		}, true},
-		{"a spec edited by someone else", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2) }, true},
+		{"a spec edited by someone else", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](2); j.Generation++ }, true},
 	} {
 		new := running.DeepCopy()
 		new.ResourceVersion = "11"
