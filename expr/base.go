@@ -49,7 +49,6 @@ var baseEnv = sync.OnceValues(func() (*cel.Env, error) {
 		ext.TwoVarComprehensions(),
 		library.SemverLib(library.SemverVersion(1)),
 		ext.Lists(ext.ListsVersion(3)),
-		cel.Lib(programOptions{}),
 	)
 })
 
@@ -63,17 +62,25 @@ var libraryEnv = sync.OnceValues(func() (*cel.Env, error) {
 	return base.Extend(libraries()...)
 })
 
-// programOptions are the API server's options for every program: its cost
-// limit and cost tracking.
-type programOptions struct{}
-
-func (programOptions) CompileOptions() []cel.EnvOption { return nil }
-
-func (programOptions) ProgramOptions() []cel.ProgramOption {
+// trackedOptions are the API server's options for a program whose cost
+// is not bounded by its form: its cost limit, and the cost tracking that
+// enforces it, step by step, as the program runs.
+func trackedOptions() []cel.ProgramOption {
 	return []cel.ProgramOption{
 		cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost),
 		cel.CostLimit(celconfig.PerCallLimit),
 		cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
 		cel.CostTracking(&library.CostEstimator{}),
 	}
+}
+
+// boundedCost reports whether the cost of ast, however large the objects
+// it reads, stays within the API server's per-call limit: its estimate,
+// with no size known (so any cost that grows with a size is unbounded),
+// is at most the limit. Such a program needs no tracking: the tracker
+// would never stop it, and watching every step costs more than most of
+// these programs (a path such as self.spec.image) do.
+func boundedCost(env *cel.Env, ast *cel.Ast) bool {
+	est, err := env.EstimateCost(ast, &library.CostEstimator{}, checker.PresenceTestHasCost(false))
+	return err == nil && est.Max <= celconfig.PerCallLimit
 }

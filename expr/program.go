@@ -96,7 +96,11 @@ func (p *Programs) plan(env *Env, xs []*ir.Expr) error {
 		if x.Checked == nil {
 			return fmt.Errorf("%s: ${%s} was not checked: compile the Blueprint first", x.Pos, x.Source)
 		}
-		prg, err := env.CEL().Program(x.Checked, cel.EvalOptions(cel.OptOptimize))
+		opts := trackedOptions()
+		if boundedCost(env.CEL(), x.Checked) {
+			opts = []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+		}
+		prg, err := env.CEL().Program(x.Checked, opts...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", x.Pos, err)
 		}
