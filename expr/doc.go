@@ -12,4 +12,11 @@
 // schema; each child id is the child's live object, typed by its k8s.io/api Go
 // struct for built-in kinds (absent fields read as zero values) or by the CRD
 // schema for the Blueprint's own kind.
+//
+// Two shortcuts keep a reconcile cheap without changing an answer: a
+// program whose cost CEL's estimate bounds under the API server's per-call
+// limit runs without the cost tracker (base.go), and an expression that
+// only reads a path of fields, ${self.spec.image}, is answered by walking
+// the object where the value is plain, its program run everywhere else
+// (path.go; TestFieldPathsAreCEL holds the two to the same answers).
 package expr

@@ -26,6 +26,9 @@ import (
 type Programs struct {
 	env   *Env
 	progs map[*ir.Expr]cel.Program
+	// paths are the expressions that only read a path of fields, which
+	// Eval walks without the program where it can (see fieldPath).
+	paths map[*ir.Expr]*fieldPath
 }
 
 // Compile plans the program of every expression in bp once, from the
@@ -105,6 +108,12 @@ func (p *Programs) plan(env *Env, xs []*ir.Expr) error {
 			return fmt.Errorf("%s: %w", x.Pos, err)
 		}
 		p.progs[x] = prg
+		if fp := fieldPathOf(env, x); fp != nil {
+			if p.paths == nil {
+				p.paths = map[*ir.Expr]*fieldPath{}
+			}
+			p.paths[x] = fp
+		}
 	}
 	return nil
 }
@@ -256,6 +265,16 @@ func (v *Vars) Has(name string) bool {
 // Eval evaluates x and returns its result as a JSON-compatible Go value:
 // nil, bool, int64, float64, string, []any or map[string]any.
 func (p *Programs) Eval(x *ir.Expr, vars *Vars) (any, error) {
+	if fp := p.paths[x]; fp != nil {
+		if v, ok := fp.eval(vars); ok {
+			return v, nil
+		}
+	}
+	return p.evalProgram(x, vars)
+}
+
+// evalProgram evaluates x with its CEL program.
+func (p *Programs) evalProgram(x *ir.Expr, vars *Vars) (any, error) {
 	prg, ok := p.progs[x]
 	if !ok {
 		return nil, fmt.Errorf("%s: expression %q was not compiled", x.Pos, x.Source)
