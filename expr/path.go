@@ -191,7 +191,8 @@ var (
 // jsonFieldsOf caches jsonFields by type.
 var jsonFieldsOf sync.Map
 
-// jsonFields returns the index of each of t's fields by its JSON name;
+// jsonFields returns the index of each of t's fields by its JSON name, an
+// embedded one's too when its tag names it (ObjectMeta is "metadata");
 // inlined and unnamed fields are left out.
 func jsonFields(t reflect.Type) map[string]int {
 	if m, ok := jsonFieldsOf.Load(t); ok {
@@ -201,7 +202,7 @@ func jsonFields(t reflect.Type) map[string]int {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || f.Anonymous || name == "" || name == "-" {
+		if !f.IsExported() || name == "" || name == "-" {
 			continue
 		}
 		m[name] = i
