@@ -119,7 +119,7 @@ func ClusterRole(bp *ir.Blueprint) *rbacv1.ClusterRole {
 
 // Role returns a namespaced Role for a runtime that watches one namespace.
 // It fails when bp needs something a Role cannot grant: a cluster-scoped
-// custom resource or child.
+// kind (ClusterScoped).
 func Role(bp *ir.Blueprint, namespace string) (*rbacv1.Role, error) {
 	if cluster := ClusterScoped(bp); len(cluster) > 0 {
 		return nil, fmt.Errorf("a Role cannot grant cluster-scoped kinds: %s; use the ClusterRole (drop --namespace)", strings.Join(cluster, ", "))
@@ -132,8 +132,9 @@ func Role(bp *ir.Blueprint, namespace string) (*rbacv1.Role, error) {
 }
 
 // ClusterScoped lists the cluster-scoped kinds bp reads or writes (its
-// custom resource's, a child's with its id), which only a ClusterRole can
-// grant: a runtime running bp cannot be confined to namespaces.
+// custom resource's, a child's with its id, one its reconciler may
+// return), which only a ClusterRole can grant: a runtime running bp cannot
+// be confined to namespaces.
 func ClusterScoped(bp *ir.Blueprint) []string {
 	var cluster []string
 	if !bp.Resource.Namespaced {

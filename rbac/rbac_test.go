@@ -67,6 +67,14 @@ func TestRoleRefusesClusterScopedKinds(t *testing.T) {
 	if _, err := rbac.Role(bp, "shop"); err == nil || !strings.Contains(err.Error(), "Namespace (ns)") {
 		t.Errorf("a Role for a Blueprint with a Namespace child: err = %v, want a refusal naming it", err)
 	}
+	// A kind the reconciler may return counts too: its RBAC is the Role's.
+	bp = compile(t, "../packs/website/blueprint.yaml")
+	ns := ir.ResourceKind{Plural: "namespaces"}
+	ns.Version, ns.Kind = "v1", "Namespace"
+	bp.Reconcile = &ir.Reconcile{Remote: &ir.Remote{URL: "https://reconciler.example", Resources: []ir.ResourceKind{ns}}}
+	if _, err := rbac.Role(bp, "shop"); err == nil || !strings.Contains(err.Error(), "Namespace (reconcile.resources)") {
+		t.Errorf("a Role for a Blueprint whose reconciler returns Namespaces: err = %v, want a refusal naming them", err)
+	}
 }
 
 func TestMarker(t *testing.T) {
