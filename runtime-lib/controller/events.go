@@ -65,11 +65,37 @@ type seriesKey struct {
 	note                      string
 }
 
+// seriesEntry is what a series needs beside its key: the Event that
+// started it is rebuilt from both (seriesKey.event), not kept, so that a
+// remembered series costs its key and these few fields, not a whole Event
+// (a third of the runtime's memory for Events at 1,000 custom resources).
 type seriesEntry struct {
-	event     *eventsv1.Event // as created
-	count     int32
-	last      time.Time
-	lastWrite time.Time
+	// name, namespace and first are the created Event's.
+	name, namespace string
+	first           time.Time
+	count           int32
+	last            time.Time
+	lastWrite       time.Time
+}
+
+// event is the Event that started the series e, as created.
+func (k *seriesKey) event(r *Recorder, e *seriesEntry) *eventsv1.Event {
+	ev := &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: e.name, Namespace: e.namespace},
+		EventTime:           metav1.NewMicroTime(e.first),
+		ReportingController: r.controller,
+		ReportingInstance:   r.instance,
+		Action:              k.action,
+		Reason:              k.reason,
+		Regarding:           k.regarding,
+		Note:                k.note,
+		Type:                k.eventType,
+	}
+	if k.related != (corev1.ObjectReference{}) {
+		related := k.related
+		ev.Related = &related
+	}
+	return ev
 }
 
 // NewRecorder returns a Recorder that writes through mgr's client as
@@ -164,10 +190,12 @@ func (r *Recorder) record(ctx context.Context, ev *eventsv1.Event) {
 		entry.count++
 		entry.last = now
 		write := now.Sub(entry.lastWrite) >= seriesPatchEvery || entry.count == 2
-		created, count := entry.event, entry.count
+		var created *eventsv1.Event
 		if write {
 			entry.lastWrite = now
+			created = key.event(r, entry)
 		}
+		count := entry.count
 		r.mu.Unlock()
 		if write {
 			r.patchSeries(ctx, created, count, now)
@@ -181,9 +209,9 @@ func (r *Recorder) record(ctx context.Context, ev *eventsv1.Event) {
 	}
 	ev.Name = fmt.Sprintf("%s.%x", ev.Regarding.Name, now.UnixNano())
 	ev.Namespace = namespace
-	r.series[key] = &seriesEntry{event: ev, count: 1, last: now, lastWrite: now}
+	r.series[key] = &seriesEntry{name: ev.Name, namespace: ev.Namespace, first: now, count: 1, last: now, lastWrite: now}
 	r.mu.Unlock()
-	if err := r.c.Create(ctx, ev.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := r.c.Create(ctx, ev); err != nil && !apierrors.IsAlreadyExists(err) {
 		r.log.Error(err, "cannot record an Event", "reason", ev.Reason, "note", ev.Note)
 	}
 }
@@ -196,8 +224,7 @@ func (r *Recorder) patchSeries(ctx context.Context, ev *eventsv1.Event, count in
 	err := r.c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
 	if apierrors.IsNotFound(err) {
 		// The Event has expired: record it again.
-		again := ev.DeepCopy()
-		again.ResourceVersion = ""
+		again := ev
 		again.Series = &eventsv1.EventSeries{Count: count, LastObservedTime: metav1.NewMicroTime(last)}
 		err = r.c.Create(ctx, again)
 	}

@@ -49,3 +49,76 @@ func TestForgetOld(t *testing.T) {
 		t.Error("the oldest series is still remembered once maxSeries were")
 	}
 }
+
+// TestSeries checks a repeated Event: created once, its count written on
+// the first repeat and then at most once a seriesPatchEvery, and created
+// again, as the series' first Event with its count, once it has expired.
+func TestSeries(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	r := NewClientRecorder(c, scheme.Scheme, "test", logr.Discard())
+	ctx := context.Background()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	regarding := corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm", UID: "u1"}
+	related := corev1.ObjectReference{Kind: "Secret", Namespace: "default", Name: "s"}
+	record := func(at time.Duration, note string) {
+		r.record(ctx, &eventsv1.Event{
+			EventTime:           metav1.NewMicroTime(start.Add(at)),
+			ReportingController: r.controller,
+			ReportingInstance:   r.instance,
+			Regarding:           regarding,
+			Related:             &related,
+			Type:                corev1.EventTypeWarning, Reason: "Failed", Action: "Reconcile", Note: note,
+		})
+	}
+	events := func() []eventsv1.Event {
+		t.Helper()
+		list := &eventsv1.EventList{}
+		if err := c.List(ctx, list); err != nil {
+			t.Fatal(err)
+		}
+		return list.Items
+	}
+	count := func(ev eventsv1.Event) int32 {
+		if ev.Series == nil {
+			return 1
+		}
+		return ev.Series.Count
+	}
+
+	record(0, "boom")
+	evs := events()
+	if len(evs) != 1 || count(evs[0]) != 1 {
+		t.Fatalf("after one Event: %+v", evs)
+	}
+	first := evs[0]
+	if first.Note != "boom" || first.Regarding != regarding || first.Related == nil || *first.Related != related ||
+		first.ReportingController != "test" || first.Type != corev1.EventTypeWarning || first.Reason != "Failed" || first.Action != "Reconcile" {
+		t.Errorf("created Event: %+v", first)
+	}
+	record(time.Second, "boom")
+	if evs := events(); len(evs) != 1 || count(evs[0]) != 2 {
+		t.Fatalf("after the first repeat: want one Event of count 2, got %+v", evs)
+	}
+	record(2*time.Second, "boom")
+	if evs := events(); len(evs) != 1 || count(evs[0]) != 2 {
+		t.Errorf("a repeat within %s was written: %+v", seriesPatchEvery, evs)
+	}
+	if err := c.Delete(ctx, &first); err != nil {
+		t.Fatal(err)
+	}
+	record(70*time.Second, "boom")
+	evs = events()
+	if len(evs) != 1 {
+		t.Fatalf("after the Event expired: %d Events, want it created again", len(evs))
+	}
+	again := evs[0]
+	if again.Name != first.Name || count(again) != 4 || again.Note != "boom" || again.Regarding != regarding ||
+		again.Related == nil || *again.Related != related || !again.EventTime.Equal(&first.EventTime) ||
+		!again.Series.LastObservedTime.Time.Equal(start.Add(70*time.Second)) {
+		t.Errorf("Event created again: %+v (series %+v), want %s with count 4", again, again.Series, first.Name)
+	}
+	record(71*time.Second, "another note")
+	if evs := events(); len(evs) != 2 {
+		t.Errorf("another note made %d Events, want a new one beside the series", len(evs))
+	}
+}

@@ -189,10 +189,18 @@ func (r *Reconciler) CaughtUp(cr client.Object) {
 	}
 }
 
-// wroteStatus remembers the status a write gave cr, whose resourceVersion
-// was before.
-func (r *Reconciler) wroteStatus(cr *unstructured.Unstructured, before string, status map[string]any) {
-	r.statuses.Store(echoKey(cr), &statusWrite{before: before, status: runtime.DeepCopyJSONValue(status)})
+// wroteStatus remembers the status a write gives cr, whose resourceVersion
+// is before, and returns what it remembered, for forgetStatus.
+func (r *Reconciler) wroteStatus(cr *unstructured.Unstructured, before string, status map[string]any) *statusWrite {
+	w := &statusWrite{before: before, status: runtime.DeepCopyJSONValue(status)}
+	r.statuses.Store(echoKey(cr), w)
+	return w
+}
+
+// forgetStatus forgets w, what wroteStatus remembered of cr, unless a
+// later write has replaced it.
+func (r *Reconciler) forgetStatus(cr *unstructured.Unstructured, w *statusWrite) {
+	r.statuses.CompareAndDelete(echoKey(cr), w)
 }
 
 var _ reconcile.Reconciler = &Reconciler{}

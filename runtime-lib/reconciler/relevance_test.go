@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/inrun/inrun/compiler"
 )
@@ -314,5 +317,73 @@ func TestCaughtUp(t *testing.T) {
 	r.statuses.Range(func(any, any) bool { left++; return true })
 	if left != 0 {
 		t.Errorf("%d status writes remembered after the cache caught up, want 0", left)
+	}
+}
+
+// TestStatusWriteEchoFirst: the watch event of a status write may be
+// handled before the write returns, and a write may change nothing (no
+// event at all); either way no status is left remembered once the write
+// returns. A failed write is not remembered either.
+func TestStatusWriteEchoFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// answer is the resourceVersion the write answers with, "" for an
+		// error.
+		answer string
+		// echoFirst hands the write's event to CaughtUp before it returns.
+		echoFirst bool
+	}{
+		{name: "event before the answer", answer: "6", echoFirst: true},
+		{name: "no change", answer: "5"},
+		{name: "failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r *Reconciler
+			patch := func(obj client.Object) error {
+				if tc.answer == "" {
+					return errors.New("the API server is away")
+				}
+				obj.SetResourceVersion(tc.answer)
+				if tc.echoFirst {
+					echo := &unstructured.Unstructured{}
+					echo.SetGroupVersionKind(r.bp.Resource.GroupVersionKind)
+					echo.SetNamespace(obj.GetNamespace())
+					echo.SetName(obj.GetName())
+					echo.SetResourceVersion(tc.answer)
+					r.CaughtUp(echo)
+				}
+				return nil
+			}
+			c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+				Patch: func(_ context.Context, _ client.WithWatch, obj client.Object, _ client.Patch, _ ...client.PatchOption) error {
+					return patch(obj)
+				},
+				SubResourcePatch: func(_ context.Context, _ client.Client, _ string, obj client.Object, _ client.Patch, _ ...client.SubResourcePatchOption) error {
+					return patch(obj)
+				},
+			}).Build()
+			bp, err := compiler.CompileFile("testdata/relevance.yaml", compiler.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, err = New(bp, Options{Client: c}); err != nil {
+				t.Fatal(err)
+			}
+			cr := &unstructured.Unstructured{}
+			cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
+			cr.SetNamespace("default")
+			cr.SetName("hello")
+			cr.SetResourceVersion("5")
+			p := &pass{Reconciler: r, cr: cr, rep: &Report{}}
+			err = p.applyStatus(context.Background(), map[string]any{"phase": "Ready"})
+			if (err != nil) != (tc.answer == "") {
+				t.Fatalf("applyStatus: %v", err)
+			}
+			left := 0
+			r.statuses.Range(func(any, any) bool { left++; return true })
+			if left != 0 {
+				t.Errorf("%d status writes remembered, want 0", left)
+			}
+		})
 	}
 }

@@ -150,17 +150,26 @@ func (p *pass) applyStatus(ctx context.Context, status map[string]any) error {
 	answer.SetName(p.cr.GetName())
 	patch := client.RawPatch(types.ApplyPatchType, data)
 	before := p.cr.GetResourceVersion()
+	// Remembered before the write, not after it: the write's watch event
+	// may reach CaughtUp before this goroutine runs again, and a status
+	// remembered after that would be kept until the custom resource next
+	// changed (a tenth of them at 1,000 custom resources, in the
+	// benchmark's heap profile).
+	written := p.wroteStatus(p.cr, before, status)
 	if p.bp.Resource.StatusSubresource {
 		err = p.opts.Client.Status().Patch(ctx, answer, patch, client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
 	} else {
 		err = p.opts.Client.Patch(ctx, answer, patch, client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
+	}
+	if err != nil || answer.GetResourceVersion() == before {
+		// Failed, or changed nothing: no watch event will come for it.
+		p.forgetStatus(p.cr, written)
 	}
 	if err != nil {
 		return err
 	}
 	p.rep.Writes++
 	p.cr.Object["status"] = status
-	p.wroteStatus(p.cr, before, status)
 	return nil
 }
 
