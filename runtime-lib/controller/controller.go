@@ -483,13 +483,15 @@ func LeaderElectionID(bps []*ir.Blueprint) string {
 // cache.TransformStripManagedFields without its cost on unstructured
 // objects, whose GetManagedFields converts every entry into a Go struct
 // only to say whether there is one: here the field is deleted from the
-// map.
+// map. An unstructured object's keys and repeating values are shared with
+// the other objects cached (internObject).
 func StripManagedFields(in any) (any, error) {
 	switch obj := in.(type) {
 	case *unstructured.Unstructured:
 		if md, ok := obj.Object["metadata"].(map[string]any); ok {
 			delete(md, "managedFields")
 		}
+		internObject(obj.Object)
 	case metav1.Object:
 		if obj.GetManagedFields() != nil {
 			obj.SetManagedFields(nil)

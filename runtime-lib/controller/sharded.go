@@ -276,7 +276,7 @@ func addLabeller(mgr manager.Manager, o ShardedOptions) error {
 		Scheme:            mgr.GetScheme(),
 		Mapper:            mgr.GetRESTMapper(),
 		DefaultNamespaces: o.Manager.Cache.DefaultNamespaces,
-		DefaultTransform:  cache.TransformStripManagedFields(),
+		DefaultTransform:  StripManagedFields,
 		ByObject:          byObject,
 	})
 	if err != nil {
