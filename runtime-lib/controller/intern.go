@@ -7,8 +7,9 @@ import "sync"
 // "conditions", "lastTransitionTime", "True", "Ready" once per object. The
 // cache transform makes the objects share one copy of each key, and of
 // each value of the fields below, the ones that repeat across objects, so
-// a cached custom resource costs less (the benchmark's settled Website:
-// see TestInternShrinksCachedObjects).
+// a cached custom resource costs less: the benchmark's settled Website
+// 2.9 KB of heap instead of 3.7 KB (TestInternShrinksCachedObjects logs
+// both).
 //
 // The tables are bounded: a kind whose keys are names of its own (a map of
 // user labels, say) stops adding to them once they are full, and costs
@@ -21,33 +22,41 @@ const maxInterned = 1 << 13
 // it are mostly one object's own.
 const maxInternedValue = 128
 
-// internedValues are the fields whose string values are shared: an
-// object's own apiVersion, kind and namespace, and its conditions' type,
-// status, reason and message.
-var internedValues = map[string]bool{
+// sharedValues are the fields whose string values are shared: an object's
+// own apiVersion, kind and namespace, and its conditions' type, status,
+// reason and message.
+var sharedValues = map[string]bool{
 	"apiVersion": true, "kind": true, "namespace": true,
 	"type": true, "status": true, "reason": true, "message": true,
 }
 
-type internTable struct {
+// internTable holds one copy of each string, as V: a string for keys, and
+// for values the string already in an interface, since storing a string
+// into a map[string]any boxes it anew each time.
+type internTable[V any] struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string]V
 }
 
-var internedKeys, internedStrings = &internTable{m: map[string]string{}}, &internTable{m: map[string]string{}}
+var (
+	internedKeys   = &internTable[string]{m: map[string]string{}}
+	internedValues = &internTable[any]{m: map[string]any{}}
+)
 
-// get returns the table's copy of s, adding s when there is room.
-func (t *internTable) get(s string) string {
+// get returns the table's copy of s, adding s, as v, when there is room.
+func (t *internTable[V]) get(s string, v V) V {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if v, ok := t.m[s]; ok {
-		return v
+	if shared, ok := t.m[s]; ok {
+		return shared
 	}
 	if len(t.m) < maxInterned {
-		t.m[s] = s
+		t.m[s] = v
 	}
-	return s
+	return v
 }
+
+func internKey(k string) string { return internedKeys.get(k, k) }
 
 // internObject makes m, a JSON object, share its keys and repeating values
 // with every object interned before. Storing a key that is already in a
@@ -60,12 +69,12 @@ func internObject(m map[string]any) {
 		case []any:
 			internList(v)
 		case string:
-			if internedValues[k] && len(v) <= maxInternedValue {
-				m[internedKeys.get(k)] = internedStrings.get(v)
+			if sharedValues[k] && len(v) <= maxInternedValue {
+				m[internKey(k)] = internedValues.get(v, m[k])
 				continue
 			}
 		}
-		m[internedKeys.get(k)] = v
+		m[internKey(k)] = v
 	}
 }
 

@@ -97,18 +97,19 @@ func TestInternShrinksCachedObjects(t *testing.T) {
 // TestInternBounded: a table full of one kind's own keys adds no more, and
 // strings it holds are still shared.
 func TestInternBounded(t *testing.T) {
-	table := &internTable{m: map[string]string{}}
-	first := table.get(string([]byte("shared")))
+	table := &internTable[string]{m: map[string]string{}}
+	get := func(s string) string { return table.get(s, s) }
+	first := get(string([]byte("shared")))
 	for i := range 2 * maxInterned {
-		table.get(fmt.Sprintf("label-%d", i))
+		get(fmt.Sprintf("label-%d", i))
 	}
 	if len(table.m) != maxInterned {
 		t.Errorf("the table holds %d strings, want %d", len(table.m), maxInterned)
 	}
-	if !sameString(table.get(string([]byte("shared"))), first) {
+	if !sameString(get(string([]byte("shared"))), first) {
 		t.Error("a string the table holds is no longer shared once it is full")
 	}
-	if s := string([]byte("new")); !sameString(table.get(s), s) {
+	if s := string([]byte("new")); !sameString(get(s), s) {
 		t.Error("a string a full table does not hold is not given back as it is")
 	}
 }
