@@ -63,15 +63,14 @@ func internKey(k string) string { return internedKeys.get(k, k) }
 // map replaces the key too, so the loop swaps each key for its shared copy.
 func internObject(m map[string]any) {
 	for k, v := range m {
-		switch v := v.(type) {
+		switch x := v.(type) {
 		case map[string]any:
-			internObject(v)
+			internObject(x)
 		case []any:
-			internList(v)
+			internList(x)
 		case string:
-			if sharedValues[k] && len(v) <= maxInternedValue {
-				m[internKey(k)] = internedValues.get(v, m[k])
-				continue
+			if sharedValues[k] && len(x) <= maxInternedValue {
+				v = internedValues.get(x, v)
 			}
 		}
 		m[internKey(k)] = v
