@@ -63,27 +63,23 @@ func internKey(k string) string { return internedKeys.get(k, k) }
 // map replaces the key too, so the loop swaps each key for its shared copy.
 func internObject(m map[string]any) {
 	for k, v := range m {
-		switch x := v.(type) {
-		case map[string]any:
-			internObject(x)
-		case []any:
-			internList(x)
-		case string:
-			if sharedValues[k] && len(x) <= maxInternedValue {
-				v = internedValues.get(x, v)
-			}
+		if s, ok := v.(string); ok && sharedValues[k] && len(s) <= maxInternedValue {
+			v = internedValues.get(s, v)
+		} else {
+			internNested(v)
 		}
 		m[internKey(k)] = v
 	}
 }
 
-func internList(l []any) {
-	for _, v := range l {
-		switch v := v.(type) {
-		case map[string]any:
-			internObject(v)
-		case []any:
-			internList(v)
+// internNested interns the objects within v, a JSON value.
+func internNested(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		internObject(x)
+	case []any:
+		for _, e := range x {
+			internNested(e)
 		}
 	}
 }
