@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
@@ -178,4 +180,59 @@ func (p *pass) waitsFor(xs ...*ir.Expr) string {
 		why = append(why, "reads "+strings.Join(excluded, ", ")+", which includeWhen leaves out")
 	}
 	return strings.Join(why, "; ")
+}
+
+// conditionOf reads a condition of a live status as
+// runtime.DefaultUnstructuredConverter.FromUnstructured would, and
+// reports false when that would fail. The usual condition (strings, an
+// int64 generation, an RFC 3339 time) is read directly: a pass reads
+// every condition of its custom resource, and the converter's reflection
+// was a few percent of the runtime's CPU. Anything else is left to the
+// converter.
+func conditionOf(m map[string]any) (metav1.Condition, bool) {
+	var c metav1.Condition
+	direct := true
+	str := func(k string) string {
+		v, present := m[k]
+		s, ok := v.(string)
+		if present && !ok {
+			direct = false
+		}
+		return s
+	}
+	c.Type = str("type")
+	c.Status = metav1.ConditionStatus(str("status"))
+	c.Reason = str("reason")
+	c.Message = str("message")
+	if v, present := m["observedGeneration"]; present {
+		g, ok := v.(int64)
+		direct = direct && ok
+		c.ObservedGeneration = g
+	}
+	if v, present := m["lastTransitionTime"]; present && v != nil {
+		s, ok := v.(string)
+		t, err := time.Parse(time.RFC3339, s)
+		direct = direct && ok && err == nil
+		c.LastTransitionTime = metav1.NewTime(t.Local())
+	}
+	if direct {
+		return c, true
+	}
+	c = metav1.Condition{}
+	return c, runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil
+}
+
+// conditionJSON is c as runtime.DefaultUnstructuredConverter.ToUnstructured
+// writes it, without its reflection.
+func conditionJSON(c *metav1.Condition) map[string]any {
+	m := make(map[string]any, 6)
+	m["type"] = c.Type
+	m["status"] = string(c.Status)
+	if c.ObservedGeneration != 0 {
+		m["observedGeneration"] = c.ObservedGeneration
+	}
+	m["lastTransitionTime"] = c.LastTransitionTime.ToUnstructured()
+	m["reason"] = c.Reason
+	m["message"] = c.Message
+	return m
 }

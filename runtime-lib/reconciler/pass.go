@@ -213,7 +213,7 @@ func (p *pass) kindReady(live *unstructured.Unstructured) bool {
 			if p.readyOnceItExists(gvk) {
 				return true // a Service, a ConfigMap: no status to convert
 			}
-			return p.Reconciler.kindReady(readinessView(gvk, native, typedStatus(native)))
+			return p.Reconciler.kindReady(readinessView(gvk, native, typedStatus(native, p.kindReadsStatus(gvk))))
 		}
 		p.whole(live)
 	}

@@ -58,8 +58,8 @@ func conditionReady(u *unstructured.Unstructured, observed bool) bool {
 // defaultReady is the readiness rule of the built-in workload kinds
 // (workloadReady); any other object is ready once it exists.
 func defaultReady(u *unstructured.Unstructured) bool {
-	if rule := workloadReady[u.GroupVersionKind().GroupKind()]; rule != nil {
-		return rule(u)
+	if rule, ok := workloadReady[u.GroupVersionKind().GroupKind()]; ok {
+		return rule.ready(u)
 	}
 	return true
 }
@@ -70,29 +70,64 @@ func (r *Reconciler) readyOnceItExists(gvk schema.GroupVersionKind) bool {
 	if use := r.bp.Use(gvk); use != nil && use.ReadyCondition {
 		return false
 	}
-	return workloadReady[gvk.GroupKind()] == nil
+	_, ok := workloadReady[gvk.GroupKind()]
+	return !ok
+}
+
+// kindReadsStatus are the fields of status, at its top, that kindReady
+// reads of an object of kind gvk: a typed object's status is converted
+// for it only so far.
+func (r *Reconciler) kindReadsStatus(gvk schema.GroupVersionKind) []string {
+	if use := r.bp.Use(gvk); use != nil && use.ReadyCondition {
+		return []string{"observedGeneration", "conditions"}
+	}
+	return workloadReady[gvk.GroupKind()].status
+}
+
+// workloadRule is the readiness rule of a built-in workload kind. It
+// reads only the kind, metadata.generation, spec.replicas and the fields
+// of status it names, all readinessView keeps.
+type workloadRule struct {
+	status []string
+	ready  func(u *unstructured.Unstructured) bool
 }
 
 // workloadReady are the readiness rules of the built-in workload kinds.
-// Each reads only the kind, metadata.generation, spec.replicas and
-// status, all readinessView keeps.
-var workloadReady = map[schema.GroupKind]func(u *unstructured.Unstructured) bool{
-	{Group: "apps", Kind: "Deployment"}: func(u *unstructured.Unstructured) bool {
-		want := specReplicas(u)
-		return observed(u) && statusInt(u, "updatedReplicas") >= want && statusInt(u, "readyReplicas") >= want && statusInt(u, "availableReplicas") >= want
+var workloadReady = map[schema.GroupKind]workloadRule{
+	{Group: "apps", Kind: "Deployment"}: {
+		status: []string{"observedGeneration", "updatedReplicas", "readyReplicas", "availableReplicas"},
+		ready: func(u *unstructured.Unstructured) bool {
+			want := specReplicas(u)
+			return observed(u) && statusInt(u, "updatedReplicas") >= want && statusInt(u, "readyReplicas") >= want && statusInt(u, "availableReplicas") >= want
+		},
 	},
-	{Group: "apps", Kind: "StatefulSet"}: func(u *unstructured.Unstructured) bool {
-		want := specReplicas(u)
-		return observed(u) && statusInt(u, "readyReplicas") >= want && statusInt(u, "updatedReplicas") >= want
+	{Group: "apps", Kind: "StatefulSet"}: {
+		status: []string{"observedGeneration", "readyReplicas", "updatedReplicas"},
+		ready: func(u *unstructured.Unstructured) bool {
+			want := specReplicas(u)
+			return observed(u) && statusInt(u, "readyReplicas") >= want && statusInt(u, "updatedReplicas") >= want
+		},
 	},
-	{Group: "apps", Kind: "DaemonSet"}: func(u *unstructured.Unstructured) bool {
-		return observed(u) && statusInt(u, "numberReady") >= statusInt(u, "desiredNumberScheduled")
+	{Group: "apps", Kind: "DaemonSet"}: {
+		status: []string{"observedGeneration", "numberReady", "desiredNumberScheduled"},
+		ready: func(u *unstructured.Unstructured) bool {
+			return observed(u) && statusInt(u, "numberReady") >= statusInt(u, "desiredNumberScheduled")
+		},
 	},
-	{Group: "batch", Kind: "Job"}: func(u *unstructured.Unstructured) bool { return hasCondition(u, "Complete") },
-	{Group: "", Kind: "Pod"}:      func(u *unstructured.Unstructured) bool { return hasCondition(u, "Ready") },
-	{Group: "", Kind: "PersistentVolumeClaim"}: func(u *unstructured.Unstructured) bool {
-		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-		return phase == "Bound"
+	{Group: "batch", Kind: "Job"}: {
+		status: []string{"conditions"},
+		ready:  func(u *unstructured.Unstructured) bool { return hasCondition(u, "Complete") },
+	},
+	{Group: "", Kind: "Pod"}: {
+		status: []string{"conditions"},
+		ready:  func(u *unstructured.Unstructured) bool { return hasCondition(u, "Ready") },
+	},
+	{Group: "", Kind: "PersistentVolumeClaim"}: {
+		status: []string{"phase"},
+		ready: func(u *unstructured.Unstructured) bool {
+			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+			return phase == "Bound"
+		},
 	},
 }
 

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,6 +24,9 @@ type childReads struct {
 	// the leading "status"; wholeStatus is set when one reads it all.
 	status      [][]string
 	wholeStatus bool
+	// statusTop are the first fields of status's paths: what of a typed
+	// object's status is converted to compare them.
+	statusTop []string
 	// kindRule is set when the child has no readyWhen: the rule of its
 	// kind (kindReady) decides whether it is ready.
 	kindRule bool
@@ -67,6 +71,9 @@ children:
 					reads.wholeStatus = true
 				case p[0] == "status":
 					reads.status = append(reads.status, p[1:])
+					if !slices.Contains(reads.statusTop, p[1]) {
+						reads.statusTop = append(reads.statusTop, p[1])
+					}
 				case p[0] == "metadata" && len(p) == 1:
 					continue children
 				case p[0] == "metadata" && (p[1] == "labels" || p[1] == "annotations"):
@@ -123,7 +130,11 @@ func (r *Reconciler) Relevant(gvk schema.GroupVersionKind, old, new client.Objec
 	// matters to no pass that reads none of it and calls it ready anyway.
 	kindRule := reads.kindRule && !r.readyOnceItExists(gvk)
 	read := reads.wholeStatus || len(reads.status) > 0 || kindRule
-	oldStatus, newStatus, same, ok := statuses(old, new, read && !reads.wholeStatus, specInGeneration[gvk.GroupKind()])
+	var ruleReads []string
+	if kindRule {
+		ruleReads = r.kindReadsStatus(gvk)
+	}
+	oldStatus, newStatus, same, ok := statuses(old, new, read && !reads.wholeStatus, specInGeneration[gvk.GroupKind()], reads.statusTop, ruleReads)
 	switch {
 	case !ok:
 		return true
@@ -197,7 +208,7 @@ var specInGeneration = map[schema.GroupKind]bool{
 // compared field by field (unless sameGeneration says the API server
 // vouches for it: see specInGeneration), and its status converted only
 // when it changed and convert is set.
-func statuses(old, new client.Object, convert, sameGeneration bool) (oldStatus, newStatus any, same, ok bool) {
+func statuses(old, new client.Object, convert, sameGeneration bool, fields ...[]string) (oldStatus, newStatus any, same, ok bool) {
 	if ou, isU := old.(*unstructured.Unstructured); isU {
 		nu, isU := new.(*unstructured.Unstructured)
 		if !isU {
@@ -245,9 +256,9 @@ func statuses(old, new client.Object, convert, sameGeneration bool) (oldStatus, 
 	if !convert {
 		return nil, nil, false, true
 	}
-	om, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(os)
-	nm, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(ns)
-	if err1 != nil || err2 != nil {
+	om, oldOK := convertStatus(ov.Field(status), fields)
+	nm, newOK := convertStatus(nv.Field(status), fields)
+	if !oldOK || !newOK {
 		return nil, nil, false, false
 	}
 	return om, nm, false, true
@@ -266,9 +277,23 @@ func at(v any, path []string) any {
 	return v
 }
 
+// convertStatus converts status, a struct, as typedStatus does.
+func convertStatus(status reflect.Value, fields [][]string) (map[string]any, bool) {
+	if len(fields) > 0 {
+		if m, ok := statusFields(status, fields); ok {
+			return m, true
+		}
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(status.Addr().Interface())
+	return m, err == nil
+}
+
 // typedStatus is the status of a typed object as JSON, nil for a kind with
-// none.
-func typedStatus(obj client.Object) any {
+// none. With fields, only those fields at its top are converted (the map
+// holds the others' keys as the converter would not: not at all); a
+// Deployment's conditions, which no readiness rule reads, cost more to
+// convert than the rest of it.
+func typedStatus(obj client.Object, fields ...[]string) any {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return nil
@@ -277,11 +302,66 @@ func typedStatus(obj client.Object) any {
 	if !f.IsValid() || f.Kind() != reflect.Struct {
 		return nil
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f.Addr().Interface())
-	if err != nil {
+	m, ok := convertStatus(f, fields)
+	if !ok {
 		return nil
 	}
 	return m
+}
+
+// statusFields converts the named fields of status, a struct, as
+// runtime.DefaultUnstructuredConverter.ToUnstructured would write them;
+// ok is false when the converter must convert it whole (fieldsOf).
+func statusFields(status reflect.Value, fields [][]string) (map[string]any, bool) {
+	byName := fieldsOf(status.Type())
+	if byName == nil {
+		return nil, false
+	}
+	m := map[string]any{}
+	for _, names := range fields {
+		for _, name := range names {
+			f, known := byName[name]
+			if _, done := m[name]; done || !known {
+				continue
+			}
+			v := status.FieldByIndex(f.index)
+			if f.omitted(v) {
+				continue
+			}
+			u, err := fieldValue(v)
+			if err != nil {
+				return nil, false
+			}
+			m[name] = u
+		}
+	}
+	return m, true
+}
+
+// fieldValue is the converter's view of a field's value: a string, a
+// bool or an integer (or a pointer to one) directly, anything else through
+// the converter.
+func fieldValue(v reflect.Value) (any, error) {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, nil
+		}
+		if k := v.Elem().Kind(); k == reflect.String || k == reflect.Bool || k >= reflect.Int && k <= reflect.Int64 {
+			v = v.Elem()
+		}
+	}
+	if reflect.PointerTo(v.Type()).NumMethod() > 0 {
+		return convertValue(v) // it may marshal itself
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), nil
+	case reflect.Bool:
+		return v.Bool(), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int(), nil
+	}
+	return convertValue(v)
 }
 
 // readinessView is what kindReady reads of obj, given its status as JSON:

@@ -3,20 +3,25 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/randfill"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
 )
 
 var deploymentGVK = appsv1.SchemeGroupVersion.WithKind("Deployment")
@@ -385,5 +390,78 @@ func TestStatusWriteEchoFirst(t *testing.T) {
 				t.Errorf("%d status writes remembered, want 0", left)
 			}
 		})
+	}
+}
+
+// TestStatusFieldsAreTheConverters checks that converting some fields of a
+// typed status gives, for each, what converting it whole gives, and that
+// the readiness rules judge the workload kinds the same from the fields
+// they name (kindReadsStatus) as from the whole status, over random
+// statuses whose counts are small enough to be ready about half the time.
+func TestStatusFieldsAreTheConverters(t *testing.T) {
+	kinds := map[schema.GroupVersionKind]func() client.Object{
+		appsv1.SchemeGroupVersion.WithKind("Deployment"):            func() client.Object { return &appsv1.Deployment{} },
+		appsv1.SchemeGroupVersion.WithKind("StatefulSet"):           func() client.Object { return &appsv1.StatefulSet{} },
+		appsv1.SchemeGroupVersion.WithKind("DaemonSet"):             func() client.Object { return &appsv1.DaemonSet{} },
+		batchv1.SchemeGroupVersion.WithKind("Job"):                  func() client.Object { return &batchv1.Job{} },
+		corev1.SchemeGroupVersion.WithKind("Pod"):                   func() client.Object { return &corev1.Pod{} },
+		corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): func() client.Object { return &corev1.PersistentVolumeClaim{} },
+		corev1.SchemeGroupVersion.WithKind("Service"):               func() client.Object { return &corev1.Service{} },
+	}
+	fill := randfill.NewWithSeed(4).NilChance(0.3).NumElements(0, 2).MaxDepth(8).Funcs(
+		func(q *resource.Quantity, c randfill.Continue) {
+			*q = *resource.NewMilliQuantity(c.Int63n(5000), resource.DecimalSI)
+		},
+		func(i *int32, c randfill.Continue) { *i = c.Int31n(3) },
+		func(i *int64, c randfill.Continue) { *i = c.Int63n(3) },
+		func(s *corev1.PersistentVolumeClaimPhase, c randfill.Continue) {
+			*s = []corev1.PersistentVolumeClaimPhase{"", corev1.ClaimBound, corev1.ClaimPending}[c.Intn(3)]
+		},
+		func(s *corev1.ConditionStatus, c randfill.Continue) { *s = []corev1.ConditionStatus{"True", "False"}[c.Intn(2)] },
+		func(tm *metav1.Time, c randfill.Continue) {
+			if c.Bool() {
+				*tm = metav1.Unix(c.Int63n(1<<32), 0)
+			}
+		},
+		func(f *metav1.FieldsV1, c randfill.Continue) { f.Raw = []byte(`{"f:spec":{}}`) },
+		func(r *runtime.RawExtension, c randfill.Continue) {},
+	)
+	r := &Reconciler{bp: &ir.Blueprint{}}
+	verdicts := map[bool]int{}
+	for gvk, newObj := range kinds {
+		for i := 0; i < 100; i++ {
+			obj := newObj()
+			fill.Fill(obj)
+			whole, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wholeStatus, _ := whole["status"].(map[string]any)
+			status := reflect.ValueOf(obj).Elem().FieldByName("Status")
+			for name := range fieldsOf(status.Type()) {
+				part, ok := statusFields(status, [][]string{{name}})
+				if !ok {
+					t.Fatalf("%s: status fields not converted", gvk.Kind)
+				}
+				got, present := part[name]
+				want, wantPresent := wholeStatus[name]
+				if present != wantPresent || !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s %d: status.%s = %#v (present %v), converted whole %#v (present %v)", gvk.Kind, i, name, got, present, want, wantPresent)
+				}
+			}
+			u := &unstructured.Unstructured{Object: whole}
+			u.SetGroupVersionKind(gvk)
+			want := r.kindReady(u)
+			got := r.kindReady(readinessView(gvk, obj, typedStatus(obj, r.kindReadsStatus(gvk))))
+			if got != want {
+				t.Fatalf("%s %d: ready from the fields read %v, from the whole status %v: %#v", gvk.Kind, i, got, want, wholeStatus)
+			}
+			if !r.readyOnceItExists(gvk) {
+				verdicts[want]++
+			}
+		}
+	}
+	if verdicts[true] < 50 || verdicts[false] < 50 {
+		t.Errorf("verdicts %v: the random statuses should be ready and not ready often enough to tell", verdicts)
 	}
 }

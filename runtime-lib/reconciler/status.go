@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -198,8 +197,7 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 			if !ok {
 				continue
 			}
-			var cond metav1.Condition
-			if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &cond) == nil {
+			if cond, ok := conditionOf(m); ok {
 				conds = append(conds, cond)
 			}
 		}
@@ -288,10 +286,7 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 	sort.SliceStable(conds, func(i, j int) bool { return conds[i].Type < conds[j].Type })
 	out := make([]any, 0, len(conds))
 	for i := range conds {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
-		if err == nil {
-			out = append(out, m)
-		}
+		out = append(out, conditionJSON(&conds[i]))
 	}
 	return out
 }
