@@ -417,7 +417,9 @@ func TestStatusFieldsAreTheConverters(t *testing.T) {
 		func(s *corev1.PersistentVolumeClaimPhase, c randfill.Continue) {
 			*s = []corev1.PersistentVolumeClaimPhase{"", corev1.ClaimBound, corev1.ClaimPending}[c.Intn(3)]
 		},
-		func(s *corev1.ConditionStatus, c randfill.Continue) { *s = []corev1.ConditionStatus{"True", "False"}[c.Intn(2)] },
+		func(s *corev1.ConditionStatus, c randfill.Continue) {
+			*s = []corev1.ConditionStatus{"True", "False"}[c.Intn(2)]
+		},
 		func(tm *metav1.Time, c randfill.Continue) {
 			if c.Bool() {
 				*tm = metav1.Unix(c.Int63n(1<<32), 0)
