@@ -289,10 +289,9 @@ func convertStatus(status reflect.Value, fields [][]string) (map[string]any, boo
 }
 
 // typedStatus is the status of a typed object as JSON, nil for a kind with
-// none. With fields, only those fields at its top are converted (the map
-// holds the others' keys as the converter would not: not at all); a
-// Deployment's conditions, which no readiness rule reads, cost more to
-// convert than the rest of it.
+// none. With fields, only those of its top fields are converted and the
+// map holds no others: a Deployment's conditions, which no readiness rule
+// reads, cost more to convert than the rest of it.
 func typedStatus(obj client.Object, fields ...[]string) any {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
