@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,7 +33,7 @@ func newImportKroCommand() *cobra.Command {
 		force bool
 	)
 	cmd := &cobra.Command{
-		Use:   "kro RGD.yaml...",
+		Use:   "kro RGD.yaml... [CRD.yaml...]",
 		Short: "Convert kro ResourceGraphDefinitions into Blueprints",
 		Long: `Import kro converts every ResourceGraphDefinition (kro.run/v1alpha1) in the
 files given, which may hold several YAML documents each, into a Blueprint.
@@ -53,6 +54,11 @@ The mapping keeps kro's spelling where the meaning is the same:
                             Blueprint's objects is never null
   a resource whose kind     a child, and a uses: entry naming that RGD's
   is another imported RGD   Blueprint
+  a resource of a kind      a child, and a uses: crd entry naming the CRD,
+  another operator          copied to crds/<name>.yaml: give the CRD
+  reconciles (ACK, cert-    manifest in the same import (kubectl get crd
+  manager, Gateway API)     NAME -o yaml > crd.yaml), as kro reads it from
+                            the cluster
 
 Expressions are rewritten on their parse, so text in string literals is left
 alone, and each keeps its spelling otherwise. Comments are kept.
@@ -66,8 +72,8 @@ Blueprints hold the rest, so edit them and run inrun check):
   - custom status conditions (spec.schema.status.conditions);
   - readyWhen on an externalRef (a Blueprint's externalRef is ready once it
     exists);
-  - a kind that is neither built into Kubernetes nor the kind of an RGD
-    converted in the same run;
+  - a kind that is neither built into Kubernetes, nor the kind of an RGD
+    converted in the same run, nor of a CRD given (below);
   - unknown fields, expressions that do not parse, documents that are not
     ResourceGraphDefinitions.
 
@@ -79,6 +85,10 @@ twice to the same value). Existing files are never overwritten without
 
   # Chained RGDs: each into out/<name>/, the parent using its children
   inrun import kro tenant.yaml environment.yaml application.yaml -o out
+
+  # An RGD that creates ACK kinds, with their CRDs from the cluster
+  kubectl get crd vpcs.ec2.services.k8s.aws subnets.ec2.services.k8s.aws -o yaml > ack-crds.yaml
+  inrun import kro network-stack.yaml ack-crds.yaml
 
   # Again, over what the first run wrote
   inrun import kro rgd.yaml -o webapp --force`,
@@ -100,13 +110,16 @@ twice to the same value). Existing files are never overwritten without
 			res, convErr := kro.Convert(files)
 			w := cmd.OutOrStdout()
 			if len(res.Blueprints) > 0 {
-				paths, err := kro.Write(out, res.Blueprints, kro.WriteOptions{Force: force})
+				paths, err := kro.Write(out, res, kro.WriteOptions{Force: force})
 				if err != nil {
 					return err
 				}
 				for i, bp := range res.Blueprints {
 					fmt.Fprintf(w, "%s: %s from ResourceGraphDefinition %s, with %s%s\n",
-						paths[i], describeKind(bp), bp.RGD, plural(bp.Children, "child", "children"), usesText(bp.Uses))
+						paths[i], describeKind(bp), bp.RGD, plural(bp.Children, "child", "children"), usesText(bp))
+				}
+				for i, c := range res.CRDs {
+					fmt.Fprintf(w, "%s: CRD %s, copied for the Blueprints that use it\n", paths[len(res.Blueprints)+i], c.Name)
 				}
 			}
 			for _, n := range res.Notes {
@@ -132,7 +145,11 @@ func describeKind(bp *kro.Blueprint) string {
 	return bp.Name + " (" + ir.FormatKind(bp.GroupVersionKind) + ")"
 }
 
-func usesText(uses []string) string {
+func usesText(bp *kro.Blueprint) string {
+	uses := slices.Clone(bp.Uses)
+	for _, c := range bp.CRDs {
+		uses = append(uses, "CRD "+c)
+	}
 	if len(uses) == 0 {
 		return ""
 	}

@@ -120,9 +120,108 @@ func TestImportKroHelp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"spec.schema.status        emit.status", "${schema.spec.x}", "Not converted", "omit()", "--force", "inrun import kro rgd.yaml"} {
+	for _, want := range []string{"spec.schema.status        emit.status", "${schema.spec.x}", "Not converted", "omit()", "--force", "inrun import kro rgd.yaml", "kubectl get crd"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("import kro --help lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestImportKroWithCRD: an RGD that creates a kind another operator
+// reconciles converts when that kind's CRD is given beside it, as kubectl
+// prints it; the CRD is copied next to the Blueprint, which uses it, and
+// inrun check types the child by it. Without the CRD the hint says how to
+// get it.
+func TestImportKroWithCRD(t *testing.T) {
+	dir := t.TempDir()
+	rgd := kroRGD + `    - id: cert
+      template:
+        apiVersion: cert-manager.io/v1
+        kind: Certificate
+        metadata:
+          name: ${schema.metadata.name}
+        spec:
+          secretName: ${schema.metadata.name}-tls
+          dnsNames:
+            - ${schema.metadata.name}.example.com
+`
+	crd := `apiVersion: v1
+kind: List
+items:
+  - apiVersion: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    metadata:
+      name: certificates.cert-manager.io
+      uid: 6f1e0f43-7a4c-4b7e-9d0e-2d6f3f1f9a10
+    spec:
+      group: cert-manager.io
+      names:
+        kind: Certificate
+        plural: certificates
+      scope: Namespaced
+      versions:
+        - name: v1
+          served: true
+          storage: true
+          schema:
+            openAPIV3Schema:
+              type: object
+              properties:
+                spec:
+                  type: object
+                  properties:
+                    secretName:
+                      type: string
+                    dnsNames:
+                      type: array
+                      items:
+                        type: string
+`
+	for name, data := range map[string]string{"rgd.yaml": rgd, "crds.yaml": crd} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	out, err := run(t, dir, "import", "kro", "rgd.yaml", "-o", "without")
+	if err == nil || !strings.Contains(err.Error(), "kubectl get crd certificates.cert-manager.io -o yaml") {
+		t.Errorf("import without the CRD: err = %v, want the hint to get the CRD\n%s", err, out)
+	}
+
+	out, err = run(t, dir, "import", "kro", "rgd.yaml", "crds.yaml", "-o", "webapp")
+	if err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	crdPath := filepath.Join("webapp", "crds", "certificates.cert-manager.io.yaml")
+	for _, want := range []string{"with 2 children, using CRD certificates.cert-manager.io\n", crdPath + ": CRD certificates.cert-manager.io, copied"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	bp, err := os.ReadFile(filepath.Join(dir, "webapp", "blueprint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(bp), "uses:\n  - crd: crds/certificates.cert-manager.io.yaml\n") {
+		t.Errorf("blueprint.yaml does not use the CRD:\n%s", bp)
+	}
+	copied, err := os.ReadFile(filepath.Join(dir, crdPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(copied), "uid:") {
+		t.Errorf("the copy keeps the cluster's uid:\n%s", copied)
+	}
+	if out, err := run(t, dir, "check", filepath.Join("webapp", "blueprint.yaml")); err != nil {
+		t.Errorf("check: %v\n%s", err, out)
+	}
+
+	// A field the CRD does not have is caught by check.
+	bad := strings.Replace(string(bp), "secretName:", "secretNam:", 1)
+	if err := os.WriteFile(filepath.Join(dir, "webapp", "blueprint.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, dir, "check", filepath.Join("webapp", "blueprint.yaml")); err == nil || !strings.Contains(err.Error(), "unknown field spec.secretNam in Certificate") {
+		t.Errorf("check of a misspelt Certificate field: err = %v", err)
 	}
 }

@@ -598,6 +598,53 @@ emit:
 	}
 }
 
+// TestCRDChild: a CustomResourceDefinition is a built-in kind, cluster
+// scoped and typed (kro's ACK examples create them), whatever else the
+// binary links: client-go's scheme leaves it out, and only some packages
+// (controller-runtime's envtest) add it to that scheme.
+func TestCRDChild(t *testing.T) {
+	bp := compile(t, website+`onReconcile:
+  - id: things
+    template:
+      apiVersion: apiextensions.k8s.io/v1
+      kind: CustomResourceDefinition
+      metadata:
+        name: things.example.com
+      spec:
+        group: example.com
+        names:
+          kind: Thing
+          plural: things
+        scope: Namespaced
+        versions:
+          - name: v1
+            served: true
+            storage: true
+emit:
+  status:
+    plural: ${things.spec.names.plural}
+`)
+	ch := bp.Child("things")
+	if ch.Plural != "customresourcedefinitions" || ch.Namespaced {
+		t.Errorf("CRD child: plural %q, namespaced %v; want customresourcedefinitions, cluster scoped", ch.Plural, ch.Namespaced)
+	}
+	if got := bp.Status.Exprs()[0].Type; got != "string" {
+		t.Errorf("things.spec.names.plural: Type %q, want string (typed by the CRD's Go type)", got)
+	}
+	if _, err := compiler.Compile(load.Bytes(bpFile, []byte(website+`onReconcile:
+  - id: things
+    template:
+      apiVersion: apiextensions.k8s.io/v1
+      kind: CustomResourceDefinition
+      metadata:
+        name: things.example.com
+      spec:
+        grup: example.com
+`)), compiler.Options{}); err == nil || !strings.Contains(err.Error(), "grup") {
+		t.Errorf("a misspelt field of a CRD child: err = %v, want it named", err)
+	}
+}
+
 func TestExternalRef(t *testing.T) {
 	bp := compile(t, website+`onReconcile:
   - id: copy

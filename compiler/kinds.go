@@ -7,7 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/inrun/inrun/internal/builtin"
 )
 
 // clusterScoped lists the built-in kinds that are not namespaced. The
@@ -61,12 +62,12 @@ var notStored = map[string]bool{
 	"ComponentStatus": true, "RangeAllocation": true, "PodStatusResult": true, "SerializedReference": true,
 }
 
-// lookupBuiltin resolves a GVK against the kinds client-go knows, which are
+// lookupBuiltin resolves a GVK against the kinds builtin.Scheme knows, which are
 // the kinds every API server of this Kubernetes version serves. Only
 // objects the API server stores count: a kind with metadata, not an
 // options type, a list, a subresource or a review.
 func lookupBuiltin(gvk schema.GroupVersionKind) (builtinKind, bool) {
-	t, ok := clientgoscheme.Scheme.AllKnownTypes()[gvk]
+	t, ok := builtin.Scheme.AllKnownTypes()[gvk]
 	if !ok || gvk.Version == "__internal" || strings.HasSuffix(gvk.Kind, "List") || notStored[gvk.Kind] || !hasObjectMeta(t) {
 		return builtinKind{}, false
 	}
@@ -77,7 +78,7 @@ func lookupBuiltin(gvk schema.GroupVersionKind) (builtinKind, bool) {
 // builtinVersions returns the apiVersions that serve kind, for hints.
 func builtinVersions(kind string) []string {
 	var out []string
-	for gvk := range clientgoscheme.Scheme.AllKnownTypes() {
+	for gvk := range builtin.Scheme.AllKnownTypes() {
 		if _, ok := lookupBuiltin(gvk); ok && gvk.Kind == kind {
 			out = append(out, gvk.GroupVersion().String())
 		}
@@ -114,7 +115,7 @@ func hasObjectMeta(t reflect.Type) bool {
 // apiVersion and kind.
 func BuiltinKinds() []schema.GroupVersionKind {
 	var out []schema.GroupVersionKind
-	for gvk := range clientgoscheme.Scheme.AllKnownTypes() {
+	for gvk := range builtin.Scheme.AllKnownTypes() {
 		if _, ok := lookupBuiltin(gvk); ok {
 			out = append(out, gvk)
 		}

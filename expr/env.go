@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apiservercel "k8s.io/apiserver/pkg/cel"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -292,7 +292,7 @@ func (e *Env) Compile(src string) (*cel.Ast, *cel.Issues) {
 // runtime.RawExtension, as in ControllerRevision, whose json:"-" field
 // cel-go refuses) are not typed: expressions read them dynamically.
 func NativeType(gvk schema.GroupVersionKind) (reflect.Type, bool) {
-	t, ok := clientgoscheme.Scheme.AllKnownTypes()[gvk]
+	t, ok := builtin.Scheme.AllKnownTypes()[gvk]
 	if !ok {
 		return nil, false
 	}

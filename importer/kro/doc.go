@@ -23,7 +23,10 @@
 // the identifiers, so text inside string literals is never touched and the
 // rest of an expression keeps its spelling. When several are converted at
 // once, a Blueprint whose children are the custom resources of another gets
-// a uses entry for it.
+// a uses entry for it. A child of a kind another operator reconciles (an
+// ACK VPC, a cert-manager Certificate) is typed by that kind's
+// CustomResourceDefinition, given among the files: it is copied to crds/
+// and named in a uses: crd entry, as kro reads it from the cluster.
 //
 // The package only converts: it does not compile what it writes. The
 // Blueprints it returns are checked by the compiler like any other

@@ -74,11 +74,11 @@ func TestKroExamples(t *testing.T) {
 			})
 			t.Run("check", func(t *testing.T) {
 				out := t.TempDir()
-				paths, err := kro.Write(out, res.Blueprints, kro.WriteOptions{})
+				paths, err := kro.Write(out, res, kro.WriteOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, p := range paths {
+				for _, p := range paths[:len(res.Blueprints)] {
 					if _, err := compiler.CompileFile(p, compiler.Options{}); err != nil {
 						t.Errorf("%v", err)
 					}

@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/internal/diag"
 )
 
@@ -38,6 +38,9 @@ type Blueprint struct {
 	// Uses are the names of the Blueprints of the same import whose custom
 	// resources this one creates.
 	Uses []string
+	// CRDs are the names of the CRDs of the import whose kinds its
+	// children are.
+	CRDs []string
 	// Children is how many children it has.
 	Children int
 	// YAML is the Blueprint file.
@@ -59,6 +62,9 @@ type Result struct {
 	// Blueprints are the converted ResourceGraphDefinitions, in the order
 	// of the files and of the documents in each.
 	Blueprints []*Blueprint
+	// CRDs are the CustomResourceDefinitions given that a Blueprint uses,
+	// in the order given.
+	CRDs []*CRD
 	// Notes are the changes that keep the meaning, sorted by position.
 	Notes []Note
 }
@@ -79,9 +85,11 @@ func Convert(files []File) (*Result, error) {
 	var diags diag.List
 	res := &Result{}
 	var rgds []*rgd
+	var crds []*CRD
 	for _, f := range files {
 		r := newReader(f, &diags, &res.Notes)
 		rgds = append(rgds, r.file()...)
+		crds = append(crds, r.crds...)
 	}
 	if len(rgds) == 0 && len(diags) == 0 {
 		pos := diag.Pos{}
@@ -90,10 +98,14 @@ func Convert(files []File) (*Result, error) {
 		}
 		diags.Add(pos, diag.MissingField, "give a file that holds a kind: ResourceGraphDefinition", "no ResourceGraphDefinition to convert")
 	}
-	link(rgds, &diags, &res.Notes)
+	used := link(rgds, crds, &diags, &res.Notes)
 	for _, g := range rgds {
 		g.bp.YAML = g.encode(rgds)
 		res.Blueprints = append(res.Blueprints, g.bp)
+	}
+	for _, c := range used {
+		c.YAML = c.encode()
+		res.CRDs = append(res.CRDs, c)
 	}
 	sortNotes(res.Notes)
 	return res, diags.Err()
@@ -101,9 +113,11 @@ func Convert(files []File) (*Result, error) {
 
 // link names every Blueprint uniquely, decides where each goes, and
 // resolves every child's kind: a built-in kind, or the kind of another
-// ResourceGraphDefinition of the import, which the Blueprint then uses.
-// Any other kind is reported: a Blueprint creates only those.
-func link(rgds []*rgd, diags *diag.List, notes *[]Note) {
+// ResourceGraphDefinition of the import, which the Blueprint then uses,
+// or the kind of a CRD given, which the Blueprint then uses. Any other
+// kind is reported: a Blueprint types its children by one of those. It
+// returns the CRDs used, in the order given, and notes the others.
+func link(rgds []*rgd, crds []*CRD, diags *diag.List, notes *[]Note) []*CRD {
 	byKind := map[schema.GroupKind]*rgd{}
 	taken := map[string]bool{}
 	for _, g := range rgds {
@@ -126,6 +140,17 @@ func link(rgds []*rgd, diags *diag.List, notes *[]Note) {
 		}
 		byKind[gk] = g
 	}
+	crdByKind := map[schema.GroupKind]*CRD{}
+	for _, c := range crds {
+		switch first, dup := crdByKind[c.GroupKind]; {
+		case dup:
+			diags.Add(c.pos, diag.DuplicateName, "give each CRD once", "CRD %s defines %s, as CRD %s at %s does", c.Name, formatGK(c.GroupKind), first.Name, first.pos)
+		case byKind[c.GroupKind] != nil:
+			*notes = append(*notes, Note{Pos: c.pos, Msg: fmt.Sprintf("%s is the kind of ResourceGraphDefinition %s, whose schema makes its CRD", formatGK(c.GroupKind), byKind[c.GroupKind].bp.RGD)})
+		default:
+			crdByKind[c.GroupKind] = c
+		}
+	}
 	for _, g := range rgds {
 		for _, c := range g.children {
 			if c.gvk.Kind == "" {
@@ -140,14 +165,23 @@ func link(rgds []*rgd, diags *diag.List, notes *[]Note) {
 				}
 				continue
 			}
-			if clientgoscheme.Scheme.Recognizes(c.gvk) {
+			if builtin.Scheme.Recognizes(c.gvk) || linkCRD(g, c, crdByKind, diags) {
 				continue
 			}
-			diags.Add(c.kindPos, diag.UnknownKind,
-				"a Blueprint creates built-in kinds and the kinds of the Blueprints it uses: convert the ResourceGraphDefinition of "+c.gvk.Kind+" in the same import (inrun import kro a.yaml b.yaml)",
-				"%s %s is neither built into Kubernetes nor the kind of a ResourceGraphDefinition of this import", c.gvk.GroupVersion(), c.gvk.Kind)
+			diags.Add(c.kindPos, diag.UnknownKind, unknownKindHint(c.gvk),
+				"%s %s is neither built into Kubernetes, nor the kind of a ResourceGraphDefinition or CustomResourceDefinition of this import", c.gvk.GroupVersion(), c.gvk.Kind)
 		}
 	}
+	var used []*CRD
+	for _, c := range crds {
+		switch {
+		case c.used:
+			used = append(used, c)
+		case crdByKind[c.GroupKind] == c:
+			*notes = append(*notes, Note{Pos: c.pos, Msg: fmt.Sprintf("no ResourceGraphDefinition of this import creates or reads %s; CRD %s is not copied", formatGK(c.GroupKind), c.Name)})
+		}
+	}
+	return used
 }
 
 // uniqueName is the Blueprint name of g: its RGD's name when that is a

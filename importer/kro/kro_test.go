@@ -37,6 +37,9 @@ func TestConvert(t *testing.T) {
 			for _, bp := range res.Blueprints {
 				got["out/"+bp.Path] = bp.YAML
 			}
+			for _, crd := range res.CRDs {
+				got["out/"+crd.Path] = crd.YAML
+			}
 			var notes bytes.Buffer
 			for _, n := range res.Notes {
 				notes.WriteString(n.String() + "\n")
@@ -94,9 +97,9 @@ func checkDiagnostics(t *testing.T, inputs []kro.File, err error) {
 // problem, with its schema section replaced by crd.group, version and kind
 // (the custom resource then dynamically typed): its children, kinds and
 // expressions are a valid Blueprint's, whatever the schema section says.
-// Blueprints that use others (composition) or read objects by a selector
-// need the compiler's support for those and are left to
-// TestConvertedBlueprintsCompile.
+// Blueprints that use others (composition) or CRDs, or read objects by a
+// selector, need the files they use or the compiler's support for those,
+// and are left to TestConvertedBlueprintsCompile.
 func TestConvertedChildrenCompile(t *testing.T) {
 	for _, c := range cases(t) {
 		if c.expectsErrors(t) {
@@ -107,7 +110,7 @@ func TestConvertedChildrenCompile(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		for _, bp := range res.Blueprints {
-			if len(bp.Uses) > 0 || readsBySelector(t, bp) {
+			if len(bp.Uses) > 0 || len(bp.CRDs) > 0 || readsBySelector(t, bp) {
 				continue
 			}
 			t.Run(c.name+"/"+bp.Path, func(t *testing.T) {
@@ -136,11 +139,11 @@ func TestConvertedBlueprintsCompile(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			paths, err := kro.Write(dir, res.Blueprints, kro.WriteOptions{})
+			paths, err := kro.Write(dir, res, kro.WriteOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, p := range paths {
+			for _, p := range paths[:len(res.Blueprints)] {
 				if _, err := compiler.CompileFile(p, compiler.Options{}); err != nil {
 					t.Errorf("%v", err)
 				}

@@ -30,6 +30,7 @@ type rgd struct {
 	metadata *yaml.Node // the Blueprint's metadata mapping
 	schema   *yaml.Node // its schema mapping
 	children []*child
+	crds     []crdUse   // the CRDs of its children's kinds, in uses
 	status   *yaml.Node // emit.status, or nil
 	// comments carried from the RGD's keys to the Blueprint's.
 	headComment, metadataComment, schemaComment, resourcesComment, statusComment string
@@ -54,6 +55,8 @@ type reader struct {
 	data  []byte
 	lines []string
 	notes *[]Note
+	// crds are the CustomResourceDefinitions of the file.
+	crds []*CRD
 	// vars are the names the expressions of the RGD being read may read
 	// besides schema: its resources' ids, each, and forEach names.
 	vars map[string]bool
@@ -94,9 +97,7 @@ func (r *reader) file() []*rgd {
 			continue
 		}
 		empty = false
-		if g := r.document(&doc); g != nil {
-			out = append(out, g)
-		}
+		out = append(out, r.document(doc.Content[0], doc.HeadComment)...)
 	}
 	if empty {
 		r.Diags.Add(diag.Pos{File: r.File, Line: 1, Col: 1}, diag.MissingField, "give a file that holds a kind: ResourceGraphDefinition", "the file is empty")
@@ -104,22 +105,48 @@ func (r *reader) file() []*rgd {
 	return out
 }
 
-// document converts one document, or reports why it is not a
-// ResourceGraphDefinition.
-func (r *reader) document(doc *yaml.Node) *rgd {
-	root := doc.Content[0]
+// document converts one document, root with the comment above it: a
+// ResourceGraphDefinition, a CustomResourceDefinition (kept in r.crds), or
+// a List of them, as kubectl get -o yaml prints several; or it reports
+// what else it is.
+func (r *reader) document(root *yaml.Node, head string) []*rgd {
 	top := r.Map(root, "")
 	if top == nil {
 		return nil
 	}
 	apiVersion, avNode := r.String(top, "apiVersion", false)
 	kind, kindNode := r.String(top, "kind", false)
+	switch kind {
+	case "List":
+		var out []*rgd
+		for _, item := range r.List(top.Get("items"), "items") {
+			out = append(out, r.document(item, "")...)
+		}
+		return out
+	case "CustomResourceDefinition":
+		if apiVersion != CRDAPIVersion {
+			r.Errorf(avNode, diag.InvalidValue, "give the CRD as the API server serves it: kubectl get crd NAME -o yaml", "apiVersion %q of a CustomResourceDefinition is not %s", apiVersion, CRDAPIVersion)
+			return nil
+		}
+		if c := r.crd(root, head, top); c != nil {
+			r.crds = append(r.crds, c)
+		}
+		return nil
+	}
+	if g := r.object(root, head, top, apiVersion, kind, avNode, kindNode); g != nil {
+		return []*rgd{g}
+	}
+	return nil
+}
+
+// object converts a ResourceGraphDefinition, or reports why top is not one.
+func (r *reader) object(root *yaml.Node, head string, top *yamlpos.Map, apiVersion, kind string, avNode, kindNode *yaml.Node) *rgd {
 	if kind != "ResourceGraphDefinition" {
 		at := kindNode
 		if at == nil {
 			at = root
 		}
-		r.Errorf(at, diag.InvalidValue, "give only ResourceGraphDefinitions; custom resources of their kinds stay as they are",
+		r.Errorf(at, diag.InvalidValue, "give only ResourceGraphDefinitions, and the CustomResourceDefinitions of the kinds they create that another operator reconciles; custom resources stay as they are",
 			"this document is %s, not a ResourceGraphDefinition: not converted", describeRoot(apiVersion, kind))
 		return nil
 	}
@@ -134,7 +161,7 @@ func (r *reader) document(doc *yaml.Node) *rgd {
 	g := &rgd{bp: &Blueprint{Pos: r.Pos(root)}, source: r.base, kindPos: r.Pos(root)}
 	// Comments on what has no place of its own in a Blueprint go to the
 	// top, under the line saying where it comes from.
-	g.headComment = joinComments(doc.HeadComment, root.HeadComment,
+	g.headComment = joinComments(head, root.HeadComment,
 		keyComments(top, "apiVersion"), keyComments(top, "kind"), keyComments(top, "spec"))
 	g.metadataComment = keyComments(top, "metadata")
 	r.metadata(g, top)
@@ -200,7 +227,7 @@ func (r *reader) metadata(g *rgd, top *yamlpos.Map) {
 		case "labels", "annotations":
 			v := r.copy(md.Get(k), "metadata."+k, false)
 			if k == "annotations" && v.Kind == yaml.MappingNode {
-				v = r.dropLastApplied(v, md.Get(k))
+				v = r.dropLastApplied(v, md.Get(k), "ResourceGraphDefinition")
 			}
 			if v.Kind != yaml.MappingNode || len(v.Content) > 0 {
 				g.metadata.Content = append(g.metadata.Content, r.copyKey(md.KeyNode(k)), v)
@@ -214,12 +241,14 @@ func (r *reader) metadata(g *rgd, top *yamlpos.Map) {
 // lastApplied is the annotation kubectl apply keeps its input in.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
-func (r *reader) dropLastApplied(out, src *yaml.Node) *yaml.Node {
+// dropLastApplied removes kubectl's annotation from out, a copy of src,
+// the annotations of what (a ResourceGraphDefinition, a CRD).
+func (r *reader) dropLastApplied(out, src *yaml.Node, what string) *yaml.Node {
 	for i := 0; i+1 < len(out.Content); i += 2 {
 		if out.Content[i].Value == lastApplied {
 			for j := 0; j+1 < len(src.Content); j += 2 {
 				if src.Content[j].Value == lastApplied {
-					r.note(src.Content[j], "annotation %s is kubectl's copy of the ResourceGraphDefinition; left out", lastApplied)
+					r.note(src.Content[j], "annotation %s is kubectl's copy of the %s; left out", lastApplied, what)
 				}
 			}
 			out.Content = slices.Delete(out.Content, i, i+2)

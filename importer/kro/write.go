@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ func (g *rgd) encode(all []*rgd) []byte {
 	if g.schema != nil {
 		add("schema", g.schema, g.schemaComment)
 	}
-	if len(g.bp.Uses) > 0 {
+	if len(g.bp.Uses) > 0 || len(g.crds) > 0 {
 		uses := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		for _, name := range g.bp.Uses {
 			for _, other := range all {
@@ -47,7 +48,16 @@ func (g *rgd) encode(all []*rgd) []byte {
 				}
 			}
 		}
-		add("uses", uses, "# The Blueprints whose custom resources this one creates.")
+		for _, u := range g.crds {
+			// Paths are relative to the Blueprint's directory.
+			rel := path.Join(strings.Repeat("../", strings.Count(g.bp.Path, "/")), u.crd.Path)
+			entry := mapping(scalar("crd"), scalar(rel))
+			if u.version != "" {
+				entry.Content = append(entry.Content, scalar("version"), scalar(u.version))
+			}
+			uses.Content = append(uses.Content, entry)
+		}
+		add("uses", uses, usesComment(len(g.bp.Uses) > 0, len(g.crds) > 0))
 	}
 	if len(g.children) > 0 {
 		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
@@ -81,6 +91,17 @@ func (g *rgd) encode(all []*rgd) []byte {
 	return b.Bytes()
 }
 
+// usesComment says what the uses entries are.
+func usesComment(blueprints, crds bool) string {
+	switch {
+	case blueprints && crds:
+		return "# The Blueprints whose custom resources this one creates, and the CRDs\n# that type its children of kinds other operators reconcile."
+	case crds:
+		return "# The CRDs that type its children of kinds other operators reconcile."
+	}
+	return "# The Blueprints whose custom resources this one creates."
+}
+
 // mapping returns a block mapping of the key and value nodes kv.
 func mapping(kv ...*yaml.Node) *yaml.Node {
 	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: kv}
@@ -109,14 +130,25 @@ type WriteOptions struct {
 	Force bool
 }
 
-// Write writes each Blueprint to dir/Path and returns the paths written.
-// Unless opts.Force, it first checks that none of them exists, and writes
-// nothing when one does.
-func Write(dir string, bps []*Blueprint, opts WriteOptions) ([]string, error) {
+// Write writes each Blueprint of res to dir/Path, then each CRD, and
+// returns the paths written, in that order. Unless opts.Force, it first
+// checks that none of them exists, and writes nothing when one does.
+func Write(dir string, res *Result, opts WriteOptions) ([]string, error) {
+	type file struct {
+		path string
+		data []byte
+	}
+	var files []file
+	for _, bp := range res.Blueprints {
+		files = append(files, file{bp.Path, bp.YAML})
+	}
+	for _, c := range res.CRDs {
+		files = append(files, file{c.Path, c.YAML})
+	}
 	var paths []string
 	var exist []error
-	for _, bp := range bps {
-		p := filepath.Join(dir, filepath.FromSlash(bp.Path))
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.path))
 		paths = append(paths, p)
 		if opts.Force {
 			continue
@@ -130,11 +162,11 @@ func Write(dir string, bps []*Blueprint, opts WriteOptions) ([]string, error) {
 	if len(exist) > 0 {
 		return nil, errors.Join(exist...)
 	}
-	for i, bp := range bps {
+	for i, f := range files {
 		if err := os.MkdirAll(filepath.Dir(paths[i]), 0o755); err != nil {
 			return paths[:i], err
 		}
-		if err := os.WriteFile(paths[i], bp.YAML, 0o644); err != nil {
+		if err := os.WriteFile(paths[i], f.data, 0o644); err != nil {
 			return paths[:i], err
 		}
 	}
