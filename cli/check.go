@@ -48,8 +48,9 @@ Blueprints are the arguments, or -f (default blueprint.yaml).`,
 					errs = append(errs, err)
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %d children and %d expressions%s%s%s\n",
-					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), len(bp.Children), len(bp.Exprs()), usesNote(bp), goNote(bp), workflowNote(bp))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %s and %s%s%s%s\n",
+					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), plural(len(bp.Children), "child", "children"),
+					plural(len(bp.Exprs()), "expression", "expressions"), usesNote(bp), goNote(bp), workflowNote(bp))
 			}
 			return errors.Join(errs...)
 		},
