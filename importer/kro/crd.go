@@ -1,7 +1,6 @@
 package kro
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -153,16 +152,7 @@ func (c *CRD) encode() []byte {
 	if c.head != "" {
 		header += "\n\n" + c.head
 	}
-	top := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: header, Content: []*yaml.Node{c.node}}
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(top); err != nil {
-		// Every node was decoded from a document.
-		panic(fmt.Sprintf("kro: encoding a CRD: %v", err))
-	}
-	enc.Close()
-	return b.Bytes()
+	return encodeDocument(header, c.node)
 }
 
 // crdUse is a uses: crd entry of a Blueprint.

@@ -78,14 +78,19 @@ func (g *rgd) encode(all []*rgd) []byte {
 	if g.headComment != "" {
 		header = append(header, "", g.headComment)
 	}
-	top := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: strings.Join(header, "\n"), Content: []*yaml.Node{doc}}
+	return encodeDocument(strings.Join(header, "\n"), doc)
+}
 
+// encodeDocument writes root as a YAML document under the comment head,
+// indented by two.
+func encodeDocument(head string, root *yaml.Node) []byte {
+	top := &yaml.Node{Kind: yaml.DocumentNode, HeadComment: head, Content: []*yaml.Node{root}}
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(top); err != nil {
 		// Every node was made here or copied from a decoded document.
-		panic(fmt.Sprintf("kro: encoding a Blueprint: %v", err))
+		panic(fmt.Sprintf("kro: encoding a document: %v", err))
 	}
 	enc.Close()
 	return b.Bytes()
