@@ -104,10 +104,15 @@ func (c *checker) checkTemplates() {
 	c.checkStatusSchema()
 }
 
+// kindResolved reports whether the child's kind is one the compiler knows,
+// and so its scope: an unknown kind is reported once (E0010), not again as
+// cluster-scoped. Every kind known has a plural.
+func kindResolved(child *ir.Child) bool { return child.Kind != "" && child.Plural != "" }
+
 // checkNamespace checks a child's namespace against the scopes of its kind
 // and of the custom resource: both mistakes would fail every reconcile.
 func (c *checker) checkNamespace(child *ir.Child) {
-	if child.External || child.Kind == "" || child.Template == nil {
+	if child.External || !kindResolved(child) || child.Template == nil {
 		return
 	}
 	ns := child.Template.Lookup("metadata").Lookup("namespace")
@@ -213,7 +218,7 @@ func (c *checker) checkExternalRef(child *ir.Child) {
 				case "name":
 					c.checkValue(mf.Value, stringValue, "metadata.name", "externalRef")
 				case "namespace":
-					if child.Kind != "" && !child.Namespaced {
+					if kindResolved(child) && !child.Namespaced {
 						c.errs.Add(mf.KeyPos, diag.InvalidValue, "remove metadata.namespace", "%s is cluster-scoped: it has no namespace", child.Kind)
 					}
 					c.checkValue(mf.Value, stringValue, "metadata.namespace", "externalRef")

@@ -249,6 +249,10 @@ func (d *decoder) kindHint(group, kind string) string {
 	if versions := builtinVersions(kind); len(versions) > 0 {
 		return "built-in " + kind + " is served as apiVersion " + strings.Join(versions, " or ")
 	}
+	if kind == d.bp.Resource.Kind && group != d.bp.Resource.Group {
+		return "the Blueprint's own " + kind + " is " + ir.FormatKind(d.bp.Resource.GroupVersionKind) +
+			"; a " + kind + " of group " + group + " is another operator's: name its CRD in uses (crd: its manifest)"
+	}
 	known := append(builtinKindNames(), d.bp.Resource.Kind)
 	for _, u := range d.bp.Uses {
 		if u.Group == group && u.Kind == kind {

@@ -40,7 +40,8 @@ var baseEnv = sync.OnceValues(func() (*cel.Env, error) {
 			cel.ValidateTimestampLiterals(),
 			cel.ValidateRegexLiterals(),
 		),
-		ext.Strings(ext.StringsVersion(2)),
+		// Version 3 adds reverse(), which kro has; 4 would change format().
+		ext.Strings(ext.StringsVersion(3)),
 		ext.Sets(),
 		library.IP(),
 		library.CIDR(),

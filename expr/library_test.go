@@ -41,6 +41,7 @@ func TestLibraries(t *testing.T) {
 		{`lists.range(3)`, []any{int64(0), int64(1), int64(2)}},
 		{`sets.contains([1, 2], [2])`, true},
 		{`"Hello".upperAscii()`, "HELLO"},
+		{`"Hello".reverse()`, "olleH"},
 	}
 	var status strings.Builder
 	for i, c := range cases {

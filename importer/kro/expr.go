@@ -371,7 +371,9 @@ func (w *walker) span(x celast.Expr) (start, end int, ok bool) {
 func (w *walker) function(e celast.Expr, scope []string) {
 	call := e.AsCall()
 	fn := call.FunctionName()
-	if strings.HasPrefix(fn, "_") || strings.HasPrefix(fn, "@") || fn == "!_" || fn == "-_" {
+	// Operators, and the functions macros expand into (cel.@mapInsert of
+	// transformMap) are no calls the user wrote.
+	if strings.HasPrefix(fn, "_") || strings.Contains(fn, "@") || fn == "!_" || fn == "-_" {
 		return
 	}
 	name := fn

@@ -36,6 +36,9 @@ func TestRewriteExpr(t *testing.T) {
 		{src: `base64.encode(hash.sha256(schema.spec.name))`, want: `base64.encode(hash.sha256(self.spec.name))`},
 		{src: `json.marshal({"a": schema.spec.a}).size() + lists.range(3).sum()`, want: `json.marshal({"a": self.spec.a}).size() + lists.range(3).sum()`},
 		{src: `schema.spec.items.sortBy(i, i.name)`, want: `self.spec.items.sortBy(i, i.name)`},
+		// Macros whose expansion calls functions of CEL's own (cel.@mapInsert).
+		{src: `schema.spec.m.transformMap(k, v, v + 1).size() + schema.spec.l.transformMapEntry(i, v, {v: i}).size()`, want: `self.spec.m.transformMap(k, v, v + 1).size() + self.spec.l.transformMapEntry(i, v, {v: i}).size()`},
+		{src: `schema.spec.name.reverse()`, want: `self.spec.name.reverse()`},
 		// Functions it does not.
 		{src: `hash.md5(schema.spec.name)`, want: `hash.md5(self.spec.name)`,
 			problems: []string{"0: kro's hash.md5() has no equivalent"}},
