@@ -345,8 +345,19 @@ func (r *reader) resource(n *yaml.Node, p string) *child {
 	r.Only(m, "id", "template", "externalRef", "readyWhen", "includeWhen", "forEach")
 	r.Required(m, "id", "add an id that expressions name it by, such as id: deployment")
 	c := &child{node: mapping(), kindPos: r.Pos(n)}
-	body, bodyKey := "template", m.Get("template")
-	switch ref := m.Get("externalRef"); {
+	// kro reads a resource into a Go struct, where null is not set: tools
+	// that write RGDs from Go structs write template: null beside an
+	// externalRef.
+	get := func(k string) *yaml.Node {
+		v := m.Get(k)
+		if yamlpos.IsNull(v) {
+			r.note(m.KeyNode(k), "%s.%s is null, which kro reads as not set; left out", p, k)
+			return nil
+		}
+		return v
+	}
+	body, bodyKey := "template", get("template")
+	switch ref := get("externalRef"); {
 	case bodyKey != nil && ref != nil:
 		r.Errorf(m.KeyNode("externalRef"), diag.InvalidValue, "keep one: a template to create, or an externalRef to read", "%s has both template and externalRef; only the template is converted", p)
 	case bodyKey == nil && ref != nil:
@@ -354,8 +365,12 @@ func (r *reader) resource(n *yaml.Node, p string) *child {
 	case bodyKey == nil:
 		r.Errorf(n, diag.MissingField, "add template: with the object to create, or externalRef: with the object to read", "%s has neither template nor externalRef", p)
 	}
+	vals := map[string]*yaml.Node{"id": m.Get("id"), body: bodyKey}
+	for _, k := range []string{"forEach", "includeWhen", "readyWhen"} {
+		vals[k] = get(k)
+	}
 	for _, k := range []string{"id", "forEach", "includeWhen", "readyWhen", body} {
-		v := m.Get(k)
+		v := vals[k]
 		if v == nil {
 			continue
 		}
