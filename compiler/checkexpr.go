@@ -395,6 +395,15 @@ func (c *checker) undefinedField(env *expr.Env, src string, col, line int, field
 	}
 	full := strings.Join(append(chain, field), ".")
 	msg = "unknown field " + full
+	if ch := c.bp.Child(chain[0]); len(chain) == 1 && ch != nil && ch.BuiltIn && (field == "apiVersion" || field == "kind") {
+		// The Go types of built-in kinds hold them inline (TypeMeta), and
+		// the objects the API server returns leave them empty.
+		text := ch.GroupVersionKind.GroupVersion().String()
+		if field == "kind" {
+			text = ch.Kind
+		}
+		return msg, fmt.Sprintf("the %s of a built-in kind is not a field expressions read; write it as text: %q", field, text)
+	}
 	if near, ok := closest(field, s.fieldNames()); ok {
 		return msg, "did you mean " + strings.Join(append(chain, near), ".") + "?"
 	}
