@@ -70,8 +70,8 @@ Blueprints hold the rest, so edit them and run inrun check):
     lists.setAtIndex/insertAtIndex/removeAtIndex, runtime.newCondition and
     runtime.condition;
   - custom status conditions (spec.schema.status.conditions);
-  - readyWhen on an externalRef (a Blueprint's externalRef is ready once it
-    exists);
+  - readyWhen on an externalRef by selector (a list, which has no readiness
+    in a Blueprint);
   - a kind that is neither built into Kubernetes, nor the kind of an RGD
     converted in the same run, nor of a CRD given (below);
   - unknown fields, expressions that do not parse, documents that are not

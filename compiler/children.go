@@ -112,8 +112,9 @@ func (d *decoder) child(n *yaml.Node, phase ir.Phase, index int) *ir.Child {
 			d.add(d.Pos(o.KeyNode("forEach")), diag.InvalidValue, "an externalRef names one object to read", "%s: an externalRef cannot have forEach", path)
 		}
 	}
-	if child.External && child.ReadyWhen != nil {
-		d.add(child.ReadyWhen.Pos, diag.InvalidValue, "remove readyWhen", "an externalRef has no readiness")
+	if child.Selector && child.ReadyWhen != nil {
+		d.add(child.ReadyWhen.Pos, diag.InvalidValue, "test the objects it reads in the includeWhen or readyWhen of what reads them",
+			"%s: an externalRef by selector reads a list, which has no readiness", path)
 	}
 	if g := o.Get("go"); g != nil {
 		if child.External {

@@ -374,10 +374,10 @@ func (r *reader) resource(n *yaml.Node, p string) *child {
 		if v == nil {
 			continue
 		}
-		if k == "readyWhen" && body == "externalRef" {
+		if k == "readyWhen" && body == "externalRef" && field(field(bodyKey, "metadata"), "selector") != nil {
 			r.Errorf(m.KeyNode(k), diag.NotConvertible,
-				"in a Blueprint an externalRef is ready once it exists: test the condition in the includeWhen or readyWhen of what reads it",
-				"%s.readyWhen: an externalRef has no readyWhen in a Blueprint; not converted", p)
+				"test the objects it reads in the includeWhen or readyWhen of what reads them",
+				"%s.readyWhen: an externalRef by selector reads a list, which has no readiness in a Blueprint; not converted", p)
 			continue
 		}
 		val := r.copy(v, p+"."+k, k != "id")
