@@ -69,7 +69,8 @@ Blueprints hold the rest, so edit them and run inrun check):
   - kro's functions a Blueprint does not have: omit(), hash.md5,
     lists.setAtIndex/insertAtIndex/removeAtIndex, runtime.newCondition and
     runtime.condition;
-  - custom status conditions (spec.schema.status.conditions);
+  - custom status conditions (spec.schema.status.conditions): write them
+    under emit.conditions;
   - readyWhen on an externalRef by selector (a list, which has no readiness
     in a Blueprint);
   - a kind that is neither built into Kubernetes, nor the kind of an RGD

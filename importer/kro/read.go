@@ -312,8 +312,8 @@ func (r *reader) schemaSection(g *rgd, spec *yamlpos.Map) {
 }
 
 // status converts spec.schema.status into emit.status. kro's custom
-// conditions (a conditions list of runtime.newCondition) have no
-// equivalent: the runtime writes the CR's conditions itself.
+// conditions (a conditions list of runtime.newCondition) are reported:
+// a Blueprint writes its own under emit.conditions, each part apart.
 func (r *reader) status(n *yaml.Node) *yaml.Node {
 	st := r.Map(n, "spec.schema.status")
 	if st == nil || st.Node == nil {
@@ -323,8 +323,8 @@ func (r *reader) status(n *yaml.Node) *yaml.Node {
 	for _, k := range st.Order {
 		if k == "conditions" {
 			r.Errorf(st.KeyNode(k), diag.NotConvertible,
-				"a Blueprint's custom resources get the Ready, Progressing and Degraded conditions from the runtime; publish what these say as status fields instead",
-				"spec.schema.status.conditions: kro's custom conditions have no equivalent in a Blueprint; not converted")
+				"write each as an entry of the Blueprint's emit.conditions (type: AppReady, status: ${...}, reason, message); the runtime writes Ready, Progressing and Degraded itself",
+				"spec.schema.status.conditions: kro's custom conditions are not converted")
 			continue
 		}
 		out.Content = append(out.Content, r.copyKey(st.KeyNode(k)), r.copy(st.Get(k), "spec.schema.status."+k, true))
