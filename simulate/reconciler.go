@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -34,8 +35,8 @@ type Reconciler struct {
 	URL string `json:"url,omitempty"`
 	// Env is added to the environment the process inherits.
 	Env map[string]string `json:"env,omitempty"`
-	// Dir is the process's working directory, relative to the test file's
-	// directory. Default: the test file's directory.
+	// Dir is the process's working directory, absolute or relative to the
+	// test file's directory. Default: the test file's directory.
 	Dir string `json:"dir,omitempty"`
 	// StartTimeout bounds the wait for the URL's port to accept
 	// connections. Default DefaultStartTimeout.
@@ -148,8 +149,15 @@ func (r *Reconciler) Start(ctx context.Context, opts StartOptions) (*Process, er
 		return nil, fmt.Errorf("reconciler: something already listens on %s, so the cases would not reach %s; stop it, or give the reconciler another port (its url and, often, its PORT in env)", addr, desc)
 	}
 	dir := opts.BaseDir
-	if r.Dir != "" {
+	switch {
+	case filepath.IsAbs(r.Dir):
+		dir = r.Dir
+	case r.Dir != "":
 		dir = filepath.Join(dir, r.Dir)
+	}
+	// Else exec would blame the program for the directory it cannot enter.
+	if fi, err := os.Stat(cmp.Or(dir, ".")); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("reconciler: dir %s is no directory: give one that exists, relative to the simulate file or absolute", displayDir(dir))
 	}
 	cmd := exec.Command(r.Command[0], r.Command[1:]...)
 	cmd.Dir = dir

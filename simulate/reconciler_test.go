@@ -60,6 +60,23 @@ func TestReconcilerProblems(t *testing.T) {
 			t.Errorf("error = %v; want the port named as taken", err)
 		}
 	})
+	t.Run("its directory does not exist", func(t *testing.T) {
+		r := &simulate.Reconciler{Command: []string{"sleep", "30"}, Dir: "nope"}
+		onPort(t, r)
+		_, err := r.Start(context.Background(), simulate.StartOptions{URL: r.URL, BaseDir: dir})
+		if err == nil || !strings.Contains(err.Error(), "reconciler: dir ") || !strings.Contains(err.Error(), "is no directory") {
+			t.Errorf("error = %v; want the directory named, not the program", err)
+		}
+	})
+	t.Run("an absolute directory", func(t *testing.T) {
+		abs := t.TempDir()
+		r := &simulate.Reconciler{Command: []string{"sh", "-c", "pwd >&2; exit 3"}, Dir: abs}
+		onPort(t, r)
+		_, err := r.Start(context.Background(), simulate.StartOptions{URL: r.URL, BaseDir: dir})
+		if err == nil || !strings.Contains(err.Error(), "exited before it listened") || !strings.Contains(err.Error(), abs) {
+			t.Errorf("error = %v; want the process run, in %s", err, abs)
+		}
+	})
 	t.Run("the process dies during the run", func(t *testing.T) {
 		r := &simulate.Reconciler{Command: []string{"python3", "-c", "import socket,time; s=socket.socket(); s.bind(('127.0.0.1', int(__import__('os').environ['PORT']))); s.listen(); time.sleep(0.5); print('bye'); raise SystemExit(2)"}}
 		onPort(t, r)

@@ -65,9 +65,11 @@ type Outcome struct {
 	Children map[string][]*unstructured.Unstructured
 	// Reports are the reconciler's report of each pass.
 	Reports []*reconciler.Report
-	// IdleWrites are the writes of one further pass after the last: zero
-	// for an idempotent reconcile.
-	IdleWrites int64
+	// IdleWrites are the writes of one further pass after the last that
+	// the store took: zero for an idempotent reconcile. IdleWritten names
+	// them ("apply ConfigMap shop/web-config").
+	IdleWrites  int64
+	IdleWritten []string
 }
 
 // Last returns the report of the last pass.
@@ -463,14 +465,17 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 			}
 		}
 	}
-	before := ss.store.Writes()
+	before := len(ss.store.Written(0))
 	if _, err := ss.sync(ctx); err != nil {
 		return nil, err
 	}
 	// A controller-runtime reconciler's writes are its own, as its
-	// authors wrote it: idempotence is Inrun's promise about its own.
+	// authors wrote it: idempotence is Inrun's promise about its own. A
+	// write the store refused changed nothing: it is the CR's Degraded
+	// condition that tells of it, not this.
 	if ss.bp.ControllerRef() == nil {
-		out.IdleWrites = ss.store.Writes() - before
+		out.IdleWritten = ss.store.Written(before)
+		out.IdleWrites = int64(len(out.IdleWritten))
 	}
 
 	out.CR, out.Gone = ss.cr, ss.gone
@@ -720,7 +725,8 @@ func (st *Step) action() string {
 func verdict(out *Outcome, exp Expectation, prefix string) []string {
 	fails := Check(out, exp)
 	if out.IdleWrites != 0 {
-		fails = append(fails, fmt.Sprintf("not idempotent: a further pass made %d writes; the reconcile should converge", out.IdleWrites))
+		fails = append(fails, fmt.Sprintf("not idempotent: a further pass wrote again (%s); the reconcile should converge: what changes on every pass (a time, a random value, an order) makes it write forever",
+			strings.Join(out.IdleWritten, ", ")))
 	}
 	for i := range fails {
 		fails[i] = prefix + fails[i]

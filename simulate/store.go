@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -22,6 +24,7 @@ import (
 	clientgoapplyconfigurations "k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
@@ -50,6 +53,10 @@ type Store struct {
 	base   client.WithWatch
 	rules  *crdRules
 	writes atomic.Int64
+	// written names the writes that succeeded, in order, for messages
+	// that say what a pass changed.
+	mu      sync.Mutex
+	written []string
 	// admit is set for a Blueprint that uses others: a child that is a
 	// custom resource is reconciled in the store too, which needs what the
 	// API server gives every object it stores (see settle).
@@ -111,11 +118,12 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 			if err := c.Create(ctx, obj, opts...); err != nil {
 				return err
 			}
+			s.wrote("create", "", obj)
 			return s.settle(ctx, obj.GetObjectKind().GroupVersionKind(), client.ObjectKeyFromObject(obj), nil, obj)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			count()
-			return s.admitted(ctx, obj, false, func() error { return c.Update(ctx, obj, opts...) })
+			return s.wroteIf("update", "", obj, s.admitted(ctx, obj, false, func() error { return c.Update(ctx, obj, opts...) }))
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			if patch.Type() == types.ApplyPatchType {
@@ -123,7 +131,7 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 				return s.applyPatch(ctx, "", obj, patch, po.ApplyOptions(opts))
 			}
 			count()
-			return s.admitted(ctx, obj, false, func() error { return c.Patch(ctx, obj, patch, opts...) })
+			return s.wroteIf("patch", "", obj, s.admitted(ctx, obj, false, func() error { return c.Patch(ctx, obj, patch, opts...) }))
 		},
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 			count()
@@ -133,17 +141,19 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 				before = s.get(ctx, o.GroupVersionKind(), client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()})
 			}
 			if err := s.applied(ctx, obj, false, func() error { return c.Apply(ctx, obj, opts...) }); err != nil || !named {
+				s.wroteApplyIf("", obj, err)
 				return err
 			}
+			s.wroteApplyIf("", obj, nil)
 			return s.settle(ctx, o.GroupVersionKind(), client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}, before, obj)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 			count()
-			return c.Delete(ctx, obj, opts...)
+			return s.wroteIf("delete", "", obj, c.Delete(ctx, obj, opts...))
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			count()
-			return s.admitted(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Update(ctx, obj, opts...) })
+			return s.wroteIf("update", sub, obj, s.admitted(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Update(ctx, obj, opts...) }))
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if patch.Type() == types.ApplyPatchType {
@@ -151,14 +161,71 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 				return s.applyPatch(ctx, sub, obj, patch, &po.ApplyOptions(opts).PatchOptions)
 			}
 			count()
-			return s.admitted(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) })
+			return s.wroteIf("patch", sub, obj, s.admitted(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Patch(ctx, obj, patch, opts...) }))
 		},
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 			count()
-			return s.applied(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
+			err := s.applied(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
+			s.wroteApplyIf(sub, obj, err)
+			return err
 		},
 	})
 	return s
+}
+
+// wroteIf records the write op of obj's subresource sub when err is nil,
+// and returns err.
+func (s *Store) wroteIf(op, sub string, obj client.Object, err error) error {
+	if err == nil {
+		s.wrote(op, sub, obj)
+	}
+	return err
+}
+
+// wrote records that op of obj's subresource sub succeeded.
+func (s *Store) wrote(op, sub string, obj client.Object) {
+	gvk, gvkErr := apiutil.GVKForObject(obj, s.base.Scheme())
+	kind := gvk.Kind
+	if gvkErr != nil || kind == "" {
+		kind = fmt.Sprintf("%T", obj)
+	}
+	s.record(op, sub, kind, obj.GetNamespace(), obj.GetName())
+}
+
+// wroteApplyIf records an apply of obj's subresource sub when err is nil.
+func (s *Store) wroteApplyIf(sub string, obj runtime.ApplyConfiguration, err error) {
+	if err != nil {
+		return
+	}
+	if o, named := obj.(namedApply); named {
+		s.record("apply", sub, o.GroupVersionKind().Kind, o.GetNamespace(), o.GetName())
+		return
+	}
+	s.record("apply", sub, fmt.Sprintf("%T", obj), "", "")
+}
+
+func (s *Store) record(op, sub, kind, namespace, name string) {
+	what := op + " " + kind + " " + name
+	if namespace != "" {
+		what = op + " " + kind + " " + namespace + "/" + name
+	}
+	if sub != "" {
+		what += " (" + sub + ")"
+	}
+	s.mu.Lock()
+	s.written = append(s.written, what)
+	s.mu.Unlock()
+}
+
+// Written returns the writes that succeeded, in order, from the nth on:
+// "apply ConfigMap shop/web-config", "apply Website shop/web (status)".
+func (s *Store) Written(from int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if from >= len(s.written) {
+		return nil
+	}
+	return slices.Clone(s.written[from:])
 }
 
 // applyPatch runs a server-side apply sent as a patch of obj, of its

@@ -3,8 +3,12 @@ package simulate_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/simulate"
@@ -54,6 +58,11 @@ func TestStrictCR(t *testing.T) {
 				t.Errorf("case %q: want %q in:\n%s", c.Name, w, got)
 			}
 		}
+		// A write the store refuses changes nothing: Degraded says so, and
+		// a pass that tries it again is no write.
+		if c.Name == "a status the schema refuses" && strings.Contains(got, "not idempotent") {
+			t.Errorf("case %q: a refused status write counted as a write:\n%s", c.Name, got)
+		}
 		if c.Name == "defaults" && strings.Contains(got, "observedGeneration") {
 			t.Errorf("case %q: a patch to the default value made a new generation:\n%s", c.Name, got)
 		}
@@ -93,5 +102,38 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWrittenNamesSuccessfulWrites: the store names the writes it took, in
+// order, for the message of a pass that is not idempotent; a write it
+// refused is not among them.
+func TestWrittenNamesSuccessfulWrites(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/strict/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := simulate.NewStore(bp)
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "a"}, Data: map[string]string{"k": "v"}}
+	if err := store.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Create(ctx, cm.DeepCopy()); err == nil {
+		t.Fatal("a second create of shop/a succeeded")
+	}
+	cm.Data["k"] = "w"
+	if err := store.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"create ConfigMap shop/a", "update ConfigMap shop/a"}
+	if got := store.Written(0); !slices.Equal(got, want) {
+		t.Errorf("Written(0) = %q, want %q", got, want)
+	}
+	if got := store.Written(1); !slices.Equal(got, want[1:]) {
+		t.Errorf("Written(1) = %q, want %q", got, want[1:])
+	}
+	if got := store.Writes(); got != 3 {
+		t.Errorf("Writes() = %d, want 3: every request counts there, refused or not", got)
 	}
 }
