@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -113,6 +114,24 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		Build()
 	count := func() { s.writes.Add(1) }
 	s.Client = interceptor.NewClient(s.base, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if err := c.Get(ctx, key, obj, opts...); err != nil {
+				return err
+			}
+			dropNullStatus(obj)
+			return nil
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if ul, ok := list.(*unstructured.UnstructuredList); ok {
+				for i := range ul.Items {
+					dropNullStatus(&ul.Items[i])
+				}
+			}
+			return nil
+		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			count()
 			if err := c.Create(ctx, obj, opts...); err != nil {
@@ -165,12 +184,70 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		},
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 			count()
+			prior := s.resourceVersion(ctx, obj)
 			err := s.applied(ctx, obj, sub == "status", func() error { return c.SubResource(sub).Apply(ctx, obj, opts...) })
 			s.wroteApplyIf(sub, obj, err)
+			if err == nil {
+				err = s.pastVersion(ctx, obj, prior)
+			}
 			return err
 		},
 	})
 	return s
+}
+
+// resourceVersion is the stored resourceVersion of the object obj applies
+// to, as a number; 0 when there is none.
+func (s *Store) resourceVersion(ctx context.Context, obj runtime.ApplyConfiguration) int64 {
+	o, named := obj.(namedApply)
+	if !named {
+		return 0
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(o.GroupVersionKind())
+	if err := s.base.Get(ctx, client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}, u); err != nil {
+		return 0
+	}
+	rv, _ := strconv.ParseInt(u.GetResourceVersion(), 10, 64)
+	return rv
+}
+
+// pastVersion moves the object obj applied to past the resourceVersion
+// prior. The fake client's apply to a status subresource gives the object
+// a resourceVersion of 1 again, where an API server's only grows: a
+// reconciler that remembers the version it saw would take the next for
+// one it has seen. Each update of the object as it is adds one.
+func (s *Store) pastVersion(ctx context.Context, obj runtime.ApplyConfiguration, prior int64) error {
+	o, named := obj.(namedApply)
+	if !named {
+		return nil
+	}
+	for range prior + 1 {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.GroupVersionKind())
+		if err := s.base.Get(ctx, client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}, u); err != nil {
+			return nil
+		}
+		if rv, _ := strconv.ParseInt(u.GetResourceVersion(), 10, 64); rv > prior {
+			return nil
+		}
+		if err := s.base.Update(ctx, u); err != nil {
+			return fmt.Errorf("advancing the resourceVersion of %s: %w", u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// dropNullStatus removes a null status from obj: the fake client keeps the
+// status of an object with a status subresource that has none as null on
+// every write of the object, where an API server stores no such field, and
+// a reconciler reading status.get("x") must not meet one.
+func dropNullStatus(obj client.Object) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if st, has := u.Object["status"]; has && st == nil {
+			delete(u.Object, "status")
+		}
+	}
 }
 
 // wroteIf records the write op of obj's subresource sub when err is nil,
@@ -178,6 +255,7 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 func (s *Store) wroteIf(op, sub string, obj client.Object, err error) error {
 	if err == nil {
 		s.wrote(op, sub, obj)
+		dropNullStatus(obj)
 	}
 	return err
 }
@@ -254,6 +332,14 @@ func (s *Store) applyPatch(ctx context.Context, sub string, obj client.Object, p
 	if err != nil {
 		return err
 	}
+	// The API server answers with the object as it stored it, admission
+	// and resourceVersion included, not with what was sent.
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(u.GroupVersionKind())
+	if err := s.base.Get(ctx, client.ObjectKeyFromObject(u), stored); err == nil {
+		dropNullStatus(stored)
+		u = stored
+	}
 	if un, ok := obj.(runtime.Unstructured); ok {
 		un.SetUnstructuredContent(u.Object)
 		return nil
@@ -313,6 +399,11 @@ func (s *Store) admitted(ctx context.Context, obj client.Object, statusOnly bool
 	if err := s.base.Get(ctx, key, stored); err != nil {
 		return nil
 	}
+	// The fake client keeps a status it was sent as null; an API server
+	// stores no such field.
+	if st, ok := stored.Object["status"]; ok && st == nil {
+		delete(stored.Object, "status")
+	}
 	admitted := stored.DeepCopy()
 	if errs := s.rules.admit(ctx, admitted, old, statusOnly); len(errs) > 0 {
 		if err := s.store(ctx, old, stored.GetResourceVersion()); err != nil {
@@ -334,6 +425,7 @@ func (s *Store) store(ctx context.Context, obj *unstructured.Unstructured, rv st
 	obj = obj.DeepCopy()
 	obj.SetResourceVersion(rv)
 	status, hasStatus := obj.DeepCopy().Object["status"]
+	hasStatus = hasStatus && status != nil
 	if err := s.base.Update(ctx, obj); err != nil {
 		return err
 	}

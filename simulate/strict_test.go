@@ -4,11 +4,14 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/simulate"
@@ -135,5 +138,68 @@ func TestWrittenNamesSuccessfulWrites(t *testing.T) {
 	}
 	if got := store.Writes(); got != 3 {
 		t.Errorf("Writes() = %d, want 3: every request counts there, refused or not", got)
+	}
+}
+
+// TestResourceVersionsGrow: every write of the custom resource, its status
+// applied included, gives it a greater resourceVersion, and the answer
+// carries it, as an API server's does; an object with no status has no
+// status field, not a null one.
+func TestResourceVersionsGrow(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/strict/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := simulate.NewStore(bp)
+	ctx := context.Background()
+	obj := func(fields map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": bp.Resource.GroupVersion().String(), "kind": bp.Resource.Kind}}
+		for k, v := range fields {
+			u.Object[k] = v
+		}
+		return u
+	}
+	meta := func(extra map[string]any) map[string]any {
+		m := map[string]any{"name": "a", "namespace": "shop"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	cr := obj(map[string]any{"metadata": meta(nil), "spec": map[string]any{}})
+	if err := store.CreateCR(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	last := int64(0)
+	check := func(what string, answer *unstructured.Unstructured) {
+		t.Helper()
+		got := obj(nil)
+		if err := store.Get(ctx, client.ObjectKeyFromObject(cr), got); err != nil {
+			t.Fatal(err)
+		}
+		rv, _ := strconv.ParseInt(got.GetResourceVersion(), 10, 64)
+		if rv <= last {
+			t.Errorf("%s: resourceVersion %d, not past %d", what, rv, last)
+		}
+		if answer != nil && answer.GetResourceVersion() != got.GetResourceVersion() {
+			t.Errorf("%s: the answer has resourceVersion %s, the store %s", what, answer.GetResourceVersion(), got.GetResourceVersion())
+		}
+		if st, ok := got.Object["status"]; ok && st == nil {
+			t.Errorf("%s: a null status field", what)
+		}
+		last = rv
+	}
+	check("created", nil)
+	fin := obj(map[string]any{"metadata": meta(map[string]any{"finalizers": []any{"x/y"}})})
+	if err := store.Patch(ctx, fin, client.Apply, client.FieldOwner("inrun"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	check("a finalizer applied", fin)
+	for _, phase := range []string{"Open", "Closed"} {
+		st := obj(map[string]any{"metadata": meta(nil), "status": map[string]any{"phase": phase}})
+		if err := store.Status().Patch(ctx, st, client.Apply, client.FieldOwner("inrun"), client.ForceOwnership); err != nil {
+			t.Fatal(err)
+		}
+		check("status "+phase+" applied", st)
 	}
 }
