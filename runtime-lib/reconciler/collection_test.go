@@ -7,30 +7,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
-	"github.com/inrun/inrun/simulate"
 )
 
 func newPoolFixture(t *testing.T, workers ...any) *fixture {
 	t.Helper()
-	bp, err := compiler.CompileFile("testdata/pool.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
-	if f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store}); err != nil {
-		t.Fatal(err)
-	}
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
+	return fixtureOf(t, "testdata/pool.yaml", reconciler.Options{}, map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Pool",
 		"metadata": map[string]any{"name": "pool", "namespace": "shop"},
 		"spec":     map[string]any{"workers": workers},
-	}}
-	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
-		t.Fatal(err)
-	}
-	return f
+	})
 }
 
 // TestCollection: one object per item, read as a list by the rest of the

@@ -7,9 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
-	"github.com/inrun/inrun/simulate"
 )
 
 // TestExternalRefReadyWhen: an externalRef with readyWhen is ready when
@@ -17,22 +15,8 @@ import (
 // before, and the custom resource is not Ready; the object is never
 // written.
 func TestExternalRefReadyWhen(t *testing.T) {
-	bp, err := compiler.CompileFile("testdata/gate.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
-	if f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store}); err != nil {
-		t.Fatal(err)
-	}
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "web", "namespace": "shop"},
-		"spec":     map[string]any{"image": "app:1", "replicas": int64(1), "port": int64(80)},
-	}}
-	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
-		t.Fatal(err)
-	}
+	f := fixtureOf(t, "testdata/gate.yaml", reconciler.Options{}, website(map[string]any{"image": "app:1", "replicas": int64(1), "port": int64(80)}))
+	var err error
 
 	// The bridge as another controller leaves it at each step.
 	steps := []struct {

@@ -30,25 +30,36 @@ type fixture struct {
 
 func newFixture(t *testing.T, spec map[string]any) *fixture {
 	t.Helper()
-	bp, err := compiler.CompileFile("testdata/blueprint.yaml", compiler.Options{})
+	return fixtureOf(t, "testdata/blueprint.yaml", reconciler.Options{}, website(spec))
+}
+
+// fixtureOf compiles the Blueprint at path and stores the custom resource
+// cr, reconciled by a Reconciler with opts over the store.
+func fixtureOf(t *testing.T, path string, opts reconciler.Options, cr map[string]any) *fixture {
+	t.Helper()
+	bp, err := compiler.CompileFile(path, compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
-	f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store})
-	if err != nil {
+	opts.Client = f.store
+	if f.rec, err = reconciler.New(bp, opts); err != nil {
 		t.Fatal(err)
 	}
-	cr := &unstructured.Unstructured{Object: map[string]any{
+	f.cr = &unstructured.Unstructured{Object: cr}
+	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// website is the Website web in shop with spec.
+func website(spec map[string]any) map[string]any {
+	return map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
 		"metadata": map[string]any{"name": "web", "namespace": "shop"},
 		"spec":     spec,
-	}}
-	if err := f.store.CreateCR(context.Background(), cr); err != nil {
-		t.Fatal(err)
 	}
-	f.cr = cr
-	return f
 }
 
 // sync reconciles the stored custom resource once.

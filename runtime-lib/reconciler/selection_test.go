@@ -19,23 +19,11 @@ import (
 // *now says.
 func newTeamFixture(t *testing.T, now *time.Time) *fixture {
 	t.Helper()
-	bp, err := compiler.CompileFile("testdata/team.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
-	if f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store, Clock: func() time.Time { return *now }}); err != nil {
-		t.Fatal(err)
-	}
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
+	return fixtureOf(t, "testdata/team.yaml", reconciler.Options{Clock: func() time.Time { return *now }}, map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Team",
 		"metadata": map[string]any{"name": "alpha", "namespace": "shop"},
 		"spec":     map[string]any{"team": "a", "minConfigs": int64(2)},
-	}}
-	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
-		t.Fatal(err)
-	}
-	return f
+	})
 }
 
 func (f *fixture) configMap(ns, name string, labels map[string]string) {

@@ -8,32 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
-	"github.com/inrun/inrun/simulate"
 )
 
 var jobGVK = schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}
 
 func newWaitingFixture(t *testing.T, expose bool) *fixture {
 	t.Helper()
-	bp, err := compiler.CompileFile("testdata/waiting.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
-	if f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store}); err != nil {
-		t.Fatal(err)
-	}
-	f.cr = &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "web", "namespace": "shop"},
-		"spec":     map[string]any{"image": "app:1", "replicas": int64(1), "port": int64(80), "expose": expose},
-	}}
-	if err := f.store.CreateCR(context.Background(), f.cr); err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return fixtureOf(t, "testdata/waiting.yaml", reconciler.Options{},
+		website(map[string]any{"image": "app:1", "replicas": int64(1), "port": int64(80), "expose": expose}))
 }
 
 // setStatus writes status onto a child, as the cluster's controllers would.
