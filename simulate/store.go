@@ -159,11 +159,11 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 			if s.admit && named {
 				before = s.get(ctx, o.GroupVersionKind(), client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()})
 			}
-			if err := s.applied(ctx, obj, false, func() error { return c.Apply(ctx, obj, opts...) }); err != nil || !named {
-				s.wroteApplyIf("", obj, err)
+			err := s.applied(ctx, obj, false, func() error { return c.Apply(ctx, obj, opts...) })
+			s.wroteApplyIf("", obj, err)
+			if err != nil || !named {
 				return err
 			}
-			s.wroteApplyIf("", obj, nil)
 			return s.settle(ctx, o.GroupVersionKind(), client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}, before, obj)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
