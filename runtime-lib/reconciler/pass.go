@@ -660,14 +660,15 @@ func (p *pass) readExternal(ctx context.Context, c *ir.Child) {
 		p.setLive(c.ID, nil)
 	case err != nil:
 		p.apiError(ctx, c, err, "get")
-	case c.ReadyWhen != nil:
-		// Ready when its readyWhen holds: what reads it waits until then,
-		// and its changes reconcile the custom resource again (watchExternal).
-		p.setLive(c.ID, obj)
-		p.checkReady(ctx, c, obj)
 	default:
 		p.setLive(c.ID, obj)
-		p.isReady[c.ID] = true // an object Inrun only reads is ready once it exists
+		if c.ReadyWhen == nil {
+			p.isReady[c.ID] = true // an object Inrun only reads is ready once it exists
+			return
+		}
+		// Ready when its readyWhen holds: what reads it waits until then,
+		// and its changes reconcile the custom resource again (watchExternal).
+		p.checkReady(ctx, c, obj)
 	}
 }
 
