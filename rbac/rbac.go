@@ -54,16 +54,19 @@ func Rules(bp *ir.Blueprint) []ctrbac.Rule {
 		// ttlSecondsAfterFinished deletes the finished custom resource.
 		add(r.Group, r.Plural, []string{"delete"})
 	}
+	var escalation []ctrbac.Rule
 	for _, c := range bp.Children {
 		if c.External {
 			add(c.Group, c.Plural, ReadVerbs)
 		} else {
 			add(c.Group, c.Plural, ChildVerbs)
+			escalation = append(escalation, escalationRules(c.Kind, c.Group, c.Template)...)
 		}
 	}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		for _, k := range bp.Reconcile.Remote.Resources {
 			add(k.Group, k.Plural, ChildVerbs)
+			escalation = append(escalation, escalationRules(k.Kind, k.Group, nil)...)
 		}
 	}
 	add("", "events", EventVerbs)
@@ -93,7 +96,81 @@ func Rules(bp *ir.Blueprint) []ctrbac.Rule {
 		sort.Strings(verbs)
 		rules = append(rules, ctrbac.Rule{Groups: []string{k[0]}, Resources: []string{k[1]}, Verbs: verbs})
 	}
-	return rules
+	return append(rules, mergeEscalation(escalation)...)
+}
+
+// RBAC's escalation prevention refuses to write a role granting, or a
+// binding to a role holding, a permission its writer does not hold, unless
+// the writer may escalate that role or bind it. A runtime cannot hold
+// every permission its children grant, so a child that is a role gets
+// escalate on its kind, and one that is a binding gets bind on the role it
+// refers to: by name when the template's roleRef names it literally, on
+// every role of the kind otherwise (a name from an expression can be any).
+// A reconciler that may return such kinds (names unknown) gets both kinds.
+func escalationRules(kind, group string, template *ir.Value) []ctrbac.Rule {
+	if group != rbacv1.GroupName {
+		return nil
+	}
+	switch kind {
+	case "Role", "ClusterRole":
+		return []ctrbac.Rule{{Groups: []string{group}, Resources: []string{strings.ToLower(kind) + "s"}, Verbs: []string{"escalate"}}}
+	case "RoleBinding", "ClusterRoleBinding":
+	default:
+		return nil
+	}
+	roleRef := template.Lookup("roleRef")
+	kinds := []string{"ClusterRole", "Role"}
+	if kind == "ClusterRoleBinding" {
+		kinds = []string{"ClusterRole"}
+	}
+	if k := literal(roleRef.Lookup("kind")); k != "" {
+		kinds = []string{k}
+	}
+	var names []string
+	if name := literal(roleRef.Lookup("name")); name != "" {
+		names = []string{name}
+	}
+	var out []ctrbac.Rule
+	for _, k := range kinds {
+		out = append(out, ctrbac.Rule{Groups: []string{group}, Resources: []string{strings.ToLower(k) + "s"}, ResourceNames: names, Verbs: []string{"bind"}})
+	}
+	return out
+}
+
+// literal returns v's text when v is a literal string, "" otherwise.
+func literal(v *ir.Value) string {
+	if v == nil || v.Kind != ir.Literal {
+		return ""
+	}
+	s, _ := v.Literal.(string)
+	return s
+}
+
+// mergeEscalation merges rules of one resource and verb: their names
+// joined, sorted, or none when any of them may touch every object.
+func mergeEscalation(rules []ctrbac.Rule) []ctrbac.Rule {
+	type key struct{ resource, verb string }
+	names := map[key][]string{}
+	every := map[key]bool{}
+	for _, r := range rules {
+		k := key{r.Resources[0], r.Verbs[0]}
+		if len(r.ResourceNames) == 0 {
+			every[k] = true
+		}
+		names[k] = append(names[k], r.ResourceNames...)
+	}
+	keys := slices.SortedFunc(maps.Keys(names), func(a, b key) int {
+		return strings.Compare(a.resource+" "+a.verb, b.resource+" "+b.verb)
+	})
+	out := make([]ctrbac.Rule, 0, len(keys))
+	for _, k := range keys {
+		r := ctrbac.Rule{Groups: []string{rbacv1.GroupName}, Resources: []string{k.resource}, Verbs: []string{k.verb}}
+		if !every[k] {
+			r.ResourceNames = slices.Compact(slices.Sorted(slices.Values(names[k])))
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // PolicyRules converts rules to the RBAC API's form.

@@ -1,6 +1,7 @@
 package rbac_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,47 @@ func TestWorkflowTTLMayDeleteTheCustomResource(t *testing.T) {
 	bp.Reconcile.Workflow.TTLSecondsAfterFinished = &ttl
 	if v := verbs(bp); !strings.Contains(v, "delete") {
 		t.Errorf("ttlSecondsAfterFinished deletes the custom resource, but the role only may %s", v)
+	}
+}
+
+// TestEscalationOfRolesAndBindings: without bind and escalate the API
+// server refuses a runtime's role and binding children granting what the
+// runtime itself does not hold (the built-in admin, edit and view roles).
+func TestEscalationOfRolesAndBindings(t *testing.T) {
+	bp := compile(t, "testdata/bindings.yaml")
+	var got []string
+	for _, r := range rbac.Rules(bp) {
+		if slices.Contains(r.Verbs, "bind") || slices.Contains(r.Verbs, "escalate") {
+			got = append(got, rbac.Marker(r))
+		}
+	}
+	want := []string{
+		// view by name, then every ClusterRole (the members' role is an
+		// expression): every ClusterRole, as a name cannot narrow it.
+		"+kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind",
+		"+kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,resourceNames=local-reader,verbs=bind",
+		"+kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=escalate",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bind and escalate rules (-want +got):\n%s", diff)
+	}
+
+	// Without the binding whose role is an expression, view is named.
+	bp.Children = slices.DeleteFunc(bp.Children, func(c *ir.Child) bool { return c.ID == "members" })
+	got = nil
+	for _, r := range rbac.Rules(bp) {
+		if slices.Contains(r.Verbs, "bind") && r.Resources[0] == "clusterroles" {
+			got = append(got, rbac.Marker(r))
+		}
+	}
+	if want := []string{"+kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,resourceNames=view,verbs=bind"}; !cmp.Equal(want, got) {
+		t.Errorf("bind on clusterroles = %v, want %v", got, want)
+	}
+
+	// The website pack has no such child: no bind, no escalate.
+	for _, r := range rbac.Rules(compile(t, "../packs/website/blueprint.yaml")) {
+		if slices.Contains(r.Verbs, "bind") || slices.Contains(r.Verbs, "escalate") {
+			t.Errorf("the website pack's role may %v", r.Verbs)
+		}
 	}
 }
