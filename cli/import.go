@@ -130,6 +130,10 @@ twice to the same value). Existing files are never overwritten without
 				return nil
 			}
 			n := len(diag.All(convErr))
+			if len(res.Blueprints) == 0 {
+				return fmt.Errorf("%w\nno Blueprint was written: fix the %s above and import again",
+					convErr, plural(n, "mistake", "mistakes"))
+			}
 			return fmt.Errorf("%w\n%s not converted; the Blueprints hold the rest: edit them, then run inrun check",
 				convErr, plural(n, "construct was", "constructs were"))
 		},

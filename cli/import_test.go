@@ -115,6 +115,23 @@ func TestImportKroNotConverted(t *testing.T) {
 	}
 }
 
+// TestImportKroNothingWritten: an RGD that cannot be read writes nothing,
+// and the summary says so rather than that the rest was written.
+func TestImportKroNothingWritten(t *testing.T) {
+	dir := t.TempDir()
+	rgd := strings.Replace(kroRGD, "  schema:", " schema:", 1)
+	if err := os.WriteFile(filepath.Join(dir, "rgd.yaml"), []byte(rgd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run(t, dir, "import", "kro", "rgd.yaml")
+	if err == nil || !strings.Contains(err.Error(), "E0001") || !strings.Contains(err.Error(), "no Blueprint was written: fix the 1 mistake above and import again") || strings.Contains(err.Error(), "hold the rest") {
+		t.Errorf("import of a broken RGD: err = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "blueprint.yaml")); err == nil {
+		t.Error("blueprint.yaml written")
+	}
+}
+
 func TestImportKroHelp(t *testing.T) {
 	out, err := run(t, t.TempDir(), "import", "kro", "--help")
 	if err != nil {

@@ -345,6 +345,8 @@ func (r *reader) resource(n *yaml.Node, p string) *child {
 	r.Only(m, "id", "template", "externalRef", "readyWhen", "includeWhen", "forEach")
 	r.Required(m, "id", "add an id that expressions name it by, such as id: deployment")
 	c := &child{node: mapping(), kindPos: r.Pos(n)}
+	// A comment above the list item is the resource's.
+	c.node.HeadComment, c.node.FootComment = n.HeadComment, n.FootComment
 	// kro reads a resource into a Go struct, where null is not set: tools
 	// that write RGDs from Go structs write template: null beside an
 	// externalRef.
