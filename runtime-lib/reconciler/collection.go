@@ -77,7 +77,7 @@ func (p *pass) collection(ctx context.Context, c *ir.Child) {
 		}
 		key := keyOf(desired)
 		if wanted[key] {
-			p.childError(ctx, c, fmt.Errorf("%s: two items of collection %q render %s; put an iterator in metadata.name so that each item has its own", c.Pos, c.ID, key))
+			p.childError(ctx, c, fmt.Errorf("%s: two items of collection %q render %s: the list holds that item twice (listType=set, or listType=map with a key, in the schema refuses duplicates), or metadata.name does not use the iterator (put it there)", c.Pos, c.ID, key))
 			return
 		}
 		wanted[key] = true
