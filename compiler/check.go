@@ -298,6 +298,26 @@ func (c *checker) checkSelector(sel *ir.Value) {
 	}
 }
 
+// isLabelMap reports whether the map at path holds labels, whose keys and
+// values the API server validates: an object's, a pod template's, a
+// selector's.
+func isLabelMap(path string) bool {
+	return strings.HasSuffix(path, "metadata.labels") || path == "matchLabels" || strings.HasSuffix(path, ".matchLabels") ||
+		strings.HasSuffix(path, "nodeSelector")
+}
+
+// checkMetadataKey checks a literal label or annotation key, which the API
+// server refuses unless it is a qualified name.
+func (c *checker) checkMetadataKey(key string, pos ir.Pos, annotation bool) {
+	if !annotation {
+		c.checkLabelKey(key, pos)
+		return
+	}
+	if errs := validation.IsQualifiedName(strings.ToLower(key)); len(errs) > 0 {
+		c.errs.Add(pos, diag.InvalidValue, "an annotation key is a name, optionally prefixed by a DNS subdomain and /", "annotation key %q: %s", key, strings.Join(errs, "; "))
+	}
+}
+
 func (c *checker) checkLabelKey(key string, pos ir.Pos) {
 	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
 		c.errs.Add(pos, diag.InvalidValue, "a label key is a name, optionally prefixed by a DNS subdomain and /", "label key %q: %s", key, strings.Join(errs, "; "))
@@ -350,7 +370,14 @@ func (c *checker) checkValue(v *ir.Value, s shape, path, kind string) {
 				c.checkValue(f.Value, fs, join(path, f.Key), kind)
 			}
 		case mapShape:
+			labels, annotations := isLabelMap(path), strings.HasSuffix(path, "metadata.annotations")
 			for _, f := range v.Fields {
+				if (labels || annotations) && !strings.Contains(f.Key, "${") {
+					c.checkMetadataKey(f.Key, f.KeyPos, annotations)
+				}
+				if labels {
+					c.checkLabelValue(f.Value)
+				}
 				c.checkValue(f.Value, s.elem(), join(path, f.Key), kind)
 			}
 		default:
