@@ -177,17 +177,15 @@ const MaxStatusBytes = 256 << 10
 var runtimeConditions = []string{"Ready", "Progressing", "Degraded"}
 
 // header checks apiVersion and kind. It returns false when the version is
-// one this package does not speak: the rest of the document is then not
-// checked, since its fields may mean something else there.
+// one this package does not speak: that is then the only problem
+// reported, since the document's other fields may mean something else
+// there.
 func (c *checker) header(apiVersion, kind, wantKind string) bool {
-	ok := true
-	switch apiVersion {
-	case APIVersion:
-	case "":
+	if c.otherVersion(apiVersion) {
+		return false
+	}
+	if apiVersion == "" {
 		c.add("apiVersion", "is required", "use "+APIVersion)
-	default:
-		c.add("apiVersion", fmt.Sprintf("%q is not supported", apiVersion), "this runtime speaks "+APIVersion)
-		ok = false
 	}
 	switch kind {
 	case wantKind:
@@ -196,7 +194,26 @@ func (c *checker) header(apiVersion, kind, wantKind string) bool {
 	default:
 		c.add("kind", fmt.Sprintf("%q is not valid here", kind), "use "+wantKind)
 	}
-	return ok
+	return true
+}
+
+// otherVersion reports, and says whether, apiVersion is set to a version
+// this package does not speak.
+func (c *checker) otherVersion(apiVersion string) bool {
+	if apiVersion == "" || apiVersion == APIVersion {
+		return false
+	}
+	c.add("apiVersion", fmt.Sprintf("%q is not supported", apiVersion), "this runtime speaks "+APIVersion)
+	return true
+}
+
+// readsAs reports whether the decoded document m is of the version this
+// package speaks, or has none (reported later). A document of another
+// version gets that one problem and is read no further: reading it as
+// this version would report its fields as unknown or of the wrong type.
+func (c *checker) readsAs(m map[string]any) bool {
+	v, ok := m["apiVersion"].(string)
+	return !ok || !c.otherVersion(v)
 }
 
 // kubeObject checks that obj has what every Kubernetes object needs.

@@ -29,7 +29,8 @@ var (
 // DecodeRequest reads a ReconcileRequest strictly: unknown fields, values of
 // the wrong type, a missing or unsupported apiVersion or kind, and objects
 // without apiVersion, kind or metadata.name are all errors. The error is an
-// ErrorList holding every problem, each with its JSON path.
+// ErrorList holding every problem, each with its JSON path; for a document
+// of another apiVersion, only that one.
 func DecodeRequest(data []byte) (*Request, error) {
 	c := newChecker("request")
 	v, ok := c.parse(data)
@@ -37,7 +38,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 		return nil, c.errs
 	}
 	m, ok := c.object("", v)
-	if !ok {
+	if !ok || !c.readsAs(m) {
 		return nil, c.errs
 	}
 	r := &Request{Args: map[string]any{}, Observed: []Resource{}}
@@ -83,7 +84,7 @@ func DecodeResult(data []byte, finalizing bool) (*Result, error) {
 		return nil, c.errs
 	}
 	m, ok := c.object("", v)
-	if !ok {
+	if !ok || !c.readsAs(m) {
 		return nil, c.errs
 	}
 	r := &Result{}
@@ -154,6 +155,18 @@ func (r *Request) Validate() error {
 func (r *Result) Validate(finalizing bool) error {
 	c := newChecker("Result")
 	c.result(r, finalizing, true)
+	return c.errs.Err()
+}
+
+// validateFor checks r as Handler's reply to req: by Validate's rules,
+// and with a step only in reply to a request that has one, which the
+// runtime refuses too.
+func (r *Result) validateFor(req *Request) error {
+	c := newChecker("Result")
+	c.result(r, req.Finalizing, true)
+	if r.Step != nil && req.Step == nil && !req.Finalizing && r.APIVersion == APIVersion {
+		c.add("step", "is only valid in reply to a request with a step", "leave it out: the Blueprint declares no reconcile.workflow")
+	}
 	return c.errs.Err()
 }
 

@@ -132,10 +132,16 @@ func TestDecodeErrors(t *testing.T) {
 		},
 	}, {
 		name: "unsupported version stops there",
-		in:   `{"apiVersion": "inrun.dev/reconciler/v2", "kind": "ReconcileResult", "resources": [{}], "whatever": 1}`,
+		in:   `{"apiVersion": "inrun.dev/reconciler/v2", "kind": "ReconcileResult", "resources": "nope", "statuz": 1, "whatever": 1, "done": true}`,
 		want: []string{
 			`apiVersion "inrun.dev/reconciler/v2" is not supported (this runtime speaks inrun.dev/reconciler/v1alpha1)`,
-			`whatever is not a field of a ReconcileResult (the fields are apiVersion, kind, status, labels, annotations, resources, conditions, events, requeueAfter, done and step)`,
+		},
+	}, {
+		name:    "a request of another version stops there too",
+		request: true,
+		in:      `{"apiVersion": "inrun.dev/reconciler/v2", "kind": "Request", "object": [], "stepz": 1}`,
+		want: []string{
+			`apiVersion "inrun.dev/reconciler/v2" is not supported (this runtime speaks inrun.dev/reconciler/v1alpha1)`,
 		},
 	}, {
 		name: "a request where a Result belongs",

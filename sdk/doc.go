@@ -16,7 +16,9 @@
 //     other than Normal or Warning is an error, never a guess.
 //   - Every problem is reported at once, as an ErrorList of FieldErrors,
 //     each with the JSON path of the value (resources[2].metadata.name),
-//     what is wrong with it, and what would be valid.
+//     what is wrong with it, and what would be valid. A document of
+//     another apiVersion reports only that: its fields may mean something
+//     else there.
 //   - A request or Result that passes Validate is one the other side
 //     accepts: Handler validates what a Go reconciler returns before it
 //     sends it.

@@ -22,9 +22,10 @@ const MaxRequestBytes = 32 << 20
 // Handler serves fn as a remote reconciler. It accepts POST only, decodes
 // the body with DecodeRequest (a bad request is a 400 listing every
 // problem), calls fn, fills in the Result's apiVersion and kind when they
-// are empty, checks it with Result.Validate and writes it as JSON. An
-// error from fn, a panic in fn, or an invalid Result is a 500 whose body is
-// the message, which the runtime shows to people as it is.
+// are empty, checks it with Result.Validate, and that it has a step only in
+// reply to a request with one, and writes it as JSON. An error from fn, a
+// panic in fn, or an invalid Result is a 500 whose body is the message,
+// which the runtime shows to people as it is.
 func Handler(fn Func) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -61,7 +62,7 @@ func Handler(fn Func) http.Handler {
 		if res.Kind == "" {
 			res.Kind = KindResult
 		}
-		if err := res.Validate(req.Finalizing); err != nil {
+		if err := res.validateFor(req); err != nil {
 			plain(w, http.StatusInternalServerError, "the reconciler returned an invalid Result: "+err.Error())
 			return
 		}

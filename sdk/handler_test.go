@@ -72,6 +72,12 @@ func TestHandler(t *testing.T) {
 			return &sdk.Result{Done: true, Events: []sdk.Event{{Type: "Info", Reason: "X"}}}, nil
 		},
 		want: `the reconciler returned an invalid Result: events[0].type "Info" is not valid (use Normal or Warning); done is only valid in reply to a finalizing request (leave it out, or false)`,
+	}, {
+		name: "a step answers only a request with one", body: validRequest, status: 500,
+		fn: func(context.Context, *sdk.Request) (*sdk.Result, error) {
+			return &sdk.Result{Step: &sdk.StepResult{Phase: sdk.StepFailed}}, nil
+		},
+		want: `the reconciler returned an invalid Result: step is only valid in reply to a request with a step (leave it out: the Blueprint declares no reconcile.workflow)`,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			method := tc.method

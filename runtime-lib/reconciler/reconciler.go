@@ -139,6 +139,11 @@ type Reconciler struct {
 	// selections holds, by objectKey of a custom resource, the
 	// []Selection its externalRefs read last (see Selecting).
 	selections sync.Map
+	// cleanedUp holds, by objectKey, the UID of each custom resource being
+	// deleted whose remote reconciler answered done: the passes that then
+	// wait for children garbage collection cannot reach to go do not ask
+	// it again.
+	cleanedUp sync.Map
 	// reads is what passes read of each child (see Relevant); nil when
 	// every update of a child counts.
 	reads map[string]*childReads
@@ -245,6 +250,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			key := objectKey{gvk: r.bp.Resource.GroupVersionKind, namespace: req.Namespace, name: req.Name}
 			r.statuses.Delete(key)
 			r.selections.Delete(key)
+			r.cleanedUp.Delete(key)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -382,14 +388,16 @@ func (r *Reconciler) fail(ctx context.Context, cr *unstructured.Unstructured, re
 // finalize deletes the children garbage collection cannot reach, then
 // releases the custom resource.
 func (r *Reconciler) finalize(ctx context.Context, cr *unstructured.Unstructured, rep *Report) error {
+	key := echoKey(cr)
 	if !controllerutil.ContainsFinalizer(cr, Finalizer) {
+		r.cleanedUp.Delete(key)
 		return nil
 	}
 	p := &pass{Reconciler: r, cr: cr, rep: rep}
 	if err := p.observe(ctx); err != nil {
 		return r.fail(ctx, cr, rep, "CleanupFailed", err)
 	}
-	if r.hasRemote() {
+	if uid, _ := r.cleanedUp.Load(key); r.hasRemote() && uid != cr.GetUID() {
 		done, err := p.finalizeRemote(ctx)
 		if err != nil {
 			err = r.fail(ctx, cr, rep, "ReconcilerFailed", err)
@@ -403,6 +411,9 @@ func (r *Reconciler) finalize(ctx context.Context, cr *unstructured.Unstructured
 		if !done {
 			return nil // RequeueAfter is set: ask again
 		}
+		// Done is not asked again while the children below go. Kept in
+		// memory only: a restarted runtime asks once more.
+		r.cleanedUp.Store(key, cr.GetUID())
 	}
 	remaining := 0
 	for _, objs := range p.observed {
@@ -426,6 +437,7 @@ func (r *Reconciler) finalize(ctx context.Context, cr *unstructured.Unstructured
 	if err := r.opts.Client.Patch(ctx, cr, patch); err != nil && !apierrors.IsNotFound(err) {
 		return r.fail(ctx, cr, rep, "CleanupFailed", err)
 	}
+	r.cleanedUp.Delete(key)
 	rep.Writes++
 	return nil
 }

@@ -209,6 +209,9 @@ func (p *pass) forgetResult() {
 
 // checkResult refuses a Result with resources of kinds the Blueprint does
 // not declare: RBAC, watches and prune are derived from the declaration.
+// It refuses a step outcome in reply to a request without a step too:
+// nothing would act on it, and a reconciler that reports a failure there
+// believes the runtime heard it.
 func (p *pass) checkResult(res *sdk.Result) error {
 	declared := map[schema.GroupVersionKind]bool{}
 	var names []string
@@ -220,20 +223,23 @@ func (p *pass) checkResult(res *sdk.Result) error {
 	for i, r := range res.Resources {
 		gv, err := schema.ParseGroupVersion(r.APIVersion())
 		if err != nil || !declared[gv.WithKind(r.Kind())] {
-			bad = append(bad, fmt.Sprintf("resources[%d] is a %s %s", i, r.APIVersion(), r.Kind()))
+			bad = append(bad, fmt.Sprintf("resources[%d] is of kind %s %s, not a kind reconcile.resources declares", i, r.APIVersion(), r.Kind()))
 		}
 	}
-	if len(bad) == 0 {
-		if p.wf != nil {
-			return p.wf.checkStep(res)
+	if len(bad) > 0 {
+		allowed := "none"
+		if len(names) > 0 {
+			allowed = strings.Join(names, ", ")
 		}
-		return nil
+		return fmt.Errorf("the reconciler's Result was refused: %s (it declares %s); declare the kind in the Blueprint, or stop returning the resource", strings.Join(bad, "; "), allowed)
 	}
-	allowed := "none"
-	if len(names) > 0 {
-		allowed = strings.Join(names, ", ")
+	if p.wf != nil {
+		return p.wf.checkStep(res)
 	}
-	return fmt.Errorf("the reconciler's Result was refused: %s, not a kind reconcile.resources declares (%s); declare it in the Blueprint, or stop returning it", strings.Join(bad, "; "), allowed)
+	if res.Step != nil {
+		return errors.New("the reconciler's Result was refused: step is only valid in reply to a request with a step, and this Blueprint declares no reconcile.workflow, so no request has one; leave step out (report a failure with an HTTP 5xx status, or in conditions), or declare the steps in reconcile.workflow")
+	}
+	return nil
 }
 
 func (p *pass) applyRemote(ctx context.Context, res sdk.Resource) {

@@ -28,6 +28,7 @@ type webapp struct {
 	extra      []sdk.Resource
 	finalizing atomic.Int32
 	done       bool
+	conditions []sdk.Condition
 }
 
 func (w *webapp) reconcile(_ context.Context, req *sdk.Request) (*sdk.Result, error) {
@@ -66,6 +67,7 @@ func (w *webapp) reconcile(_ context.Context, req *sdk.Request) (*sdk.Result, er
 		}})
 	}
 	res.Resources = append(res.Resources, w.extra...)
+	res.Conditions = w.conditions
 	return res, nil
 }
 
@@ -209,7 +211,7 @@ func TestRemoteUndeclaredKindIsRefused(t *testing.T) {
 	f.app.mu.Unlock()
 	f.patchSpec("expose", false)
 	rep := f.sync()
-	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "v1 ConfigMap, not a kind reconcile.resources declares") {
+	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), "resources[1] is of kind v1 ConfigMap, not a kind reconcile.resources declares (it declares apps/v1 Deployment, v1 Service)") {
 		t.Fatalf("errors = %v, want the ConfigMap refused", err)
 	}
 	if f.object(serviceGVK, "shop", "app") == nil {
@@ -244,6 +246,135 @@ func TestRemoteFinalizing(t *testing.T) {
 	live.SetGroupVersionKind(f.bp.Resource.GroupVersionKind)
 	if err := f.store.Get(context.Background(), client.ObjectKeyFromObject(f.cr), live); err == nil {
 		t.Errorf("the custom resource is still there, finalizers %v", live.GetFinalizers())
+	}
+}
+
+// TestRemoteFinalizingDoneOnce: once the reconciler answered done, the
+// passes that wait for a child garbage collection cannot reach (in
+// another namespace) to go do not ask it again.
+func TestRemoteFinalizingDoneOnce(t *testing.T) {
+	f := newRemoteFixture(t)
+	f.app.mu.Lock()
+	f.app.done = true
+	f.app.extra = []sdk.Resource{{ID: "elsewhere", Object: map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "app", "namespace": "elsewhere"},
+		"spec":     map[string]any{"ports": []any{map[string]any{"port": int64(80)}}},
+	}}}
+	f.app.mu.Unlock()
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	if f.object(serviceGVK, "elsewhere", "app") == nil {
+		t.Fatal("the Service in another namespace was not applied")
+	}
+	if err := f.store.Delete(context.Background(), f.get()); err != nil {
+		t.Fatal(err)
+	}
+	rep := f.sync()
+	if rep.RequeueAfter == 0 || !containsString(f.get().GetFinalizers(), reconciler.Finalizer) {
+		t.Fatal("the finalizer was removed before the Service in another namespace was gone")
+	}
+	f.sync()
+	if n := f.app.finalizing.Load(); n != 1 {
+		t.Errorf("finalizing requests = %d, want 1: the reconciler had answered done", n)
+	}
+	if f.object(serviceGVK, "elsewhere", "app") != nil {
+		t.Error("the Service in another namespace is still there")
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(f.bp.Resource.GroupVersionKind)
+	if err := f.store.Get(context.Background(), client.ObjectKeyFromObject(f.cr), live); err == nil {
+		t.Errorf("the custom resource is still there, finalizers %v", live.GetFinalizers())
+	}
+}
+
+// TestRemoteStepWithoutWorkflowIsRefused: a step outcome answers a
+// request that had no step (the Blueprint has no workflow); nothing would
+// act on it, so the Result is refused rather than half heard.
+func TestRemoteStepWithoutWorkflowIsRefused(t *testing.T) {
+	f := newRemoteFixture(t)
+	// Not through sdk.Handler, which refuses such a Result itself: this is
+	// a reconciler in another language.
+	var err error
+	f.rec, err = reconciler.New(f.bp, reconciler.Options{Client: f.store, Remote: fixedCaller{
+		Step:   &sdk.StepResult{Phase: sdk.StepFailed, Message: "this step failed"},
+		Status: map[string]any{"phase": "Active"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := f.sync()
+	err = rep.Err()
+	if err == nil || !strings.Contains(err.Error(), "step is only valid in reply to a request with a step") || !strings.Contains(err.Error(), "reconcile.workflow") {
+		t.Fatalf("errors = %v, want the step refused, naming reconcile.workflow", err)
+	}
+	if phase, _, _ := unstructured.NestedString(f.get().Object, "status", "phase"); phase != "" {
+		t.Errorf("status.phase = %q: a refused Result was applied", phase)
+	}
+	if cond := condition(f.get(), reconciler.ConditionDegraded); cond["status"] != "True" {
+		t.Errorf("Degraded = %v, want True", cond)
+	}
+}
+
+// fixedCaller answers every request with its Result, as a reconciler
+// outside Go might.
+type fixedCaller sdk.Result
+
+func (c fixedCaller) Call(context.Context, *sdk.Request) (*remote.Result, error) {
+	res := sdk.Result(c)
+	res.APIVersion, res.Kind = sdk.APIVersion, sdk.KindResult
+	return &remote.Result{Result: res, Attempts: 1}, nil
+}
+
+// TestRemoteConditionsFollowTheResult: the reconciler's conditions are
+// its part of the status, like its status fields: one it stops returning
+// is removed, while the runtime's own stay, and a failed call keeps them
+// all.
+func TestRemoteConditionsFollowTheResult(t *testing.T) {
+	f := newRemoteFixture(t)
+	f.app.mu.Lock()
+	f.app.conditions = []sdk.Condition{
+		{Type: "BillingRegistered", Status: sdk.ConditionTrue, Reason: "Registered"},
+		{Type: "DatabaseReady", Status: sdk.ConditionTrue, Reason: "Provisioned"},
+	}
+	f.app.mu.Unlock()
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	if condition(f.get(), "BillingRegistered") == nil || condition(f.get(), "DatabaseReady") == nil {
+		t.Fatalf("conditions = %v, want the reconciler's", f.get().Object["status"])
+	}
+
+	f.app.mu.Lock()
+	f.app.fail = errors.New("database unreachable")
+	f.app.conditions = f.app.conditions[1:]
+	f.app.mu.Unlock()
+	f.patchSpec("replicas", int64(3))
+	if err := f.sync().Err(); err == nil {
+		t.Fatal("want the reconciler's 500")
+	}
+	if condition(f.get(), "BillingRegistered") == nil {
+		t.Error("a failed call removed a condition the reconciler had reported")
+	}
+
+	f.app.mu.Lock()
+	f.app.fail = nil
+	f.app.mu.Unlock()
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	cr := f.get()
+	if c := condition(cr, "BillingRegistered"); c != nil {
+		t.Errorf("BillingRegistered = %v, want it removed: the reconciler stopped returning it", c)
+	}
+	if c := condition(cr, "DatabaseReady"); c == nil || c["status"] != "True" {
+		t.Errorf("DatabaseReady = %v, want it kept: the reconciler still returns it", c)
+	}
+	for _, typ := range []string{reconciler.ConditionReady, reconciler.ConditionProgressing, reconciler.ConditionDegraded} {
+		if condition(cr, typ) == nil {
+			t.Errorf("the runtime's %s condition is gone", typ)
+		}
 	}
 }
 

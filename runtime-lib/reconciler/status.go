@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -202,6 +203,18 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 			}
 		}
 	}
+	if p.remoteState.called {
+		// The Result's conditions are the whole of the reconciler's part,
+		// as its status is: one it stops returning is removed, as server-
+		// side apply removes a list entry its manager stops applying.
+		returned := map[string]bool{}
+		for _, c := range p.remoteState.conditions {
+			returned[c.Type] = true
+		}
+		conds = slices.DeleteFunc(conds, func(c metav1.Condition) bool {
+			return !returned[c.Type] && !p.runtimeCondition(c)
+		})
+	}
 	gen := p.cr.GetGeneration()
 	now := metav1.NewTime(p.opts.Clock().UTC().Truncate(1e9))
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
@@ -289,6 +302,27 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		out = append(out, conditionJSON(&conds[i]))
 	}
 	return out
+}
+
+// runtimeCondition reports whether c is one the runtime sets on this
+// Blueprint's custom resources, rather than a remote reconciler's.
+func (p *pass) runtimeCondition(c metav1.Condition) bool {
+	switch c.Type {
+	case ConditionReady, ConditionProgressing, ConditionDegraded:
+		return true
+	case ConditionDeprecated:
+		return c.Reason == ReasonPatternDeprecated
+	case ConditionComplete, ConditionFailed:
+		if p.bp.Reconcile != nil && p.bp.Reconcile.Workflow != nil {
+			return true
+		}
+	}
+	for _, bc := range p.bp.Conditions {
+		if bc.Type == c.Type {
+			return true
+		}
+	}
+	return false
 }
 
 // deprecated keeps the Deprecated condition of a Blueprint run as a

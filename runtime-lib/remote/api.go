@@ -311,8 +311,11 @@ func (c *apiCall) send(ctx context.Context, method, url *ir.Value, defaultMethod
 	resp, err := c.http.Do(hreq.WithContext(ctx))
 	if err != nil {
 		kind := Unreachable
-		if errors.Is(err, context.DeadlineExceeded) {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
 			kind = Timeout
+		case hungUp(err):
+			kind = Closed
 		}
 		return nil, &Error{Kind: kind, URL: target, Attempts: 1, Err: unwrapURL(err)}
 	}

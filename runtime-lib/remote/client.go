@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/inrun/inrun/sdk"
@@ -179,6 +180,11 @@ func (c *Client) attempt(ctx context.Context, body []byte, finalizing bool) (*sd
 	if token != "" {
 		hreq.Header.Set("Authorization", "Bearer "+token)
 	}
+	// Marks the request idempotent, as the contract makes it, without
+	// sending the header: net/http then sends it again on a new
+	// connection when the server closed the kept-alive one it went out
+	// on (restarted, or timed it out), instead of failing with EOF.
+	hreq.Header["Idempotency-Key"] = nil
 
 	resp, err := c.http.Do(hreq)
 	if err != nil {
@@ -233,7 +239,17 @@ func (c *Client) transportError(actx context.Context, err error) *Error {
 		// Another attempt meets the same certificate.
 		return &Error{Kind: Unreachable, URL: c.url, Err: unwrapURL(err)}
 	}
+	if hungUp(err) {
+		return &Error{Kind: Closed, URL: c.url, Err: unwrapURL(err), retryable: true}
+	}
 	return &Error{Kind: Unreachable, URL: c.url, Err: unwrapURL(err), retryable: true}
+}
+
+// hungUp reports whether err is a server closing (or resetting) the
+// connection before any reply: it was reachable, and "unreachable: EOF"
+// would send people to check the network.
+func hungUp(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // unwrapURL drops net/http's `Post "URL": ` prefix, since Error names the

@@ -20,9 +20,10 @@
 //     within Options.MaxAttempts and Options.MaxElapsed. Other statuses,
 //     bad replies and refused certificates are not: another attempt would
 //     meet the same answer.
-//   - Every failure is an *Error whose Kind (Unreachable, Timeout,
-//     HTTPStatus, BadReply, Credentials) the runtime can report, and whose
-//     message names the reconciler's URL, what it answered, and what to do.
+//   - Every failure is an *Error whose Kind (Unreachable, Closed, Timeout,
+//     HTTPStatus, BadReply, Truncated, Credentials) the runtime can
+//     report, and whose message names the reconciler's URL, what it
+//     answered, and what to do.
 //   - Nothing changed, nothing sent: per custom resource, the sha256 of the
 //     canonical JSON of the last successful request is kept, and an equal
 //     request gets the last Result back (Result.Cached) without an HTTP

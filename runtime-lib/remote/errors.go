@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -30,6 +31,9 @@ const (
 	// Truncated: a reply cut short, its connection closed before the end
 	// of its body.
 	Truncated Kind = "Truncated"
+	// Closed: the connection was accepted, then closed (or reset) before
+	// any reply: the server is there, but crashed or dropped the request.
+	Closed Kind = "Closed"
 	// Request: the request to an API mapped by reconcile.api could not be
 	// built (an expression failed), so none was sent.
 	Request Kind = "Request"
@@ -83,6 +87,12 @@ func (e *Error) Error() string {
 	case Unreachable:
 		fmt.Fprintf(&b, "%s at %s is unreachable%s: %v", who, e.URL, e.after(), e.Err)
 		b.WriteString(tlsHint(e.Err))
+	case Closed:
+		fmt.Fprintf(&b, "%s at %s closed the connection without answering%s", who, e.URL, e.after())
+		if !errors.Is(e.Err, io.EOF) {
+			fmt.Fprintf(&b, ": %v", e.Err)
+		}
+		fmt.Fprintf(&b, " (did it crash or give up while handling the request? its log may say)")
 	case Timeout:
 		fmt.Fprintf(&b, "%s at %s did not answer in time%s: %v (make it answer faster, or raise reconcile.timeout)", who, e.URL, e.after(), e.Err)
 	case Request:

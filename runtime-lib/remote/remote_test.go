@@ -615,3 +615,29 @@ func TestTruncatedReply(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", err, want)
 	}
 }
+
+// TestClosedWithoutReply: a server that reads the request and hangs up
+// was reachable; the message says it closed the connection, not that it
+// is unreachable with a bare EOF.
+func TestClosedWithoutReply(t *testing.T) {
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		conn.Close()
+	}), false)
+	clock := newFakeClock()
+	c := newClient(t, remote.Options{URL: srv.URL + "/", MaxAttempts: 3, Clock: clock})
+	_, err := c.Call(t.Context(), request(nil))
+	e := asError(t, err)
+	if e.Kind != remote.Closed || e.Attempts != 3 || srv.requests.Load() != 3 {
+		t.Errorf("Kind = %s, Attempts = %d, requests = %d; want Closed after 3", e.Kind, e.Attempts, srv.requests.Load())
+	}
+	want := fmt.Sprintf("reconciler at %s/ closed the connection without answering after 3 attempts (did it crash or give up while handling the request? its log may say)", srv.URL)
+	if err.Error() != want {
+		t.Errorf("got  %s\nwant %s", err, want)
+	}
+}
