@@ -5,14 +5,18 @@
 // inrun render, which shows what one custom resource becomes. The file is
 // read by the positioned reader every format shares (internal/yamlpos):
 // every mistake in it is reported at once, sorted, as the diagnostics of
-// package internal/diag, each with its file:line:col and a stable code. The store is
+// package internal/diag, each with its file:line:col and a stable code;
+// then, before any case runs, the child ids and status fields the cases
+// name are checked against the Blueprint the same way (CheckFile). The store is
 // controller-runtime's fake client, with server-side apply, status
 // subresources, and the custom resource pruned, defaulted and validated by
 // its CRD as the API server does (crdRules), so what a case observes is what the
 // runtime would write on a cluster, less what a cluster's own controllers
 // do (those are injected with observe). A case may go on in steps that
 // patch or delete the custom resource; once it is gone, the store deletes
-// what it owned, as the garbage collector would.
+// what it owned, as the garbage collector would. A Secret created or
+// updated in the store, one given before the run too, has its stringData
+// stored as data, as the API server stores it.
 //
 // A Blueprint with a remote reconciler is called over real HTTP, as on a
 // cluster. The simulate file says who answers: a reconciler process it

@@ -13,12 +13,15 @@ import (
 	"github.com/inrun/inrun/sdk"
 )
 
-// Serve starts f's reconciler process, when it has one, and keeps it
-// running for the cases RunCase runs until stop is called, instead of
-// starting and stopping it around each case. stop returns an error when the
-// process exited on its own before it. Serve and stop must not run while a
-// case does.
+// Serve checks f against the Blueprint (CheckFile), then starts f's
+// reconciler process, when it has one, and keeps it running for the cases
+// RunCase runs until stop is called, instead of starting and stopping it
+// around each case. stop returns an error when the process exited on its
+// own before it. Serve and stop must not run while a case does.
 func (s *Simulator) Serve(ctx context.Context, f *File) (stop func() error, err error) {
+	if err := s.CheckFile(f); err != nil {
+		return nil, err
+	}
 	if f.Reconciler == nil || f.process != nil {
 		return func() error { return nil }, nil
 	}

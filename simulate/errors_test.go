@@ -1,10 +1,13 @@
 package simulate_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/internal/diag/diagtest"
 	"github.com/inrun/inrun/packs"
 	"github.com/inrun/inrun/simulate"
@@ -39,7 +42,8 @@ func TestErrors(t *testing.T) {
 }
 
 // TestPackFilesParse checks that every pack's test/simulate.yaml parses,
-// with a case for each of its cases, and that each case's CR file reads.
+// with a case for each of its cases, that each case's CR file reads, and
+// that every child id and status field it names is its Blueprint's.
 func TestPackFilesParse(t *testing.T) {
 	for _, pack := range packs.List() {
 		dir := t.TempDir()
@@ -60,6 +64,17 @@ func TestPackFilesParse(t *testing.T) {
 					if _, err := f.LoadCR(&f.Cases[i]); err != nil {
 						t.Errorf("case %q: %v", f.Cases[i].Name, err)
 					}
+				}
+				bp, err := compiler.CompileFile(filepath.Join(filepath.Dir(filepath.Dir(file)), "blueprint.yaml"), compiler.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sim, err := simulate.New(bp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sim.CheckFile(f); err != nil {
+					t.Error(err)
 				}
 			})
 		}
@@ -82,5 +97,44 @@ func TestReadObjectErrors(t *testing.T) {
 			_, err = simulate.ReadObject(file)
 			diagtest.Check(t, file, src, err, false)
 		})
+	}
+}
+
+// TestBlueprintRefs checks a simulate file against its Blueprint: every
+// child id (of a collection, of a used Blueprint's child, of the
+// Blueprint's own) and status field a case names must be the Blueprint's,
+// or be reported at its line with the one probably meant; a case that
+// names one that is not does not run.
+func TestBlueprintRefs(t *testing.T) {
+	bp, err := compiler.CompileFile(filepath.Join("testdata", "refs", "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join("testdata", "refs", "test", "simulate.yaml")
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := simulate.Parse(file, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diagtest.Check(t, file, src, sim.CheckFile(f), false)
+	if _, err := sim.Serve(context.Background(), f); err == nil {
+		t.Error("Serve started a file that names no child of the Blueprint")
+	}
+	for i := range f.Cases {
+		c := &f.Cases[i]
+		res := sim.RunCase(context.Background(), f, c)
+		switch {
+		case c.Name == "right" && !res.Passed():
+			t.Errorf("case %q failed: %v\n%s", c.Name, res.Err, strings.Join(res.Failures, "\n"))
+		case c.Name != "right" && (res.Err == nil || !strings.Contains(res.Err.Error(), `E0008 case "typos": expect.children[0].id "confg"`)):
+			t.Errorf("case %q ran: %v", c.Name, res.Err)
+		}
 	}
 }

@@ -34,6 +34,9 @@ var (
 // problem through its Reader.
 type parser struct {
 	*yamlpos.Reader
+	// at holds, for the case being read, where each of its references to
+	// the Blueprint is, by its path in the case: checkCase reports there.
+	at map[string]diag.Pos
 }
 
 func (p *parser) file(data []byte) *File {
@@ -84,10 +87,11 @@ func (p *parser) readCase(f *File, i int, n *yaml.Node, names map[string]int) *C
 		return nil
 	}
 	m.Path = ""
+	p.at = map[string]diag.Pos{}
 	mark := p.Mark()
 	label := fmt.Sprintf("cases[%d]", i)
 	p.Only(m, caseFields...)
-	c := &Case{}
+	c := &Case{pos: p.at}
 	name, nameNode := p.Required(m, "name", "name each case; it is printed with its result")
 	if name != "" {
 		c.Name, label = name, strconv.Quote(name)
@@ -204,7 +208,9 @@ func (p *parser) phase(m *yamlpos.Map, prefix string) (passes int, observe []Obs
 				o.AfterPass = int(i)
 			}
 		}
-		o.Child, _ = p.Required(om, "child", "the id of the child whose status this is")
+		var childNode *yaml.Node
+		o.Child, childNode = p.Required(om, "child", "the id of the child whose status this is")
+		p.mark(path+".child", childNode)
 		if v := om.Get("status"); v != nil {
 			o.Status = p.object(v, path+".status")
 		}
@@ -233,7 +239,9 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 		}
 		p.Only(cm, childExpectFields...)
 		var ce ChildExpectation
-		ce.ID, _ = p.Required(cm, "id", "the id of a child in the Blueprint, or remote.<id> for one a reconciler returns")
+		var idNode *yaml.Node
+		ce.ID, idNode = p.Required(cm, "id", "the id of a child in the Blueprint, or remote.<id> for one a reconciler returns")
+		p.mark(cm.Path+".id", idNode)
 		if v := cm.Get("match"); v != nil {
 			ce.Match = p.object(v, cm.Path+".match")
 		}
@@ -260,7 +268,11 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 	e.Absent = p.strings(m.Get("absent"), path+".absent")
 	e.Errors = p.strings(m.Get("errors"), path+".errors")
 	if v := m.Get("status"); v != nil {
-		e.Status = p.object(v, path+".status")
+		if e.Status = p.object(v, path+".status"); e.Status != nil {
+			for _, k := range keyNodes(v) {
+				p.mark(path+".status."+k.Value, k)
+			}
+		}
 	}
 	if v := m.Get("gone"); v != nil {
 		e.Gone, _ = p.Bool(v, path+".gone")
@@ -268,18 +280,40 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 	return e
 }
 
-// strings reads a list of strings.
+// strings reads a list of strings, marking where each is.
 func (p *parser) strings(n *yaml.Node, path string) []string {
 	var out []string
 	for i, item := range p.List(n, path) {
-		if s, ok := p.Str(item, fmt.Sprintf("%s[%d]", path, i)); ok {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		if s, ok := p.Str(item, at); ok {
 			out = append(out, s)
+			p.mark(at, item)
 		}
 	}
 	if out == nil && n != nil && n.Kind == yaml.SequenceNode {
 		out = []string{}
 	}
 	return out
+}
+
+// mark notes where the value at path, in the case being read, is.
+func (p *parser) mark(path string, n *yaml.Node) {
+	if p.at != nil && n != nil {
+		p.at[path] = p.Pos(n)
+	}
+}
+
+// keyNodes returns the key nodes of mapping n, or none.
+func keyNodes(n *yaml.Node) []*yaml.Node {
+	n = yamlpos.Resolve(n)
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var keys []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys = append(keys, n.Content[i])
+	}
+	return keys
 }
 
 // object reads a mapping of any content (a patch, a partial match, a

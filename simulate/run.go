@@ -23,6 +23,7 @@ import (
 
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
@@ -630,10 +631,11 @@ type Result struct {
 // Passed reports whether the case held.
 func (r *Result) Passed() bool { return r.Err == nil && len(r.Failures) == 0 }
 
-// RunCase runs one case of f and checks its expectations: the first passes
-// and the case's expect, then each step in turn, each followed by one more
-// pass that must write nothing. A step whose expectations fail ends the
-// case.
+// RunCase runs one case of f and checks its expectations: the first
+// passes and the case's expect, then each step in turn, each followed by
+// one more pass that must write nothing. A step whose expectations fail
+// ends the case. A case that names a child or status field the Blueprint
+// does not have (CheckFile) does not run.
 //
 // The remote reconciler, when the Blueprint has one, is the case's or the
 // file's recorded reply, served by an HTTP server in this process; else the
@@ -641,6 +643,11 @@ func (r *Result) Passed() bool { return r.Err == nil && len(r.Failures) == 0 }
 // running; else the one the Blueprint names, which must be running.
 func (s *Simulator) RunCase(ctx context.Context, f *File, c *Case) *Result {
 	res := &Result{Case: c.Name}
+	var refs diag.List
+	if s.checkCase(f, c, &refs); len(refs) > 0 {
+		res.Err = refs.Err()
+		return res
+	}
 	cr, err := f.LoadCR(c)
 	if err != nil {
 		res.Err = err

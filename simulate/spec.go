@@ -49,6 +49,11 @@ type Case struct {
 	Reply map[string]any
 	// Steps change the CR after the first passes and Expect, in order.
 	Steps []Step
+
+	// pos is where, in the simulate file, each child id and status field
+	// the case names is, by its path in the case (expect.absent[0]); nil
+	// for a case not read from a file.
+	pos map[string]diag.Pos
 }
 
 // Step changes the custom resource, runs more passes and checks what holds

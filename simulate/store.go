@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	corev1 "k8s.io/api/core/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
@@ -134,6 +136,7 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			count()
+			asStored(obj)
 			if err := c.Create(ctx, obj, opts...); err != nil {
 				return err
 			}
@@ -142,6 +145,7 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			count()
+			asStored(obj)
 			return s.wroteIf("update", "", obj, s.admitted(ctx, obj, false, func() error { return c.Update(ctx, obj, opts...) }))
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
@@ -194,6 +198,26 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		},
 	})
 	return s
+}
+
+// asStored makes obj, about to be created or updated, what the API server
+// stores of it: a Secret's stringData merged into its data. The runtime
+// writes its Secret children so already; this is for every other object
+// that enters the store: those that exist before the first pass (a case's
+// objects, render's --object), and those a Go reconciler writes.
+func asStored(obj client.Object) {
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		if len(o.StringData) > 0 && o.Data == nil {
+			o.Data = map[string][]byte{}
+		}
+		for k, v := range o.StringData {
+			o.Data[k] = []byte(v)
+		}
+		o.StringData = nil
+	case *unstructured.Unstructured:
+		builtin.SecretAsStored(o)
+	}
 }
 
 // resourceVersion is the stored resourceVersion of the object obj applies

@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/shard"
 )
@@ -506,36 +506,14 @@ func (p *pass) decorate(c *ir.Child, u *unstructured.Unstructured) error {
 			BlockOwnerDeletion: &t,
 		}})
 	}
-	normalize(u)
+	// The live object then holds every field applied, and a converged
+	// child is not applied again.
+	builtin.SecretAsStored(u)
 	// The hash covers everything applied, so that removing a field from
 	// the template is a change even though the remaining fields match.
 	labels[LabelAppliedHash] = hashObject(u.Object)
 	u.SetLabels(labels)
 	return nil
-}
-
-// normalize writes a child the way the API server stores it, so that the
-// live object holds every field applied and a converged child is not
-// applied again: a Secret's stringData is moved into data, base64-encoded,
-// as the API server moves it (a stringData key wins over the same data key).
-func normalize(u *unstructured.Unstructured) {
-	if u.GetAPIVersion() != "v1" || u.GetKind() != "Secret" {
-		return
-	}
-	sd, ok := u.Object["stringData"].(map[string]any)
-	if !ok {
-		return
-	}
-	data, _ := u.Object["data"].(map[string]any)
-	if data == nil {
-		data = map[string]any{}
-	}
-	for k, v := range sd {
-		s, _ := v.(string)
-		data[k] = base64.StdEncoding.EncodeToString([]byte(s))
-	}
-	u.Object["data"] = data
-	delete(u.Object, "stringData")
 }
 
 // canOwn reports whether garbage collection can delete obj with the custom

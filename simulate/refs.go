@@ -1,0 +1,163 @@
+package simulate
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/suggest"
+	"github.com/inrun/inrun/internal/yamlpos"
+	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+)
+
+// CheckFile checks what f's cases name against the Blueprint, before any
+// of them runs: every child id in expect.children, expect.absent and
+// observe must be one the Blueprint has (<id>.<id> for a used Blueprint's
+// child, remote.<id> for what a remote reconciler returns), and every
+// field of expect.status one the custom resource's status can have. Else
+// an absent: [ingres] would hold whatever the Blueprint does, and a
+// children: [{id: deploymnet}] fail without saying why. Every problem is
+// reported, at its place in the file, with the name probably meant.
+func (s *Simulator) CheckFile(f *File) error {
+	var l diag.List
+	for i := range f.Cases {
+		s.checkCase(f, &f.Cases[i], &l)
+	}
+	return l.Err()
+}
+
+// checkCase adds the problems of c's references to the Blueprint to l.
+func (s *Simulator) checkCase(f *File, c *Case, l *diag.List) {
+	if s.bp.ControllerRef() != nil {
+		// Its children are Kind/name, and its status is its own.
+		return
+	}
+	ids, open := childIDs(s.bp)
+	fields, anyField := statusFields(s.bp)
+	label := "case " + strconv.Quote(c.Name)
+	at := func(path string) diag.Pos {
+		if p, ok := c.pos[path]; ok {
+			return p
+		}
+		return diag.Pos{File: f.Path}
+	}
+	child := func(path, id string) {
+		if id == "" || slices.Contains(ids, id) || slices.ContainsFunc(open, func(p string) bool { return strings.HasPrefix(id, p) }) {
+			return
+		}
+		names := slices.Clone(ids)
+		for _, p := range open {
+			names = append(names, p+"<id>")
+		}
+		hint := "name one of " + strings.Join(names, ", ")
+		if near, ok := suggest.Closest(id, ids); ok {
+			hint = "did you mean " + near + "?"
+		}
+		l.Add(at(path), diag.UnknownReference, hint, "%s: %s %q is no child of the Blueprint", label, path, id)
+	}
+	phase := func(prefix string, observe []Observation, e Expectation) {
+		for k, o := range observe {
+			child(fmt.Sprintf("%s[%d].child", yamlpos.Join(prefix, "observe"), k), o.Child)
+		}
+		expect := yamlpos.Join(prefix, "expect")
+		for k, ce := range e.Children {
+			child(fmt.Sprintf("%s.children[%d].id", expect, k), ce.ID)
+		}
+		for k, id := range e.Absent {
+			child(fmt.Sprintf("%s.absent[%d]", expect, k), id)
+		}
+		if anyField {
+			return
+		}
+		for _, name := range slices.Sorted(maps.Keys(e.Status)) {
+			if slices.Contains(fields, name) {
+				continue
+			}
+			path := expect + ".status." + name
+			hint := "its fields are " + strings.Join(fields, ", ")
+			if near, ok := suggest.Closest(name, fields); ok {
+				hint = "did you mean " + near + "?"
+			}
+			l.Add(at(path), diag.UnknownField, hint, "%s: %s is no field of the %s's status", label, path, s.bp.Resource.Kind)
+		}
+	}
+	phase("", c.Observe, c.Expect)
+	for j := range c.Steps {
+		phase(fmt.Sprintf("steps[%d]", j), c.Steps[j].Observe, c.Steps[j].Expect)
+	}
+}
+
+// childIDs returns the ids a case can name bp's children by, as the
+// session names them (session.children): each child's id and, for a child
+// that is a used Blueprint's custom resource, <id>.<id in that Blueprint>.
+// open are the prefixes under which any id may follow: remote. where a
+// remote reconciler names its children, <id>. where a used Blueprint's
+// controller-runtime reconciler does (Kind/name).
+func childIDs(bp *ir.Blueprint) (ids, open []string) {
+	all := ir.WithUsed([]*ir.Blueprint{bp})
+	var walk func(b *ir.Blueprint, prefix string, within []*ir.Blueprint)
+	walk = func(b *ir.Blueprint, prefix string, within []*ir.Blueprint) {
+		if b.ControllerRef() != nil {
+			open = append(open, prefix)
+			return
+		}
+		if b.Reconcile != nil && b.Reconcile.Remote != nil {
+			open = append(open, prefix+remoteChildPrefix)
+		}
+		for _, c := range b.Children {
+			ids = append(ids, prefix+c.ID)
+			for _, u := range all {
+				// The compiler refuses Blueprints that use each other in a
+				// cycle; within keeps this from going round one anyway.
+				if u.Resource.GroupVersionKind == c.GroupVersionKind && !slices.Contains(within, u) {
+					walk(u, prefix+c.ID+".", append(within, u))
+					break
+				}
+			}
+		}
+	}
+	walk(bp, "", []*ir.Blueprint{bp})
+	return ids, open
+}
+
+// statusFields returns the top-level fields the custom resource's status
+// can have, or open when it can have any. Only the runtime writes it, with
+// emit.status's fields and its own, unless a remote reconciler or a Go
+// status hook adds fields of theirs; and a CRD schema that declares the
+// status's fields (without keeping unknown ones) holds every write to
+// them, in the store as on the API server.
+func statusFields(bp *ir.Blueprint) (fields []string, open bool) {
+	declared, closed := schemaStatus(bp)
+	if (bp.Reconcile != nil && bp.Reconcile.Remote != nil) || (bp.Hooks != nil && bp.Hooks.Status != nil) {
+		return declared, !closed
+	}
+	fields = append(declared, "conditions", "observedGeneration")
+	if bp.Reconcile != nil && bp.Reconcile.Workflow != nil {
+		fields = append(fields, reconciler.WorkflowField)
+	}
+	if bp.Status != nil {
+		for _, f := range bp.Status.Fields {
+			fields = append(fields, f.Key)
+		}
+	}
+	slices.Sort(fields)
+	return slices.Compact(fields), false
+}
+
+// schemaStatus returns the status fields bp's CRD schema declares, and
+// whether it allows no others.
+func schemaStatus(bp *ir.Blueprint) (fields []string, closed bool) {
+	if bp.Resource.Schema == nil {
+		return nil, false
+	}
+	st, ok := bp.Resource.Schema.Properties["status"]
+	if !ok {
+		return nil, false
+	}
+	keeps := (st.XPreserveUnknownFields != nil && *st.XPreserveUnknownFields) || st.AdditionalProperties != nil
+	return slices.Sorted(maps.Keys(st.Properties)), !keeps
+}
