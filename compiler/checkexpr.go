@@ -225,11 +225,21 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 				code = diag.UnknownReference
 				msg = fmt.Sprintf("unknown reference %q", m[1])
 				hint = didYouMean(m[1], vars)
+				name, isLib := "", false
+				if e.Location.Line() <= 1 && len(libraryFunctions(env, m[1])) > 0 {
+					name, isLib = libraryCallAt(x.Source, e.Location.Column(), m[1])
+				}
 				switch {
+				case isLib:
+					msg, hint = unknownLibraryFunction(env, m[1], name)
 				case e.Location.Line() <= 1 && callAt(x.Source, e.Location.Column(), m[1]) >= 0:
+					at := callAt(x.Source, e.Location.Column(), m[1])
+					if inLibrary(env, x.Source, at) {
+						continue // reported at its library's name
+					}
 					if fm, fh, ok := unknownFunction(env, m[1]); ok {
 						msg, hint = fm, fh
-						pos.Col = x.Pos.Col + callAt(x.Source, e.Location.Column(), m[1])
+						pos.Col = x.Pos.Col + at
 					}
 				case m[1] == "schema":
 					hint = "a Blueprint calls the custom resource self: write self.spec... where kro writes schema.spec..."
@@ -237,13 +247,31 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 					hint = "known: " + strings.Join(vars, ", ")
 				}
 			}
+			if m := noOverloadRE.FindStringSubmatch(msg); m != nil && (m[1] == "_==_" || m[1] == "_!=_") {
+				if fn, path, ok := nullComparedAt(env, x.Source, e.Location); ok {
+					c.nullComparison(x, pos, fn, path)
+					continue
+				}
+			}
 			if m := noOverloadRE.FindStringSubmatch(msg); m != nil && !strings.HasPrefix(m[1], "_") {
 				if fm, fh, ok := unknownFunction(env, m[1]); ok {
-					code, msg, hint = diag.UnknownReference, fm, fh
 					// CEL points at the call's parenthesis; point at the name.
-					if i := strings.LastIndex(x.Source[:min(len(x.Source), max(0, e.Location.Column()))], m[1]); i >= 0 && e.Location.Line() <= 1 {
+					i := strings.LastIndex(x.Source[:min(len(x.Source), max(0, e.Location.Column()))], m[1])
+					if i >= 0 && e.Location.Line() <= 1 && inLibrary(env, x.Source, i) {
+						continue // reported at its library's name
+					}
+					code, msg, hint = diag.UnknownReference, fm, fh
+					if i >= 0 && e.Location.Line() <= 1 {
 						pos.Col = x.Pos.Col + i
 					}
+				}
+			}
+			if noOverloadRE.MatchString(msg) && hint == "" {
+				switch {
+				case metaTimeRE.MatchString(msg):
+					hint = metaTimeHint
+				case stringOfObjectRE.MatchString(msg):
+					hint = "json.marshal(x) is a map's or a list's JSON text"
 				}
 			}
 			if strings.HasPrefix(msg, "type 'list(") && strings.HasSuffix(msg, "does not support field selection") {

@@ -213,6 +213,15 @@ func (d *decoder) resolveKind(child *ir.Child, path string) {
 	child.GroupVersionKind = gv.WithKind(ks)
 	k, ok := d.lookupKind(child.GroupVersionKind)
 	if !ok {
+		if release, removed := removedBuiltin(child.GroupVersionKind); removed {
+			// client-go still knows it; no API server serves it.
+			hint := "no version of " + ks + " is served any longer"
+			if versions := builtinVersions(ks); len(versions) > 0 {
+				hint = "use apiVersion " + strings.Join(versions, " or ")
+			}
+			d.add(av.Pos, diag.UnknownKind, hint, "%s: %s %s was removed in Kubernetes %s", path, avs, ks, release)
+			return
+		}
 		if !d.brokenUse { // else a broken entry of uses may have been meant
 			d.add(kind.Pos, diag.UnknownKind, d.kindHint(gv.Group, ks), "%s: kind %s %s is neither built in, the Blueprint's CRD, nor a kind it uses", path, avs, ks)
 		}

@@ -15,8 +15,9 @@ import (
 // Inrun gives a CRD's schema internally (inrun.self.spec) shows.
 
 var (
-	noOverloadRE   = regexp.MustCompile(`^found no matching overload for '([^']+)' applied to`)
-	internalTypeRE = regexp.MustCompile(`\binrun\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_@]*)*)`)
+	noOverloadRE     = regexp.MustCompile(`^found no matching overload for '([^']+)' applied to`)
+	stringOfObjectRE = regexp.MustCompile(`^found no matching overload for 'string' applied to '\((map|list)\(`)
+	internalTypeRE   = regexp.MustCompile(`\binrun\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_@]*)*)`)
 )
 
 // functionAliases are names other languages and template engines give
@@ -54,6 +55,81 @@ func unknownFunction(env *expr.Env, name string) (msg, hint string, ok bool) {
 	}
 	return msg, hint, true
 }
+
+// libraryFunctions returns the functions of env's library lib (hash of
+// hash.sha256), without the library's name; none when lib is no library.
+func libraryFunctions(env *expr.Env, lib string) []string {
+	var out []string
+	for _, n := range functionNames(env) {
+		if name, ok := strings.CutPrefix(n, lib+"."); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// unknownLibraryFunction returns the message and hint for lib.name(...)
+// where lib is a library of env's functions and name none of them. CEL
+// reads lib as a variable and name as a function of its own, and says
+// neither exists.
+func unknownLibraryFunction(env *expr.Env, lib, name string) (msg, hint string) {
+	fns := libraryFunctions(env, lib)
+	hint = lib + " has " + joinAnd(fns)
+	if near, ok := closest(name, fns); ok {
+		hint = "did you mean " + lib + "." + near + "? " + hint
+	}
+	return fmt.Sprintf("unknown function %s.%s", lib, name), hint
+}
+
+// libraryCallAt returns the name of the function src calls at col as
+// lib.name(...), when lib starts there and is the whole of its reference.
+func libraryCallAt(src string, col int, lib string) (string, bool) {
+	if col < 0 || col+len(lib) >= len(src) || src[col:col+len(lib)] != lib || src[col+len(lib)] != '.' ||
+		col > 0 && (isIdentByte(src[col-1]) || src[col-1] == '.') {
+		return "", false
+	}
+	rest := src[col+len(lib)+1:]
+	n := 0
+	for n < len(rest) && isIdentByte(rest[n]) {
+		n++
+	}
+	if n == 0 || !strings.HasPrefix(strings.TrimLeft(rest[n:], " \t"), "(") {
+		return "", false
+	}
+	return rest[:n], true
+}
+
+// inLibrary reports whether the function called at at in src is called as
+// lib.name(...) with lib a library of env's functions: unknownLibraryFunction
+// reports it, at lib.
+func inLibrary(env *expr.Env, src string, at int) bool {
+	if at < 2 || src[at-1] != '.' {
+		return false
+	}
+	start := at - 1
+	for start > 0 && isIdentByte(src[start-1]) {
+		start--
+	}
+	lib := src[start : at-1]
+	if _, ok := libraryCallAt(src, start, lib); !ok {
+		return false
+	}
+	return len(libraryFunctions(env, lib)) > 0
+}
+
+// joinAnd joins words as a sentence lists them: a, b and c.
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// metaTimeRE matches the CEL types of a built-in kind's times.
+var metaTimeRE = regexp.MustCompile(`\b(` + regexp.QuoteMeta(expr.TimeType.TypeName()) + `|` + regexp.QuoteMeta(expr.MicroTimeType.TypeName()) + `)\b`)
+
+// metaTimeHint is what to write when an operation is given a metav1.Time.
+const metaTimeHint = "a built-in kind's time is a metav1.Time, not a CEL timestamp: timestamp(x) is the timestamp, string(x) its RFC 3339 text"
 
 // functionNames lists the functions of env, without CEL's operators.
 func functionNames(env *expr.Env) []string {

@@ -62,17 +62,36 @@ var notStored = map[string]bool{
 	"ComponentStatus": true, "RangeAllocation": true, "PodStatusResult": true, "SerializedReference": true,
 }
 
-// lookupBuiltin resolves a GVK against the kinds builtin.Scheme knows, which are
-// the kinds every API server of this Kubernetes version serves. Only
-// objects the API server stores count: a kind with metadata, not an
-// options type, a list, a subresource or a review.
+// lookupBuiltin resolves a GVK against the kinds builtin.Scheme knows that
+// every API server of this Kubernetes version serves: not a version it
+// removed, which client-go still knows. Only objects the API server stores
+// count: a kind with metadata, not an options type, a list, a subresource
+// or a review.
 func lookupBuiltin(gvk schema.GroupVersionKind) (builtinKind, bool) {
-	t, ok := builtin.Scheme.AllKnownTypes()[gvk]
-	if !ok || gvk.Version == "__internal" || strings.HasSuffix(gvk.Kind, "List") || notStored[gvk.Kind] || !hasObjectMeta(t) {
+	if !storedKind(gvk) {
+		return builtinKind{}, false
+	}
+	if _, removed := builtin.Removed(gvk); removed {
 		return builtinKind{}, false
 	}
 	plural, _ := meta.UnsafeGuessKindToResource(gvk)
 	return builtinKind{plural: plural.Resource, namespaced: !clusterScoped[gvk.GroupKind()]}, true
+}
+
+// removedBuiltin reports the Kubernetes release that stopped serving gvk,
+// a kind that was built in, in this version, until then.
+func removedBuiltin(gvk schema.GroupVersionKind) (string, bool) {
+	if !storedKind(gvk) {
+		return "", false
+	}
+	return builtin.Removed(gvk)
+}
+
+// storedKind reports whether builtin.Scheme knows gvk as an object the API
+// server stores.
+func storedKind(gvk schema.GroupVersionKind) bool {
+	t, ok := builtin.Scheme.AllKnownTypes()[gvk]
+	return ok && gvk.Version != "__internal" && !strings.HasSuffix(gvk.Kind, "List") && !notStored[gvk.Kind] && hasObjectMeta(t)
 }
 
 // builtinVersions returns the apiVersions that serve kind, for hints.

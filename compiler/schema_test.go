@@ -114,6 +114,9 @@ emit:
     tags: ${self.spec.tags}
     images: ${deployment.spec.template.spec.containers.map(c, c.image)}
     created: ${deployment.metadata.creationTimestamp}
+    limits: ${deployment.spec.template.spec.containers[0].resources.limits}
+    cpu: ${deployment.spec.template.spec.containers[0].resources.limits["cpu"]}
+    maxSurge: ${deployment.spec.strategy.rollingUpdate.maxSurge}
     since: ${timestamp("2024-01-01T00:00:00Z")}
     hash: ${hash.sha256(self.spec.image)}
     everything: ${deployment.status}
@@ -139,7 +142,10 @@ emit:
 		"ingress":            `{"type":"object","properties":{"host":{"type":"string"},"port":{"type":"integer","format":"int64"}}}`,
 		"tags":               `{"type":"object","additionalProperties":{"type":"string"}}`,
 		"images":             `{"type":"array","items":{"type":"string"}}`,
-		"created":            `{"x-kubernetes-preserve-unknown-fields":true}`,
+		"created":            `{"type":"string","format":"date-time"}`,
+		"limits":             `{"type":"object","additionalProperties":{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]}}`,
+		"cpu":                `{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]}`,
+		"maxSurge":           `{"x-kubernetes-int-or-string":true,"anyOf":[{"type":"integer"},{"type":"string"}]}`,
 		"since":              `{"type":"string","format":"date-time"}`,
 		"hash":               `{"type":"string","format":"byte"}`,
 		"everything":         `{"x-kubernetes-preserve-unknown-fields":true}`,

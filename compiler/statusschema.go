@@ -6,7 +6,10 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
 )
@@ -221,7 +224,7 @@ func (c *checker) celSchema(t *cel.Type, x *ir.Expr, path string, depth int) api
 			return anySchema()
 		}
 		vs := c.celSchema(val, x, path+"[]", depth+1)
-		if vs.Type == "" {
+		if vs.Type == "" && !vs.XIntOrString {
 			// Values of any type: the map is an object that keeps any field.
 			return apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptrTo(true)}
 		}
@@ -237,10 +240,14 @@ func (c *checker) celSchema(t *cel.Type, x *ir.Expr, path string, depth int) api
 }
 
 // structSchema is the schema of an object type: the fields of a type
-// declared from a CRD's schema (named inrun.<variable>...), and any value
-// for a built-in kind's Go struct, whose JSON its Go type decides (a
-// metav1.Time or a Quantity is a string).
+// declared from a CRD's schema (named inrun.<variable>...), what Kubernetes
+// declares the Go structs it writes as scalars as (nativeSchemas), and any
+// value for another Go struct of a built-in kind, whose JSON its Go type
+// decides.
 func (c *checker) structSchema(t *cel.Type, x *ir.Expr, path string, depth int) apiextensionsv1.JSONSchemaProps {
+	if s, ok := nativeSchemas[t.TypeName()]; ok {
+		return *s.DeepCopy()
+	}
 	var fields map[string]*cel.Type
 	ok := false
 	if c.env != nil {
@@ -254,4 +261,20 @@ func (c *checker) structSchema(t *cel.Type, x *ir.Expr, path string, depth int) 
 		out.Properties[name] = c.celSchema(ft, x, join(path, name), depth+1)
 	}
 	return out
+}
+
+// nativeSchemas are the Go structs of built-in kinds whose JSON is a
+// scalar, by their CEL type names, declared as Kubernetes declares them
+// in a CRD (as controller-gen writes them): times as date-time strings,
+// quantities and IntOrStrings as an integer or a string.
+var nativeSchemas = map[string]apiextensionsv1.JSONSchemaProps{
+	expr.TimeType.TypeName():                                   {Type: "string", Format: "date-time"},
+	expr.MicroTimeType.TypeName():                              {Type: "string", Format: "date-time"},
+	expr.NativeTypeName(reflect.TypeFor[resource.Quantity]()):  intOrString,
+	expr.NativeTypeName(reflect.TypeFor[intstr.IntOrString]()): intOrString,
+}
+
+var intOrString = apiextensionsv1.JSONSchemaProps{
+	XIntOrString: true,
+	AnyOf:        []apiextensionsv1.JSONSchemaProps{{Type: "integer"}, {Type: "string"}},
 }

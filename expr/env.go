@@ -159,7 +159,7 @@ func newEnv(bp *ir.Blueprint, extra map[string]*structuralschema.Structural) (*E
 		vt := vars[name]
 		switch {
 		case vt.Native != nil:
-			types[name] = cel.ObjectType(nativeTypeName(vt.Native))
+			types[name] = cel.ObjectType(NativeTypeName(vt.Native))
 		case vt.Schema != nil:
 			types[name] = declOf[name].CelType()
 		default:
@@ -330,8 +330,9 @@ func contains(t reflect.Type, want reflect.Type, seen map[reflect.Type]bool) boo
 	return false
 }
 
-// nativeTypeName is the name cel-go's native type provider gives a struct.
-func nativeTypeName(t reflect.Type) string {
+// NativeTypeName is the name cel-go's native type provider gives a struct,
+// the name of its CEL type: v1.Time for a metav1.Time.
+func NativeTypeName(t reflect.Type) string {
 	return t.String()
 }
 

@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash/fnv"
+	"reflect"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // libraries are the functions a Blueprint's expressions may call besides
@@ -39,6 +42,11 @@ func libraries() []cel.EnvOption {
 //	map.merge(map) map                    the keys of both; the map it is called on wins
 //	map.deepMerge(map) map                the same, merging maps under a common key
 //	map.omit(list(string)) map            without those keys
+//	string(metav1.Time) string            RFC 3339, as the API server writes it; "" when unset
+//	timestamp(metav1.Time) timestamp      the time; 1970-01-01T00:00:00Z when unset, as x.Time reads
+//
+// (and the same for metav1.MicroTime, in RFC 3339 with microseconds). A
+// built-in kind's time fields are those Go structs, not CEL timestamps.
 //
 // Seed random values with something stable, such as self.metadata.uid: a
 // password generated from it stays the same on every reconcile.
@@ -75,7 +83,61 @@ func (inrunLib) CompileOptions() []cel.EnvOption {
 			return mergeMaps(a, b, true)
 		}))),
 		cel.Function("omit", cel.MemberOverload("inrun_map_omit_list", []*cel.Type{mapKV, cel.ListType(cel.TypeParamType("K"))}, mapKV, cel.BinaryBinding(omit))),
+		cel.Function("string",
+			cel.Overload("inrun_string_metav1_time", []*cel.Type{TimeType}, cel.StringType, cel.UnaryBinding(timeString)),
+			cel.Overload("inrun_string_metav1_microtime", []*cel.Type{MicroTimeType}, cel.StringType, cel.UnaryBinding(timeString))),
+		cel.Function("timestamp",
+			cel.Overload("inrun_timestamp_metav1_time", []*cel.Type{TimeType}, cel.TimestampType, cel.UnaryBinding(timeTimestamp)),
+			cel.Overload("inrun_timestamp_metav1_microtime", []*cel.Type{MicroTimeType}, cel.TimestampType, cel.UnaryBinding(timeTimestamp))),
 	}
+}
+
+// TimeType and MicroTimeType are the CEL types of a built-in kind's
+// metav1.Time and metav1.MicroTime fields, as cel-go's native types name
+// them.
+var (
+	TimeType      = cel.ObjectType(NativeTypeName(reflect.TypeFor[metav1.Time]()))
+	MicroTimeType = cel.ObjectType(NativeTypeName(reflect.TypeFor[metav1.MicroTime]()))
+)
+
+// goTime reads a native metav1.Time or metav1.MicroTime; an unset field
+// reads as a zero one.
+func goTime(v ref.Val) (t time.Time, micro bool, ok bool) {
+	switch t := v.Value().(type) {
+	case metav1.Time:
+		return t.Time, false, true
+	case *metav1.Time:
+		return t.Time, false, true // cel-go gives an unset pointer field as a new zero value
+	case metav1.MicroTime:
+		return t.Time, true, true
+	case *metav1.MicroTime:
+		return t.Time, true, true
+	}
+	return time.Time{}, false, false
+}
+
+func timeString(v ref.Val) ref.Val {
+	t, micro, ok := goTime(v)
+	switch {
+	case !ok:
+		return types.MaybeNoSuchOverloadErr(v)
+	case t.IsZero():
+		return types.String("") // as the field's JSON, null, reads in text
+	case micro:
+		return types.String(t.UTC().Format(metav1.RFC3339Micro))
+	}
+	return types.String(t.UTC().Format(time.RFC3339))
+}
+
+func timeTimestamp(v ref.Val) ref.Val {
+	t, _, ok := goTime(v)
+	switch {
+	case !ok:
+		return types.MaybeNoSuchOverloadErr(v)
+	case t.IsZero():
+		t = time.Unix(0, 0) // as cel-go reads the zero time.Time of x.Time
+	}
+	return types.Timestamp{Time: t.UTC()}
 }
 
 func jsonMarshal(v ref.Val) ref.Val {

@@ -82,3 +82,96 @@ emit:
 		}
 	}
 }
+
+// TestMetaTimes: a built-in kind's time fields are metav1.Time (and
+// MicroTime) structs, not CEL timestamps; string() and timestamp() convert
+// them, an unset one too.
+func TestMetaTimes(t *testing.T) {
+	cases := []struct {
+		src  string
+		want any
+	}{
+		{`string(job.status.startTime)`, "2026-12-03T10:00:00Z"},
+		{`string(job.status.completionTime)`, ""},
+		{`timestamp(job.status.startTime) < timestamp("2026-12-03T10:00:01Z")`, true},
+		{`timestamp(job.status.startTime) == job.status.startTime.Time`, true},
+		{`timestamp(job.status.completionTime) == job.status.completionTime.Time`, true},
+		{`timestamp(job.status.completionTime) == timestamp(0)`, true},
+		{`string(event.eventTime)`, "2026-12-03T10:00:00.250000Z"},
+		{`timestamp(event.eventTime) > timestamp(job.status.startTime)`, true},
+	}
+	var status strings.Builder
+	for i, c := range cases {
+		fmt.Fprintf(&status, "    f%d: '${%s}'\n", i, strings.ReplaceAll(c.src, "'", "''"))
+	}
+	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata:
+  name: w
+crd:
+  file: manifests/crd.yaml
+onReconcile:
+  - id: job
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata:
+        name: ${self.metadata.name}
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+              - name: x
+                image: ${self.spec.image}
+  - id: event
+    template:
+      apiVersion: events.k8s.io/v1
+      kind: Event
+      metadata:
+        name: ${self.metadata.name}
+      eventTime: "2026-12-03T10:00:00.250000Z"
+      reportingController: inrun.dev/w
+      reportingInstance: w
+      action: Test
+      reason: Test
+emit:
+  status:
+`+status.String())), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, err := progs.NewVars(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "w", "namespace": "default"},
+		"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
+	}}, map[string]*unstructured.Unstructured{
+		"job": {Object: map[string]any{
+			"apiVersion": "batch/v1", "kind": "Job",
+			"metadata": map[string]any{"name": "w", "namespace": "default"},
+			"status":   map[string]any{"startTime": "2026-12-03T10:00:00Z"},
+		}},
+		"event": {Object: map[string]any{
+			"apiVersion": "events.k8s.io/v1", "kind": "Event",
+			"metadata":  map[string]any{"name": "w", "namespace": "default"},
+			"eventTime": "2026-12-03T10:00:00.250000Z",
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		got, err := progs.Render(bp.Status.Lookup(fmt.Sprintf("f%d", i)), vars)
+		if err != nil {
+			t.Errorf("${%s}: %v", c.src, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("${%s} (-want +got):\n%s", c.src, diff)
+		}
+	}
+}

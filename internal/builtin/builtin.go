@@ -1,6 +1,7 @@
 // Package builtin holds the kinds every API server serves, as Go types:
 // client-go's, and apiextensions.k8s.io/v1's CustomResourceDefinition,
-// which client-go's scheme leaves out.
+// which client-go's scheme leaves out. The scheme also knows versions the
+// API server no longer serves (apps/v1beta1): Removed says which.
 //
 // The compiler, the expression environment and the kro importer read this
 // scheme rather than client-go's global one, which other packages may add
