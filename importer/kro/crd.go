@@ -197,10 +197,14 @@ func linkCRD(g *rgd, c *child, byKind map[schema.GroupKind]*CRD, diags *diag.Lis
 // unknownKindHint says what to do about a child of a kind that is neither
 // built in, nor an RGD's of the import, nor a CRD's given.
 func unknownKindHint(gvk schema.GroupVersionKind) string {
-	// A built-in kind in a version not served: the same group.
+	// A built-in kind in a version not served: the same group, or, for a
+	// version removed, the kind wherever it moved (extensions/v1beta1
+	// Ingress is networking.k8s.io/v1's now).
+	_, removed := builtin.Removed(gvk)
 	var served []string
 	for known := range builtin.Scheme.AllKnownTypes() {
-		if known.GroupKind() == gvk.GroupKind() && known.Version != runtime.APIVersionInternal {
+		sameKind := known.GroupKind() == gvk.GroupKind() || removed && known.Kind == gvk.Kind
+		if _, gone := builtin.Removed(known); sameKind && !gone && known.Version != runtime.APIVersionInternal {
 			served = append(served, known.GroupVersion().String())
 		}
 	}

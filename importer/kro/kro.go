@@ -165,6 +165,11 @@ func link(rgds []*rgd, crds []*CRD, diags *diag.List, notes *[]Note) []*CRD {
 				}
 				continue
 			}
+			if release, removed := builtin.Removed(c.gvk); removed {
+				diags.Add(c.kindPos, diag.UnknownKind, unknownKindHint(c.gvk),
+					"%s %s was removed in Kubernetes %s: no API server serves it", c.gvk.GroupVersion(), c.gvk.Kind, release)
+				continue
+			}
 			if builtin.Scheme.Recognizes(c.gvk) || linkCRD(g, c, crdByKind, diags) {
 				continue
 			}
