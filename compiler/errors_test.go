@@ -390,8 +390,11 @@ func TestInvalidYAMLLine(t *testing.T) {
 		{"a: 1\nb: {x: 1\nc: 2\n", 2},    // parser: unclosed flow mapping
 		{"a: 1\nb:\n  c: 1\n d: 2\n", 4}, // parser: did not find expected key
 		{"a: 1\n- b\n", 2},               // parser: a list item in a map
-		{"a: 1\nb:\n  - c\n  d: 2\n", 3}, // parser: names the sequence's first line
+		{"a: 1\nb:\n  - c\n  d: 2\n", 4}, // parser: names the sequence's first line; the key that breaks it is found
 		{"a: 1\nb: [1,\nc: 2\n  }\n", 2}, // parser: unclosed flow sequence
+		// parser: names line 2, where the list item's mapping starts; line
+		// 7 is the one no key of it can be.
+		{"x:\n  - id: s\n    template:\n    apiVersion: v1\n    metadata:\n        name: n\n      spec: 1\n", 7},
 	} {
 		_, err := compiler.Compile(load.Bytes("f.yaml", []byte(tt.src)), compiler.Options{})
 		errs := diag.All(err)

@@ -90,7 +90,8 @@ func (r *reader) file() []*rgd {
 			break
 		}
 		if err != nil {
-			r.Diags.Add(yamlpos.SyntaxErrorPos(r.File, err), diag.InvalidYAML, "", "%s", yamlpos.SyntaxErrorMsg(err))
+			pos, hint := yamlpos.SyntaxErrorPos(r.File, r.data, err)
+			r.Diags.Add(pos, diag.InvalidYAML, hint, "%s", yamlpos.SyntaxErrorMsg(err))
 			return out
 		}
 		if len(doc.Content) == 0 || yamlpos.IsNull(doc.Content[0]) {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +56,8 @@ func (r *Reader) Parse(src []byte, emptyHint string) *yaml.Node {
 			r.Diags.Add(r.at(1, 1), diag.MissingField, emptyHint, "%s is empty", r.What)
 			return nil
 		}
-		r.Diags.Add(SyntaxErrorPos(r.File, err), diag.InvalidYAML, "", "%s", SyntaxErrorMsg(err))
+		pos, hint := SyntaxErrorPos(r.File, src, err)
+		r.Diags.Add(pos, diag.InvalidYAML, hint, "%s", SyntaxErrorMsg(err))
 		return nil
 	}
 	var extra yaml.Node
@@ -538,22 +540,56 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 // 0-based, the scanner 1-based.
 var yamlParserProblemRE = regexp.MustCompile(`^(did not find expected (key|node content|'-' indicator|',' or '[\]}]'|<document start>)|found (undefined tag handle|duplicate %(YAML|TAG) directive|incompatible YAML document))$`)
 
-// SyntaxErrorPos returns where a go-yaml syntax error is, as a line of
-// file (column 1), or the file alone when the error names no line.
-func SyntaxErrorPos(file string, err error) diag.Pos {
+// SyntaxErrorPos returns where a go-yaml syntax error in src is, as a
+// line of file, or the file alone when the error names no line, and a hint
+// for the mistakes found by the parser. The parser names the line where
+// the mapping or list it could not go on with starts, not the line that
+// broke it (usually one indented wrongly, further down): that line is the
+// first whose inclusion makes a prefix of src fail alike, found by
+// bisection.
+func SyntaxErrorPos(file string, src []byte, err error) (pos diag.Pos, hint string) {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		return diag.Pos{File: file}
+		return diag.Pos{File: file}, ""
 	}
 	m := yamlLineRE.FindStringSubmatch(err.Error())
 	if m == nil {
-		return diag.Pos{File: file}
+		return diag.Pos{File: file}, ""
 	}
 	line, _ := strconv.Atoi(m[1])
-	if yamlParserProblemRE.MatchString(err.Error()[len(m[0]):]) {
-		line++
+	problem := err.Error()[len(m[0]):]
+	if !yamlParserProblemRE.MatchString(problem) {
+		return diag.Pos{File: file, Line: line, Col: 1}, ""
 	}
-	return diag.Pos{File: file, Line: line, Col: 1}
+	line++ // the parser counts from 0
+	if strings.HasPrefix(problem, "did not find expected ','") {
+		// An unclosed flow collection: where it opens is the place.
+		return diag.Pos{File: file, Line: line, Col: 1}, "close the flow collection ({...} or [...]) that opens on this line"
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	failsAlike := func(n int) bool {
+		dec := yaml.NewDecoder(strings.NewReader(strings.Join(lines[:n], "")))
+		for {
+			var doc yaml.Node
+			err := dec.Decode(&doc)
+			if err == nil {
+				continue
+			}
+			return strings.HasSuffix(err.Error(), problem)
+		}
+	}
+	if line < 1 || line > len(lines) || !failsAlike(len(lines)) {
+		return diag.Pos{File: file, Line: line, Col: 1}, ""
+	}
+	// The smallest prefix, of line lines or more, that fails alike.
+	bad := line + sort.Search(len(lines)-line+1, func(i int) bool { return failsAlike(line + i) })
+	text := lines[bad-1]
+	col := len(text) - len(strings.TrimLeft(text, " ")) + 1
+	hint = fmt.Sprintf("check the indentation of line %d against the lines above it", bad)
+	if bad != line {
+		hint = fmt.Sprintf("check the indentation of line %d against the block that starts at line %d", bad, line)
+	}
+	return diag.Pos{File: file, Line: bad, Col: col}, hint
 }
 
 // SyntaxErrorMsg is a go-yaml syntax error's message without its
