@@ -69,13 +69,30 @@ func (s *Simulator) endpoint(ctx context.Context, f *File, c *Case) (*ir.Bluepri
 	case f.Reconciler == nil:
 		return s.bp, nil, none, nil
 	case f.process != nil:
-		return WithURL(s.bp, f.process.URL()), nil, none, nil
+		p := f.process
+		if err := p.exitedBefore(); err != nil {
+			f.process = nil // the cases after this one start their own
+			return nil, nil, nil, err
+		}
+		return WithURL(s.bp, p.URL()), nil, func() error {
+			err := p.exitedDuring()
+			if err != nil {
+				f.process = nil
+			}
+			return err
+		}, nil
 	}
 	p, err := s.start(ctx, f)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return WithURL(s.bp, p.URL()), nil, p.Stop, nil
+	return WithURL(s.bp, p.URL()), nil, func() error {
+		err := p.exitedDuring()
+		if serr := p.Stop(); err == nil {
+			err = serr
+		}
+		return err
+	}, nil
 }
 
 // replyServer is a real HTTP server, in this process, that answers every

@@ -56,6 +56,10 @@ func (p *parser) file(data []byte) *File {
 	if n := top.Get("reply"); n != nil {
 		if f.Reply = p.object(n, "reply"); f.Reply != nil {
 			p.checkReply(n, "reply", f.Reply, false)
+			if k, _ := field(yamlpos.Resolve(n), "step"); k != nil {
+				pos := p.Pos(k)
+				f.replyStep = &pos
+			}
 		}
 	}
 	if f.Reconciler != nil && f.Reply != nil {
@@ -126,6 +130,7 @@ func (p *parser) readCase(f *File, i int, n *yaml.Node, names map[string]int) *C
 	if n := m.Get("reply"); n != nil {
 		if c.Reply = p.object(n, "reply"); c.Reply != nil {
 			p.checkReply(n, "reply", c.Reply, false)
+			p.markStep(n, "reply")
 		}
 	}
 	replies := c.Reply != nil || f.Reply != nil
@@ -169,6 +174,7 @@ func (p *parser) readStep(j int, n *yaml.Node, replies bool) *Step {
 		if st.Reply = p.object(v, field+".reply"); st.Reply != nil {
 			if replies {
 				p.checkReply(v, field+".reply", st.Reply, st.Delete)
+				p.markStep(v, field+".reply")
 			} else {
 				p.Errorf(m.KeyNode("reply"), diag.InvalidValue, "give the case (or the file) a reply too", "%s.reply replaces a recorded reply, but the case calls a reconciler", field)
 			}
@@ -227,17 +233,26 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 	p.Tags = match.Tags()
 	defer func() { p.Tags = nil }()
 	var e Expectation
+	p.untagged(n, path)
 	m := p.Map(n, path)
 	if m == nil {
 		return e
 	}
 	p.Only(m, expectFields...)
+	// Map, List and Str take no tags; they would let one pass unread.
+	for _, f := range []string{"children", "absent", "errors", "gone"} {
+		p.untagged(m.Get(f), path+"."+f)
+	}
 	for k, cn := range p.List(m.Get("children"), path+".children") {
+		p.untagged(cn, fmt.Sprintf("%s.children[%d]", path, k))
 		cm := p.Map(cn, fmt.Sprintf("%s.children[%d]", path, k))
 		if cm == nil {
 			continue
 		}
 		p.Only(cm, childExpectFields...)
+		for _, f := range []string{"id", "count"} {
+			p.untagged(cm.Get(f), cm.Path+"."+f)
+		}
 		var ce ChildExpectation
 		var idNode *yaml.Node
 		ce.ID, idNode = p.Required(cm, "id", "the id of a child in the Blueprint, or remote.<id> for one a reconciler returns")
@@ -280,11 +295,21 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 	return e
 }
 
+// untagged reports a local tag (!absent, !contains) on n, which is not
+// a partial match: a tag is for expect.status, a child's match and items.
+func (p *parser) untagged(n *yaml.Node, path string) {
+	if n != nil && strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
+		p.Errorf(n, diag.InvalidValue, "remove it: tags widen a partial match, in expect.status or a child's match or items", "%s: tag %s is not allowed here", yamlpos.DisplayPath(path), n.Tag)
+		n.Tag = "" // read on as written without it, reported once
+	}
+}
+
 // strings reads a list of strings, marking where each is.
 func (p *parser) strings(n *yaml.Node, path string) []string {
 	var out []string
 	for i, item := range p.List(n, path) {
 		at := fmt.Sprintf("%s[%d]", path, i)
+		p.untagged(item, at)
 		if s, ok := p.Str(item, at); ok {
 			out = append(out, s)
 			p.mark(at, item)
@@ -300,6 +325,14 @@ func (p *parser) strings(n *yaml.Node, path string) []string {
 func (p *parser) mark(path string, n *yaml.Node) {
 	if p.at != nil && n != nil {
 		p.at[path] = p.Pos(n)
+	}
+}
+
+// markStep notes where the step of the reply at n is, if it has one:
+// checkCase refuses it for a Blueprint without reconcile.workflow.
+func (p *parser) markStep(n *yaml.Node, path string) {
+	if k, _ := field(yamlpos.Resolve(n), "step"); k != nil {
+		p.mark(path+".step", k)
 	}
 }
 

@@ -253,6 +253,36 @@ func (p *Process) Stop() error {
 	return p.stopErr
 }
 
+// exitedDuring returns, after a case, an error with the exit status and
+// the last output when the process, kept for every case, exited during
+// it: the case then met no reconciler from some point on, whatever its
+// expectations say. A process that no longer listens is on its way out,
+// ended by the case's last request: it gets a moment to exit, so that the
+// case which ended it is the one that fails.
+func (p *Process) exitedDuring() error {
+	if done, _ := p.Exited(); !done {
+		if addr, err := hostPort(p.url); err == nil && !dialable(addr) {
+			select {
+			case <-p.exited:
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	if done, err := p.Exited(); done {
+		return fmt.Errorf("reconciler: %s exited during the case: %v%s", p.desc, err, p.lastOutput())
+	}
+	return nil
+}
+
+// exitedBefore returns an error when the process, kept for every case,
+// exited while no case ran.
+func (p *Process) exitedBefore() error {
+	if done, err := p.Exited(); done {
+		return fmt.Errorf("reconciler: %s exited before the case, while no case ran: %v%s", p.desc, err, p.lastOutput())
+	}
+	return nil
+}
+
 func (p *Process) lastOutput() string {
 	out := strings.TrimRight(p.out.String(), "\n")
 	if out == "" {

@@ -18,20 +18,61 @@ import (
 // of them runs: every child id in expect.children, expect.absent and
 // observe must be one the Blueprint has (<id>.<id> for a used Blueprint's
 // child, remote.<id> for what a remote reconciler returns), and every
-// field of expect.status one the custom resource's status can have. Else
+// field of expect.status one the custom resource's status can have; and a
+// recorded reply (to a request that is not finalizing) has a step only
+// for a Blueprint with reconcile.workflow, as the runtime has it. Else
 // an absent: [ingres] would hold whatever the Blueprint does, and a
 // children: [{id: deploymnet}] fail without saying why. Every problem is
 // reported, at its place in the file, with the name probably meant.
 func (s *Simulator) CheckFile(f *File) error {
 	var l diag.List
+	s.checkFileReply(f, &l)
 	for i := range f.Cases {
 		s.checkCase(f, &f.Cases[i], &l)
 	}
 	return l.Err()
 }
 
+// stepWithoutWorkflow and stepHint say the runtime's rule on a reply's
+// step: only in reply to a request with a step, which only a workflow
+// sends.
+const (
+	stepWithoutWorkflow = "is only valid in reply to a request with a step, and the Blueprint %s declares no reconcile.workflow, so no request has one"
+	stepHint            = "leave step out (report a failure in conditions), or declare the steps in reconcile.workflow"
+)
+
+// noWorkflow reports whether a recorded reply's step is refused: the
+// Blueprint calls a reconciler, but through no workflow.
+func (s *Simulator) noWorkflow() bool {
+	r := s.bp.Reconcile
+	return r != nil && r.Remote != nil && r.Workflow == nil
+}
+
+// checkFileReply adds the problems of f's reply, which every case without
+// one of its own gets, to l: once for the file, not for each case.
+func (s *Simulator) checkFileReply(f *File, l *diag.List) {
+	if f.replyStep != nil && s.noWorkflow() {
+		l.Add(*f.replyStep, diag.InvalidValue, stepHint, "reply.step "+stepWithoutWorkflow, s.bp.Name)
+	}
+}
+
 // checkCase adds the problems of c's references to the Blueprint to l.
 func (s *Simulator) checkCase(f *File, c *Case, l *diag.List) {
+	if s.noWorkflow() {
+		// Replies to finalizing requests (a delete step's) are not
+		// asked about steps.
+		paths := []string{"reply.step"}
+		for j := range c.Steps {
+			if !c.Steps[j].Delete {
+				paths = append(paths, fmt.Sprintf("steps[%d].reply.step", j))
+			}
+		}
+		for _, path := range paths {
+			if pos, ok := c.pos[path]; ok {
+				l.Add(pos, diag.InvalidValue, stepHint, "case %q: %s "+stepWithoutWorkflow, c.Name, path, s.bp.Name)
+			}
+		}
+	}
 	if s.bp.ControllerRef() != nil {
 		// Its children are Kind/name, and its status is its own.
 		return

@@ -26,6 +26,7 @@ import (
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/controller"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 	"github.com/inrun/inrun/runtime-lib/remote"
 )
@@ -54,7 +55,8 @@ type Input struct {
 	BaseDir    string
 }
 
-// Outcome is the state of the store after a simulation.
+// Outcome is the state of the store after a simulation's passes, before
+// the further pass that measures idempotence.
 type Outcome struct {
 	// CR is the custom resource as stored, status included; once Gone, as
 	// it was last seen.
@@ -68,9 +70,14 @@ type Outcome struct {
 	Reports []*reconciler.Report
 	// IdleWrites are the writes of one further pass after the last that
 	// the store took: zero for an idempotent reconcile. IdleWritten names
-	// them ("apply ConfigMap shop/web-config").
+	// them ("apply ConfigMap shop/web-config"). Neither counts while
+	// Deleting.
 	IdleWrites  int64
 	IdleWritten []string
+	// Deleting is true when the CR, after the passes, is marked for
+	// deletion but not gone: a finalizer still holds it. GoneNext is then
+	// true when the further pass released it.
+	Deleting, GoneNext bool
 }
 
 // Last returns the report of the last pass.
@@ -262,10 +269,11 @@ func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer
 			// A Go reconciler compiled into this program: a plain inrun
 			// refuses the Blueprint, naming what it lacks.
 			c, err = remote.BuildGo(bp, reg, store, logr.Discard())
-		case bp.Reconcile.Remote.API != nil:
-			c, err = remote.NewAPI(bp, progs, remote.APIOptions{})
 		default:
-			c, err = remote.New(remote.OptionsFor(bp.Reconcile.Remote))
+			// The runtime's own client, over HTTP or onto an existing API:
+			// its bearer token is read from the Secret tokenSecret names,
+			// here in the store, at each call, as on a cluster.
+			c, err = controller.RemoteClient(bp, progs, store)
 		}
 		if err != nil {
 			return nil, err
@@ -445,8 +453,10 @@ func (ss *session) collect(ctx context.Context) error {
 }
 
 // run runs passes (DefaultPasses when zero), injecting observe after its
-// pass, then one more to count the writes of a converged reconcile, and
-// returns the state of the store.
+// pass, and returns the state of the store after them; then it runs one
+// more to count the writes of a converged reconcile. The state is taken
+// before that pass, which would otherwise make another call, write
+// another status, or finish a deletion the case's passes left under way.
 func (ss *session) run(ctx context.Context, passes int, observe []Observation) (*Outcome, error) {
 	if passes <= 0 {
 		passes = DefaultPasses
@@ -466,19 +476,6 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 			}
 		}
 	}
-	before := len(ss.store.Written(0))
-	if _, err := ss.sync(ctx); err != nil {
-		return nil, err
-	}
-	// A controller-runtime reconciler's writes are its own, as its
-	// authors wrote it: idempotence is Inrun's promise about its own. A
-	// write the store refused changed nothing: it is the CR's Degraded
-	// condition that tells of it, not this.
-	if ss.bp.ControllerRef() == nil {
-		out.IdleWritten = ss.store.Written(before)
-		out.IdleWrites = int64(len(out.IdleWritten))
-	}
-
 	out.CR, out.Gone = ss.cr, ss.gone
 	if !ss.gone {
 		out.CR = &unstructured.Unstructured{}
@@ -488,8 +485,30 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 		}
 	}
 	var err error
-	out.Children, err = ss.children(ctx, ss.bp, out.CR)
-	return out, err
+	if out.Children, err = ss.children(ctx, ss.bp, out.CR); err != nil {
+		return nil, err
+	}
+
+	before := len(ss.store.Written(0))
+	if _, err := ss.sync(ctx); err != nil {
+		return nil, err
+	}
+	switch {
+	case out.CR.GetDeletionTimestamp() != nil && !out.Gone:
+		// A deletion under way is not converged: the finalizer deletes
+		// what garbage collection cannot reach in one pass and releases
+		// the CR in a later one, so the further pass may well write.
+		out.Deleting = true
+		out.GoneNext = ss.gone
+	case ss.bp.ControllerRef() == nil:
+		// A controller-runtime reconciler's writes are its own, as its
+		// authors wrote it: idempotence is Inrun's promise about its own.
+		// A write the store refused changed nothing: it is the CR's
+		// Degraded condition that tells of it, not this.
+		out.IdleWritten = ss.store.Written(before)
+		out.IdleWrites = int64(len(out.IdleWritten))
+	}
+	return out, nil
 }
 
 // patch applies a JSON merge patch to the CR as the API server would: the
@@ -644,6 +663,9 @@ func (r *Result) Passed() bool { return r.Err == nil && len(r.Failures) == 0 }
 func (s *Simulator) RunCase(ctx context.Context, f *File, c *Case) *Result {
 	res := &Result{Case: c.Name}
 	var refs diag.List
+	if c.Reply == nil {
+		s.checkFileReply(f, &refs)
+	}
 	if s.checkCase(f, c, &refs); len(refs) > 0 {
 		res.Err = refs.Err()
 		return res
@@ -753,7 +775,7 @@ func checkItems(ce ChildExpectation, objs []*unstructured.Unstructured) []string
 			have[i] = o.Object
 		}
 		if !match.Partial(have, ce.Items) {
-			fails = append(fails, fmt.Sprintf("child %q items differ (-expected +got):\n%s", ce.ID, indent(match.Diff(have, ce.Items))))
+			fails = append(fails, fmt.Sprintf("child %q items differ (-expected +got):\n%s", ce.ID, indent(match.Diff(have, widen(have, ce.Items)))))
 		}
 	}
 	return fails
@@ -779,7 +801,7 @@ func Check(out *Outcome, exp Expectation) []string {
 			continue
 		}
 		if !match.Partial(objs[0].Object, ce.Match) {
-			fails = append(fails, fmt.Sprintf("child %q differs (-expected +got):\n%s", ce.ID, indent(match.Diff(objs[0].Object, ce.Match))))
+			fails = append(fails, fmt.Sprintf("child %q differs (-expected +got):\n%s", ce.ID, indent(match.Diff(objs[0].Object, widen(objs[0].Object, ce.Match)))))
 		}
 	}
 	for _, id := range exp.Absent {
@@ -797,7 +819,7 @@ func Check(out *Outcome, exp Expectation) []string {
 	if exp.Status != nil {
 		status, _, _ := unstructured.NestedMap(out.CR.Object, "status")
 		if !match.Partial(status, exp.Status) {
-			fails = append(fails, "status differs (-expected +got):\n"+indent(match.Diff(status, exp.Status)))
+			fails = append(fails, "status differs (-expected +got):\n"+indent(match.Diff(status, widen(status, exp.Status))))
 		}
 	}
 	errText := ""
@@ -818,7 +840,48 @@ func Check(out *Outcome, exp Expectation) []string {
 			}
 		}
 	}
+	if len(fails) > 0 && out.Deleting && out.GoneNext {
+		passes := "1 pass"
+		if n := len(out.Reports); n > 1 {
+			passes = fmt.Sprintf("%d passes", n)
+		}
+		fails = append(fails, fmt.Sprintf("the CR was still being deleted after %s, and one more released it: the finalizer deletes what garbage collection cannot reach (a cluster-scoped child) in one pass and lets the CR go once that is gone, in the next, after which its other children go; give the step more passes", passes))
+	}
 	return fails
+}
+
+// widen returns want with every !contains that matches nothing in have as
+// a plain list, which the diff shows against the whole list in have:
+// projected on the items that match, which are none, have would show as
+// empty however much it holds.
+func widen(have, want any) any {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return want
+		}
+		out := make(map[string]any, len(w))
+		for k, v := range w {
+			out[k] = widen(h[k], v)
+		}
+		return out
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return want
+		}
+		out := make([]any, len(w))
+		for i := range w {
+			out[i] = widen(h[i], w[i])
+		}
+		return out
+	case match.Contains:
+		if !match.Partial(have, w) {
+			return []any(w)
+		}
+	}
+	return want
 }
 
 func pendingNote(out *Outcome, id string) string {

@@ -30,6 +30,8 @@ type File struct {
 
 	// process is the reconciler Simulator.Serve keeps running.
 	process *Process
+	// replyStep is where Reply's step is, when it has one.
+	replyStep *diag.Pos
 }
 
 // Case is one simulated scenario.

@@ -121,6 +121,7 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 				return err
 			}
 			dropNullStatus(obj)
+			defaultServicePorts(obj)
 			return nil
 		},
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
@@ -132,11 +133,15 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 					dropNullStatus(&ul.Items[i])
 				}
 			}
+			defaultServicePorts(list)
 			return nil
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			count()
 			asStored(obj)
+			if err := s.validMeta(obj); err != nil {
+				return err
+			}
 			if err := c.Create(ctx, obj, opts...); err != nil {
 				return err
 			}
@@ -146,6 +151,9 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			count()
 			asStored(obj)
+			if err := s.validMeta(obj); err != nil {
+				return err
+			}
 			return s.wroteIf("update", "", obj, s.admitted(ctx, obj, false, func() error { return c.Update(ctx, obj, opts...) }))
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
@@ -154,10 +162,15 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 				return s.applyPatch(ctx, "", obj, patch, po.ApplyOptions(opts))
 			}
 			count()
-			return s.wroteIf("patch", "", obj, s.admitted(ctx, obj, false, func() error { return c.Patch(ctx, obj, patch, opts...) }))
+			return s.wroteIf("patch", "", obj, s.admitted(ctx, obj, false, func() error {
+				return s.validPatch(ctx, obj, func() error { return c.Patch(ctx, obj, patch, opts...) })
+			}))
 		},
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 			count()
+			if err := s.validApplyMeta(obj); err != nil {
+				return err
+			}
 			o, named := obj.(namedApply)
 			var before *unstructured.Unstructured
 			if s.admit && named {

@@ -1,0 +1,137 @@
+package simulate_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/load"
+	"github.com/inrun/inrun/simulate"
+)
+
+// labelled renders a ConfigMap and a Service whose label comes from the
+// spec, and a Service port without targetPort.
+const labelled = `apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: labelled}
+schema:
+  apiVersion: v1
+  group: example.inrun.dev
+  kind: Labelled
+  spec:
+    key: string | default="app"
+    value: string | default="web"
+onReconcile:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: "${self.metadata.name}"
+        labels: "${ {self.spec.key: self.spec.value} }"
+      data: {k: v}
+  - id: service
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: "${self.metadata.name}"}
+      spec:
+        selector: {app: web}
+        ports: [{name: http, port: 8080}]
+`
+
+// TestMetadataValidated checks that the store refuses what the API server
+// refuses of an object's metadata, with its message: a label an
+// expression renders, a name its kind does not allow. It used to store
+// them.
+func TestMetadataValidated(t *testing.T) {
+	bp, err := compiler.Compile(load.Bytes("labelled.yaml", []byte(labelled)), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"valid", `{}`, ""},
+		{"a bad label key", `{key: "bad key!"}`, `ConfigMap "w" is invalid: metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters`},
+		{"a bad label value", `{value: "x y"}`, `ConfigMap "w" is invalid: metadata.labels: Invalid value: "x y": a valid label must be an empty string or consist of alphanumeric characters`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runCases(t, bp, fmt.Sprintf(`cases:
+  - name: c
+    object: {apiVersion: example.inrun.dev/v1, kind: Labelled, metadata: {name: w}, spec: %s}
+`, tc.spec))["c"]
+			switch {
+			case tc.want == "" && !res.Passed():
+				t.Errorf("%s\nwant it passed", describe(res))
+			case tc.want != "" && !strings.Contains(strings.Join(res.Failures, "\n"), tc.want):
+				t.Errorf("%s\nwant a failure with %q", describe(res), tc.want)
+			}
+		})
+	}
+
+	store := simulate.NewStore(bp)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		obj  string
+		want string
+	}{
+		{`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web.site","namespace":"default"}}`, `Service "web.site" is invalid: metadata.name: Invalid value: "web.site": a DNS-1035 label must consist of lower case alphanumeric characters or '-'`},
+		{`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a.b"}}`, `Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots`},
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a.b","namespace":"default","annotations":{"-x":"y"}}}`, `ConfigMap "a.b" is invalid: metadata.annotations: Invalid value: "-x"`},
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a.b","namespace":"default"}}`, ""},
+	} {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON([]byte(tc.obj)); err != nil {
+			t.Fatal(err)
+		}
+		err := store.Create(ctx, u)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Create %s: %v", tc.obj, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Create %s = %v; want %q", tc.obj, err, tc.want)
+		}
+		if tc.want != "" && store.Get(ctx, client.ObjectKeyFromObject(u), u.DeepCopy()) == nil {
+			t.Errorf("Create %s stored what it refused", tc.obj)
+		}
+	}
+}
+
+// TestServiceTargetPort checks that a Service port without targetPort is
+// stored with the API server's default, its port: the typed round trip
+// used to leave targetPort: 0.
+func TestServiceTargetPort(t *testing.T) {
+	bp, err := compiler.Compile(load.Bytes("labelled.yaml", []byte(labelled)), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Labelled",
+		"metadata": map[string]any{"name": "w"}, "spec": map[string]any{},
+	}}
+	out, err := sim.Run(context.Background(), simulate.Input{CR: cr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs := out.Children["service"]
+	if len(svcs) != 1 {
+		t.Fatalf("service: %d objects", len(svcs))
+	}
+	ports, _, _ := unstructured.NestedSlice(svcs[0].Object, "spec", "ports")
+	if len(ports) != 1 || fmt.Sprint(ports[0].(map[string]any)["targetPort"]) != "8080" {
+		t.Errorf("ports = %v; want targetPort 8080, its port", ports)
+	}
+	if out.IdleWrites != 0 {
+		t.Errorf("the further pass wrote %v", out.IdleWritten)
+	}
+}
