@@ -187,7 +187,7 @@ cases:
 func TestDeletionTakesPasses(t *testing.T) {
 	res := remoteCases(t, "http://127.0.0.1:1/reconcile", finalizing)
 	if r := res["one pass is not enough"]; r.Err != nil || len(r.Failures) != 2 ||
-		!strings.Contains(r.Failures[0], "expected the CR to be gone, but it is being deleted, but finalizers [inrun.dev/cleanup] remain") ||
+		!strings.Contains(r.Failures[0], "expected the CR to be gone, but finalizers [inrun.dev/cleanup] still hold it") ||
 		!strings.Contains(r.Failures[1], "the CR was still being deleted after 1 pass, and one more released it") {
 		t.Errorf("one pass: %s\nwant the CR still there, and one more pass said to release it", describe(r))
 	}

@@ -812,7 +812,7 @@ func Check(out *Outcome, exp Expectation) []string {
 	if exp.Gone && !out.Gone {
 		why := "it was not deleted"
 		if out.CR.GetDeletionTimestamp() != nil {
-			why = fmt.Sprintf("it is being deleted, but finalizers %v remain", out.CR.GetFinalizers())
+			why = fmt.Sprintf("finalizers %v still hold it", out.CR.GetFinalizers())
 		}
 		fails = append(fails, "expected the CR to be gone, but "+why+pendingNote(out, "remote"))
 	}
