@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -24,10 +25,30 @@ var celReserved = map[string]bool{
 	"true": true, "false": true, "null": true, "while": true,
 }
 
+// misspeltSection returns the value of a key of top that is no section but
+// a near miss of section (onReconcle), or nil. The key is reported as
+// unknown, with the section's name; its children are read as the
+// section's, so that what refers to them is not reported again and their
+// own mistakes are found in the same run.
+func misspeltSection(top *yamlpos.Map, section string) *yaml.Node {
+	for _, k := range top.Order {
+		if slices.Contains(topLevelFields, k) {
+			continue
+		}
+		if near, ok := closest(k, topLevelFields); ok && near == section {
+			return top.Get(k)
+		}
+	}
+	return nil
+}
+
 func (d *decoder) children(top *yamlpos.Map) {
 	seen := map[string]ir.Pos{}
 	for _, phase := range []ir.Phase{ir.OnCreate, ir.OnReconcile} {
 		n := top.Get(string(phase))
+		if n == nil {
+			n = misspeltSection(top, string(phase))
+		}
 		if n == nil || n.ShortTag() == "!!null" {
 			continue
 		}
