@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/inputfile"
 	"github.com/inrun/inrun/internal/match"
+	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/simulate"
@@ -143,6 +145,9 @@ type Expectation struct {
 	// Response is what the step's request must be answered; nil checks
 	// nothing.
 	Response *Response
+
+	// statusPos is where each top-level field of Status is written.
+	statusPos map[string]ir.Pos
 }
 
 // Empty reports whether the expectation checks nothing.
@@ -222,6 +227,7 @@ func Load(path string, bp *ir.Blueprint) (*File, error) {
 		diags = append(diags, f.checkKinds(bp, nil, true)...)
 		diags = append(diags, f.checkReconciler(bp)...)
 		diags = append(diags, f.checkGateway(bp)...)
+		diags = append(diags, f.checkStatus(bp)...)
 		diags = append(diags, f.checkMigrate(bp)...)
 		if len(diags) == 0 {
 			return f, nil
@@ -426,6 +432,35 @@ func (f *File) checkReconciler(bp *ir.Blueprint) diag.List {
 	return l
 }
 
+// checkStatus reports a field of an expected status that the custom
+// resource's status cannot have: expecting urll: !absent would hold
+// whatever the runtime writes.
+func (f *File) checkStatus(bp *ir.Blueprint) diag.List {
+	if bp == nil || bp.ControllerRef() != nil {
+		return nil
+	}
+	fields, open := simulate.StatusFields(bp)
+	if open {
+		return nil
+	}
+	var l diag.List
+	for _, c := range f.Cases {
+		for j, st := range c.Steps {
+			for _, name := range slices.Sorted(maps.Keys(st.Expect.Status)) {
+				if slices.Contains(fields, name) {
+					continue
+				}
+				hint := "its fields are " + strings.Join(fields, ", ")
+				if near, ok := suggest.Closest(name, fields); ok {
+					hint = "did you mean " + near + "?"
+				}
+				l.Add(st.Expect.statusPos[name], diag.UnknownField, hint, "case %q: steps[%d].expect.status.%s is no field of the %s's status", c.Name, j, name, bp.Resource.Kind)
+			}
+		}
+	}
+	return l
+}
+
 // checkGateway reports a gateway block for a Blueprint that serves
 // nothing: the gateway would have no target.
 func (f *File) checkGateway(bp *ir.Blueprint) diag.List {
@@ -596,6 +631,12 @@ func (p *parser) readExpect(field string, n *yaml.Node) Expectation {
 	}
 	if v := m.Get("status"); v != nil {
 		e.Status = p.Object(v, field+".status")
+		if v = yamlpos.Resolve(v); v.Kind == yaml.MappingNode {
+			e.statusPos = map[string]ir.Pos{}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				e.statusPos[v.Content[i].Value] = p.Pos(v.Content[i])
+			}
+		}
 	}
 	if v := m.Get("response"); v != nil {
 		rm := p.Map(v, field+".response")

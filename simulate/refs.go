@@ -78,7 +78,7 @@ func (s *Simulator) checkCase(f *File, c *Case, l *diag.List) {
 		return
 	}
 	ids, open := childIDs(s.bp)
-	fields, anyField := statusFields(s.bp)
+	fields, anyField := StatusFields(s.bp)
 	label := "case " + strconv.Quote(c.Name)
 	at := func(path string) diag.Pos {
 		if p, ok := c.pos[path]; ok {
@@ -165,13 +165,14 @@ func childIDs(bp *ir.Blueprint) (ids, open []string) {
 	return ids, open
 }
 
-// statusFields returns the top-level fields the custom resource's status
-// can have, or open when it can have any. Only the runtime writes it, with
+// StatusFields returns the top-level fields the custom resource's status
+// can have, or open when it can have any: what an expectation on the
+// status may name, here and in e2e files. Only the runtime writes it, with
 // emit.status's fields and its own, unless a remote reconciler or a Go
 // status hook adds fields of theirs; and a CRD schema that declares the
 // status's fields (without keeping unknown ones) holds every write to
 // them, in the store as on the API server.
-func statusFields(bp *ir.Blueprint) (fields []string, open bool) {
+func StatusFields(bp *ir.Blueprint) (fields []string, open bool) {
 	declared, closed := schemaStatus(bp)
 	if (bp.Reconcile != nil && bp.Reconcile.Remote != nil) || (bp.Hooks != nil && bp.Hooks.Status != nil) {
 		return declared, !closed
