@@ -25,7 +25,7 @@ var (
 	caseFields        = []string{"name", "cr", "object", "objects", "passes", "observe", "expect", "steps", "reply"}
 	stepFields        = []string{"patch", "delete", "passes", "observe", "reply", "expect"}
 	observeFields     = []string{"afterPass", "child", "status"}
-	expectFields      = []string{"children", "absent", "status", "errors", "gone"}
+	expectFields      = []string{"children", "absent", "status", "metadata", "events", "errors", "gone"}
 	childExpectFields = []string{"id", "match", "items", "count"}
 	reconcilerFields  = []string{"command", "url", "env", "dir", "startTimeout"}
 )
@@ -289,6 +289,19 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 			}
 		}
 	}
+	if v := m.Get("metadata"); v != nil {
+		e.Metadata = p.object(v, path+".metadata")
+	}
+	if v := m.Get("events"); v != nil {
+		if events, ok := p.Value(v, path+".events"); ok {
+			switch events.(type) {
+			case []any, match.Contains:
+				e.Events = events
+			default:
+				p.Errorf(v, diag.WrongType, "a list of partial Events ({type, reason, message}), or !contains [...]", "%s.events must be a list, not %s", path, yamlpos.Describe(v))
+			}
+		}
+	}
 	if v := m.Get("gone"); v != nil {
 		e.Gone, _ = p.Bool(v, path+".gone")
 	}
@@ -299,7 +312,7 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 // a partial match: a tag is for expect.status, a child's match and items.
 func (p *parser) untagged(n *yaml.Node, path string) {
 	if n != nil && strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
-		p.Errorf(n, diag.InvalidValue, "remove it: tags widen a partial match, in expect.status or a child's match or items", "%s: tag %s is not allowed here", yamlpos.DisplayPath(path), n.Tag)
+		p.Errorf(n, diag.InvalidValue, "remove it: tags widen a partial match, in expect.status, metadata and events, or a child's match or items", "%s: tag %s is not allowed here", yamlpos.DisplayPath(path), n.Tag)
 		n.Tag = "" // read on as written without it, reported once
 	}
 }

@@ -294,3 +294,41 @@ func TestDiffShowsWhatIsThere(t *testing.T) {
 		t.Errorf("Check = %s\nwant the conditions there are shown", got)
 	}
 }
+
+// TestEventsAndMetadata checks expect.events and expect.metadata: the
+// Events a reconciler's Result asks for, and the labels and annotations it
+// sets on the CR, as the runtime records and writes them.
+func TestEventsAndMetadata(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"apiVersion":"inrun.dev/reconciler/v1alpha1","kind":"ReconcileResult",
+		  "labels":{"tenant.example.com/tier":"gold"},"annotations":{"tenant.example.com/owner":"ops"},
+		  "events":[{"type":"Normal","reason":"Provisioned","message":"tenant ready"}]}`)
+	}))
+	defer srv.Close()
+	res := remoteCases(t, srv.URL, `cases:
+  - name: held
+    object: &o {apiVersion: example.inrun.dev/v1, kind: Tenant, metadata: {name: a}, spec: {team: ops}}
+    objects: &s
+      - {apiVersion: v1, kind: Secret, metadata: {name: reconciler-token, namespace: default}, stringData: {token: t}}
+    expect:
+      metadata:
+        labels: {tenant.example.com/tier: gold}
+        annotations: {tenant.example.com/owner: ops}
+      # Each pass's call asks for the Event; a series is one Event.
+      events: [{type: Normal, reason: Provisioned, message: tenant ready}]
+  - name: differs
+    object: *o
+    objects: *s
+    expect:
+      metadata: {labels: {tenant.example.com/tier: silver}}
+      events: !contains [{type: Warning, reason: Provisioned}]
+`)
+	if r := res["held"]; !r.Passed() {
+		t.Errorf("held: %s", describe(r))
+	}
+	r := res["differs"]
+	if r.Passed() || len(r.Failures) != 2 || !strings.Contains(r.Failures[0], `"silver"`) || !strings.Contains(r.Failures[1], "events differ") || !strings.Contains(r.Failures[1], `"Provisioned"`) {
+		t.Errorf("differs: want the metadata and the events named: %s", describe(r))
+	}
+}

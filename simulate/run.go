@@ -78,6 +78,9 @@ type Outcome struct {
 	// deletion but not gone: a finalizer still holds it. GoneNext is then
 	// true when the further pass released it.
 	Deleting, GoneNext bool
+	// Events are the Events recorded on the CR during the passes, in
+	// order, each a {type, reason, action, message} map (message is the Event's note).
+	Events []any
 }
 
 // Last returns the report of the last pass.
@@ -260,7 +263,7 @@ func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer
 	if r == nil {
 		r = reconciler.CELRenderer{Programs: progs}
 	}
-	opts := reconciler.Options{Client: store, Renderer: r, Components: reg}
+	opts := reconciler.Options{Client: store, Renderer: r, Components: reg, Recorder: store}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		var c remote.Caller
 		var err error
@@ -462,6 +465,7 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 		passes = DefaultPasses
 	}
 	out := &Outcome{}
+	_, from := ss.store.Events(ss.bp.Resource.GroupVersionKind, ss.key, 0)
 	for i := 1; i <= passes; i++ {
 		rep, err := ss.sync(ctx)
 		if err != nil {
@@ -488,6 +492,8 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 	if out.Children, err = ss.children(ctx, ss.bp, out.CR); err != nil {
 		return nil, err
 	}
+
+	out.Events, _ = ss.store.Events(ss.bp.Resource.GroupVersionKind, ss.key, from)
 
 	before := len(ss.store.Written(0))
 	if _, err := ss.sync(ctx); err != nil {
@@ -821,6 +827,15 @@ func Check(out *Outcome, exp Expectation) []string {
 		if !match.Partial(status, exp.Status) {
 			fails = append(fails, "status differs (-expected +got):\n"+indent(match.Diff(status, widen(status, exp.Status))))
 		}
+	}
+	if exp.Metadata != nil {
+		md, _, _ := unstructured.NestedMap(out.CR.Object, "metadata")
+		if !match.Partial(md, exp.Metadata) {
+			fails = append(fails, "metadata differs (-expected +got):\n"+indent(match.Diff(md, widen(md, exp.Metadata))))
+		}
+	}
+	if exp.Events != nil && !match.Partial(out.Events, exp.Events) {
+		fails = append(fails, "events differ (-expected +got):\n"+indent(match.Diff(out.Events, widen(out.Events, exp.Events))))
 	}
 	errText := ""
 	if err := errors.Join(out.Last().Errors...); err != nil {

@@ -86,7 +86,14 @@ type Expectation struct {
 	Children []ChildExpectation
 	Absent   []string
 	Status   map[string]any
-	Errors   []string
+	// Metadata is a partial match on the CR's metadata: the labels,
+	// annotations and finalizers a reconciler sets.
+	Metadata map[string]any
+	// Events is a partial match on the Events recorded on the CR during
+	// the passes, in order, each {type, reason, action, message}: a list (as
+	// many as there are) or match.Contains.
+	Events any
+	Errors []string
 	// Gone expects the CR to no longer exist: deleted, and every finalizer
 	// done with it.
 	Gone bool

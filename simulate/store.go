@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -74,6 +75,56 @@ type Store struct {
 	// UID still names one object in the process.
 	root      types.UID
 	admittedN int
+	// events are the Events recorded through the store (Eventf), in order.
+	events []recordedEvent
+}
+
+// recordedEvent is an Event recorded on an object: what expect.events
+// reads of it.
+type recordedEvent struct {
+	regarding schema.GroupVersionKind
+	key       client.ObjectKey
+	fields    map[string]any
+}
+
+// Eventf records an Event, as the runtime's Recorder would create one on
+// the API server, for expect.events: the store is the runtime's recorder
+// in a simulation. It is events.EventRecorder.
+func (s *Store) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	ev := recordedEvent{fields: map[string]any{"type": eventtype, "reason": reason, "action": action, "message": fmt.Sprintf(note, args...)}}
+	if obj, ok := regarding.(client.Object); ok {
+		ev.regarding, ev.key = obj.GetObjectKind().GroupVersionKind(), client.ObjectKeyFromObject(obj)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, ev)
+}
+
+// Events returns the Events recorded on the object of kind gvk named key
+// since the first from were recorded, as {type, reason, action, message,
+// count} maps, and how many have been recorded in all (the next from). An
+// Event recorded again is counted, not listed again, as the runtime's
+// Recorder makes a series of it.
+func (s *Store) Events(gvk schema.GroupVersionKind, key client.ObjectKey, from int) (events []any, next int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	events = []any{}
+	seen := map[string]map[string]any{}
+	for _, ev := range s.events[min(from, len(s.events)):] {
+		if ev.regarding != gvk || ev.key != key {
+			continue
+		}
+		id := fmt.Sprint(ev.fields["type"], "\x00", ev.fields["reason"], "\x00", ev.fields["action"], "\x00", ev.fields["message"])
+		if first, ok := seen[id]; ok {
+			first["count"] = first["count"].(int64) + 1
+			continue
+		}
+		m := maps.Clone(ev.fields)
+		m["count"] = int64(1)
+		seen[id] = m
+		events = append(events, m)
+	}
+	return events, len(s.events)
 }
 
 // NewStore returns an empty Store for bp.
