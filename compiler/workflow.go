@@ -73,6 +73,8 @@ func (d *decoder) workflow(o *yamlpos.Map, r *ir.Reconcile) {
 		switch {
 		case name == "":
 			continue
+		case len(name) > 63:
+			d.add(d.Pos(nn), diag.InvalidValue, "shorten it to 63 characters at most", "%s.name %q is %d characters long, more than 63", path, name, len(name))
 		case !stepNameRE.MatchString(name):
 			d.add(d.Pos(nn), diag.InvalidValue, "use a word of letters, digits and '-', starting with a letter, e.g. Charge", "%s.name %q is not a step name", path, name)
 		case seen[name]:
