@@ -78,6 +78,10 @@ type Outcome struct {
 	// deletion but not gone: a finalizer still holds it. GoneNext is then
 	// true when the further pass released it.
 	Deleting, GoneNext bool
+	// WorkflowRunning is true when the CR's workflow (reconcile.workflow)
+	// is still running after the passes: the further pass's writes do not
+	// count then either.
+	WorkflowRunning bool
 	// Events are the Events recorded on the CR during the passes, in
 	// order, each a {type, reason, action, message} map (message is the Event's note).
 	Events []any
@@ -506,6 +510,11 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 		// the CR in a later one, so the further pass may well write.
 		out.Deleting = true
 		out.GoneNext = ss.gone
+	case workflowRunning(ss.bp, out.CR):
+		// A workflow still running is not converged either: the further
+		// pass runs its next step, or asks the running one again. A case
+		// may stop midway to check where the workflow is.
+		out.WorkflowRunning = true
 	case ss.bp.ControllerRef() == nil:
 		// A controller-runtime reconciler's writes are its own, as its
 		// authors wrote it: idempotence is Inrun's promise about its own.
@@ -515,6 +524,16 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 		out.IdleWrites = int64(len(out.IdleWritten))
 	}
 	return out, nil
+}
+
+// workflowRunning reports whether cr, of bp, has a workflow that is still
+// running, as its status says.
+func workflowRunning(bp *ir.Blueprint, cr *unstructured.Unstructured) bool {
+	if bp.Reconcile == nil || bp.Reconcile.Workflow == nil {
+		return false
+	}
+	phase, _, _ := unstructured.NestedString(cr.Object, "status", reconciler.WorkflowField, "phase")
+	return phase == reconciler.WorkflowRunning
 }
 
 // patch applies a JSON merge patch to the CR as the API server would: the
@@ -860,7 +879,7 @@ func Check(out *Outcome, exp Expectation) []string {
 		if n := len(out.Reports); n > 1 {
 			passes = fmt.Sprintf("%d passes", n)
 		}
-		fails = append(fails, fmt.Sprintf("the CR was still being deleted after %s, and one more released it: the finalizer deletes what garbage collection cannot reach (a cluster-scoped child) in one pass and lets the CR go once that is gone, in the next, after which its other children go; give the step more passes", passes))
+		fails = append(fails, fmt.Sprintf("the CR was still being deleted after %s, and one more released it: a deletion takes passes of its own (the finalizer deletes what garbage collection cannot reach, a cluster-scoped child or one in another namespace, in one pass, and lets the CR go in the next, after which its other children go); give the case or the step more passes", passes))
 	}
 	return fails
 }
