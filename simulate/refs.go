@@ -54,6 +54,32 @@ func (s *Simulator) checkFileReply(f *File, l *diag.List) {
 	if f.replyStep != nil && s.noWorkflow() {
 		l.Add(*f.replyStep, diag.InvalidValue, stepHint, "reply.step "+stepWithoutWorkflow, s.bp.Name)
 	}
+	if f.replyStep != nil {
+		s.checkNext(f.Reply, *f.replyStep, "reply", l)
+	}
+}
+
+// checkNext adds to l a reply's step.next that names no step of the
+// workflow, which the runtime refuses: at pos, where the reply's step is.
+func (s *Simulator) checkNext(reply map[string]any, pos diag.Pos, label string, l *diag.List) {
+	r := s.bp.Reconcile
+	if r == nil || r.Workflow == nil {
+		return
+	}
+	step, _ := reply["step"].(map[string]any)
+	next, ok := step["next"].(string)
+	if !ok || next == "" || r.Workflow.Step(next) != nil {
+		return
+	}
+	names := make([]string, len(r.Workflow.Steps))
+	for i, st := range r.Workflow.Steps {
+		names[i] = st.Name
+	}
+	hint := "name one of " + strings.Join(names, ", ")
+	if near, ok := suggest.Closest(next, names); ok {
+		hint = "did you mean " + near + "?"
+	}
+	l.Add(pos, diag.UnknownReference, hint, "%s.step.next %q is no step of reconcile.workflow", label, next)
 }
 
 // checkCase adds the problems of c's references to the Blueprint to l.
@@ -71,6 +97,14 @@ func (s *Simulator) checkCase(f *File, c *Case, l *diag.List) {
 			if pos, ok := c.pos[path]; ok {
 				l.Add(pos, diag.InvalidValue, stepHint, "case %q: %s "+stepWithoutWorkflow, c.Name, path, s.bp.Name)
 			}
+		}
+	}
+	if pos, ok := c.pos["reply.step"]; ok {
+		s.checkNext(c.Reply, pos, fmt.Sprintf("case %q: reply", c.Name), l)
+	}
+	for j := range c.Steps {
+		if pos, ok := c.pos[fmt.Sprintf("steps[%d].reply.step", j)]; ok {
+			s.checkNext(c.Steps[j].Reply, pos, fmt.Sprintf("case %q: steps[%d].reply", c.Name, j), l)
 		}
 	}
 	if s.bp.ControllerRef() != nil {

@@ -332,3 +332,44 @@ func TestEventsAndMetadata(t *testing.T) {
 		t.Errorf("differs: want the metadata and the events named: %s", describe(r))
 	}
 }
+
+// TestReplyNextNamesAStep checks that a recorded reply's step.next that
+// names no step of the workflow is refused up front, at the reply's step,
+// as the runtime would refuse the reply: a file's, a case's and a step's.
+func TestReplyNextNamesAStep(t *testing.T) {
+	bp, err := compiler.CompileFile("../packs/workflow/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "simulate.yaml")
+	f, err := simulate.Parse(path, []byte(`reply:
+  step: {next: Chrage}
+cases:
+  - name: a
+    object: {apiVersion: example.inrun.dev/v1, kind: Order, metadata: {name: a}, spec: {item: tea}}
+    reply: {step: {next: Archive}}
+    steps:
+      - patch: {spec: {item: cake}}
+        reply:
+          step: {next: Ship}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(sim.CheckFile(f))
+	for _, want := range []string{
+		`simulate.yaml:2:3: E0008 reply.step.next "Chrage" is no step of reconcile.workflow; did you mean Charge?`,
+		`simulate.yaml:6:13: E0008 case "a": reply.step.next "Archive" is no step of reconcile.workflow; name one of Reserve, Charge, Ship`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("CheckFile = %s\nwant %q", got, want)
+		}
+	}
+	if strings.Contains(got, `"Ship"`) {
+		t.Errorf("CheckFile = %s\nrefuses next: Ship, a step", got)
+	}
+}
