@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -334,7 +335,7 @@ func (w *workflowRun) checkStep(res *sdk.Result) error {
 		for i, s := range w.wf.Steps {
 			names[i] = s.Name
 		}
-		return fmt.Errorf("the reconciler's Result was refused: step.next %q is not a step of reconcile.workflow (%v)", res.Step.Next, names)
+		return fmt.Errorf("the reconciler's Result was refused: step.next %q is not a step of reconcile.workflow (%s)", res.Step.Next, strings.Join(names, ", "))
 	}
 	return nil
 }
@@ -357,8 +358,12 @@ func (p *pass) workflowConditions() {
 	cur := w.current()
 	switch w.st.Phase {
 	case WorkflowSucceeded:
+		runs := fmt.Sprintf("%d step runs", w.st.Runs)
+		if w.st.Runs == 1 {
+			runs = "1 step run"
+		}
 		p.custom = append(p.custom, metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionTrue, Reason: ReasonStepsSucceeded,
-			Message: fmt.Sprintf("the workflow ran %d steps, the last %s", w.st.Runs, cur.Name)})
+			Message: "the workflow succeeded after " + runs + ", the last " + cur.Name})
 	case WorkflowFailed:
 		reason := cur.Reason
 		switch {
