@@ -106,7 +106,12 @@ for the API) to start here for the render, called at --reconciler-url
 				fmt.Fprintf(out, "# child %s is not rendered: %s\n", id, why)
 			}
 			status := map[string]any{"status": res.CR.Object["status"]}
-			if err := printDoc(out, fmt.Sprintf("status of %s %s", res.CR.GetKind(), res.CR.GetName()), status); err != nil {
+			what := fmt.Sprintf("status of %s %s", res.CR.GetKind(), res.CR.GetName())
+			if res.Gone {
+				// ttlSecondsAfterFinished, say, deleted it during the passes.
+				what = fmt.Sprintf("%s %s is gone: deleted during the passes; its status as last seen", res.CR.GetKind(), res.CR.GetName())
+			}
+			if err := printDoc(out, what, status); err != nil {
 				return err
 			}
 			if showRBAC {
