@@ -240,8 +240,7 @@ func TestReplyStepWithoutWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "simulate.yaml")
-	f, err := simulate.Parse(path, []byte(`reply:
+	f, sim, got := checkFile(t, bp, `reply:
   step: {phase: Succeeded}
 cases:
   - name: a
@@ -252,15 +251,8 @@ cases:
         reply:
           step: {phase: Failed}
       - delete: true
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := simulate.New(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := fmt.Sprint(sim.CheckFile(f))
+`)
+
 	for _, want := range []string{
 		"simulate.yaml:2:3: E0005 reply.step is only valid in reply to a request with a step, and the Blueprint tenant declares no reconcile.workflow",
 		`simulate.yaml:6:13: E0005 case "a": reply.step is only valid`,
@@ -341,8 +333,7 @@ func TestReplyNextNamesAStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "simulate.yaml")
-	f, err := simulate.Parse(path, []byte(`reply:
+	_, _, got := checkFile(t, bp, `reply:
   step: {next: Chrage}
 cases:
   - name: a
@@ -352,15 +343,8 @@ cases:
       - patch: {spec: {item: cake}}
         reply:
           step: {next: Ship}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := simulate.New(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := fmt.Sprint(sim.CheckFile(f))
+`)
+
 	for _, want := range []string{
 		`simulate.yaml:2:3: E0008 reply.step.next "Chrage" is no step of reconcile.workflow; did you mean Charge?`,
 		`simulate.yaml:6:13: E0008 case "a": reply.step.next "Archive" is no step of reconcile.workflow; name one of Reserve, Charge, Ship`,
@@ -372,4 +356,19 @@ cases:
 	if strings.Contains(got, `"Ship"`) {
 		t.Errorf("CheckFile = %s\nrefuses next: Ship, a step", got)
 	}
+}
+
+// checkFile parses a simulate file, given as YAML, for bp and returns it,
+// its Simulator, and what CheckFile says of it.
+func checkFile(t *testing.T, bp *ir.Blueprint, file string) (*simulate.File, *simulate.Simulator, string) {
+	t.Helper()
+	f, err := simulate.Parse(filepath.Join(t.TempDir(), "simulate.yaml"), []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, sim, fmt.Sprint(sim.CheckFile(f))
 }
