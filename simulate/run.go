@@ -79,8 +79,7 @@ type Outcome struct {
 	// true when the further pass released it.
 	Deleting, GoneNext bool
 	// WorkflowRunning is true when the CR's workflow (reconcile.workflow)
-	// is still running after the passes: the further pass's writes do not
-	// count then either.
+	// is still running after the passes: no further pass runs then.
 	WorkflowRunning bool
 	// Events are the Events recorded on the CR during the passes, in
 	// order, each a {type, reason, action, message} map (message is the Event's note).
@@ -461,9 +460,10 @@ func (ss *session) collect(ctx context.Context) error {
 
 // run runs passes (DefaultPasses when zero), injecting observe after its
 // pass, and returns the state of the store after them; then it runs one
-// more to count the writes of a converged reconcile. The state is taken
-// before that pass, which would otherwise make another call, write
-// another status, or finish a deletion the case's passes left under way.
+// more to count the writes of a converged reconcile, unless a workflow
+// still runs. The state is taken before that pass, which would otherwise
+// make another call, write another status, or finish a deletion the
+// case's passes left under way.
 func (ss *session) run(ctx context.Context, passes int, observe []Observation) (*Outcome, error) {
 	if passes <= 0 {
 		passes = DefaultPasses
@@ -499,6 +499,14 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 
 	out.Events, _ = ss.store.Events(ss.bp.Resource.GroupVersionKind, ss.key, from)
 
+	if workflowRunning(ss.bp, out.CR) && out.CR.GetDeletionTimestamp() == nil {
+		// A workflow still running is not converged either, and no further
+		// pass runs: it would run the next step, which the case's next
+		// step would then find done. A case may stop midway to check
+		// where the workflow is.
+		out.WorkflowRunning = true
+		return out, nil
+	}
 	before := len(ss.store.Written(0))
 	if _, err := ss.sync(ctx); err != nil {
 		return nil, err
@@ -510,11 +518,6 @@ func (ss *session) run(ctx context.Context, passes int, observe []Observation) (
 		// the CR in a later one, so the further pass may well write.
 		out.Deleting = true
 		out.GoneNext = ss.gone
-	case workflowRunning(ss.bp, out.CR):
-		// A workflow still running is not converged either: the further
-		// pass runs its next step, or asks the running one again. A case
-		// may stop midway to check where the workflow is.
-		out.WorkflowRunning = true
 	case ss.bp.ControllerRef() == nil:
 		// A controller-runtime reconciler's writes are its own, as its
 		// authors wrote it: idempotence is Inrun's promise about its own.
