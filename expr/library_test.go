@@ -10,16 +10,14 @@ import (
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
 )
 
 // TestLibraries evaluates the functions kro users call, as a Blueprint's
 // status fields over a Website.
 func TestLibraries(t *testing.T) {
-	cases := []struct {
-		src  string
-		want any
-	}{
+	cases := []exprCase{
 		{`base64.encode(b"inrun")`, "aW5ydW4="},
 		{`string(base64.decode("aW5ydW4="))`, "inrun"},
 		{`math.greatest(3, 9, 4)`, int64(9)},
@@ -43,26 +41,7 @@ func TestLibraries(t *testing.T) {
 		{`"Hello".upperAscii()`, "HELLO"},
 		{`"Hello".reverse()`, "olleH"},
 	}
-	var status strings.Builder
-	for i, c := range cases {
-		fmt.Fprintf(&status, "    f%d: '${%s}'\n", i, strings.ReplaceAll(c.src, "'", "''"))
-	}
-	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
-kind: Blueprint
-metadata:
-  name: w
-crd:
-  file: manifests/crd.yaml
-emit:
-  status:
-`+status.String())), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	progs, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp, progs := statusBlueprint(t, "", cases)
 	vars, err := progs.NewVars(&unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
 		"metadata": map[string]any{"name": "w", "namespace": "default", "uid": "6a1d3a7e-0000-4000-8000-000000000001"},
@@ -71,26 +50,14 @@ emit:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range cases {
-		got, err := progs.Render(bp.Status.Lookup(fmt.Sprintf("f%d", i)), vars)
-		if err != nil {
-			t.Errorf("${%s}: %v", c.src, err)
-			continue
-		}
-		if diff := cmp.Diff(c.want, got); diff != "" {
-			t.Errorf("${%s} (-want +got):\n%s", c.src, diff)
-		}
-	}
+	renderCases(t, bp, progs, vars, cases)
 }
 
 // TestMetaTimes: a built-in kind's time fields are metav1.Time (and
 // MicroTime) structs, not CEL timestamps; string() and timestamp() convert
 // them, an unset one too.
 func TestMetaTimes(t *testing.T) {
-	cases := []struct {
-		src  string
-		want any
-	}{
+	cases := []exprCase{
 		{`string(job.status.startTime)`, "2026-12-03T10:00:00Z"},
 		{`string(job.status.completionTime)`, ""},
 		{`timestamp(job.status.startTime) < timestamp("2026-12-03T10:00:01Z")`, true},
@@ -100,17 +67,7 @@ func TestMetaTimes(t *testing.T) {
 		{`string(event.eventTime)`, "2026-12-03T10:00:00.250000Z"},
 		{`timestamp(event.eventTime) > timestamp(job.status.startTime)`, true},
 	}
-	var status strings.Builder
-	for i, c := range cases {
-		fmt.Fprintf(&status, "    f%d: '${%s}'\n", i, strings.ReplaceAll(c.src, "'", "''"))
-	}
-	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
-kind: Blueprint
-metadata:
-  name: w
-crd:
-  file: manifests/crd.yaml
-onReconcile:
+	bp, progs := statusBlueprint(t, `onReconcile:
   - id: job
     template:
       apiVersion: batch/v1
@@ -135,16 +92,7 @@ onReconcile:
       reportingInstance: w
       action: Test
       reason: Test
-emit:
-  status:
-`+status.String())), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	progs, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, cases)
 	vars, err := progs.NewVars(&unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
 		"metadata": map[string]any{"name": "w", "namespace": "default"},
@@ -164,6 +112,46 @@ emit:
 	if err != nil {
 		t.Fatal(err)
 	}
+	renderCases(t, bp, progs, vars, cases)
+}
+
+// exprCase is an expression and what it renders to.
+type exprCase struct {
+	src  string
+	want any
+}
+
+// statusBlueprint compiles a Website Blueprint whose children are
+// onReconcile (YAML, or "" for none) and whose status field fI is the
+// expression of cases[I].
+func statusBlueprint(t *testing.T, onReconcile string, cases []exprCase) (*ir.Blueprint, *expr.Programs) {
+	t.Helper()
+	var status strings.Builder
+	for i, c := range cases {
+		fmt.Fprintf(&status, "    f%d: '${%s}'\n", i, strings.ReplaceAll(c.src, "'", "''"))
+	}
+	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata:
+  name: w
+crd:
+  file: manifests/crd.yaml
+`+onReconcile+`emit:
+  status:
+`+status.String())), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp, progs
+}
+
+// renderCases renders each case's status field with vars and compares.
+func renderCases(t *testing.T, bp *ir.Blueprint, progs *expr.Programs, vars *expr.Vars, cases []exprCase) {
+	t.Helper()
 	for i, c := range cases {
 		got, err := progs.Render(bp.Status.Lookup(fmt.Sprintf("f%d", i)), vars)
 		if err != nil {
