@@ -18,7 +18,6 @@ import (
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/inputfile"
 	"github.com/inrun/inrun/internal/match"
-	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/simulate"
@@ -439,22 +438,12 @@ func (f *File) checkStatus(bp *ir.Blueprint) diag.List {
 	if bp == nil || bp.ControllerRef() != nil {
 		return nil
 	}
-	fields, open := simulate.StatusFields(bp)
-	if open {
-		return nil
-	}
 	var l diag.List
 	for _, c := range f.Cases {
 		for j, st := range c.Steps {
-			for _, name := range slices.Sorted(maps.Keys(st.Expect.Status)) {
-				if slices.Contains(fields, name) {
-					continue
-				}
-				hint := "its fields are " + strings.Join(fields, ", ")
-				if near, ok := suggest.Closest(name, fields); ok {
-					hint = "did you mean " + near + "?"
-				}
-				l.Add(st.Expect.statusPos[name], diag.UnknownField, hint, "case %q: steps[%d].expect.status.%s is no field of the %s's status", c.Name, j, name, bp.Resource.Kind)
+			unknown := simulate.UnknownStatusFields(bp, st.Expect.Status)
+			for _, name := range slices.Sorted(maps.Keys(unknown)) {
+				l.Add(st.Expect.statusPos[name], diag.UnknownField, unknown[name], "case %q: steps[%d].expect.status.%s is no field of the %s's status", c.Name, j, name, bp.Resource.Kind)
 			}
 		}
 	}

@@ -112,7 +112,6 @@ func (s *Simulator) checkCase(f *File, c *Case, l *diag.List) {
 		return
 	}
 	ids, open := childIDs(s.bp)
-	fields, anyField := StatusFields(s.bp)
 	label := "case " + strconv.Quote(c.Name)
 	at := func(path string) diag.Pos {
 		if p, ok := c.pos[path]; ok {
@@ -145,19 +144,10 @@ func (s *Simulator) checkCase(f *File, c *Case, l *diag.List) {
 		for k, id := range e.Absent {
 			child(fmt.Sprintf("%s.absent[%d]", expect, k), id)
 		}
-		if anyField {
-			return
-		}
-		for _, name := range slices.Sorted(maps.Keys(e.Status)) {
-			if slices.Contains(fields, name) {
-				continue
-			}
+		unknown := UnknownStatusFields(s.bp, e.Status)
+		for _, name := range slices.Sorted(maps.Keys(unknown)) {
 			path := expect + ".status." + name
-			hint := "its fields are " + strings.Join(fields, ", ")
-			if near, ok := suggest.Closest(name, fields); ok {
-				hint = "did you mean " + near + "?"
-			}
-			l.Add(at(path), diag.UnknownField, hint, "%s: %s is no field of the %s's status", label, path, s.bp.Resource.Kind)
+			l.Add(at(path), diag.UnknownField, unknown[name], "%s: %s is no field of the %s's status", label, path, s.bp.Resource.Kind)
 		}
 	}
 	phase("", c.Observe, c.Expect)
@@ -197,6 +187,27 @@ func childIDs(bp *ir.Blueprint) (ids, open []string) {
 	}
 	walk(bp, "", []*ir.Blueprint{bp})
 	return ids, open
+}
+
+// UnknownStatusFields returns, for each top-level field of status (an
+// expectation on the custom resource's status) that bp's status cannot
+// have, a hint naming the field probably meant, or the fields there are.
+func UnknownStatusFields(bp *ir.Blueprint, status map[string]any) map[string]string {
+	fields, open := StatusFields(bp)
+	if open {
+		return nil
+	}
+	unknown := map[string]string{}
+	for name := range status {
+		if slices.Contains(fields, name) {
+			continue
+		}
+		unknown[name] = "its fields are " + strings.Join(fields, ", ")
+		if near, ok := suggest.Closest(name, fields); ok {
+			unknown[name] = "did you mean " + near + "?"
+		}
+	}
+	return unknown
 }
 
 // StatusFields returns the top-level fields the custom resource's status
