@@ -145,7 +145,7 @@ type Expectation struct {
 	// nothing.
 	Response *Response
 
-	// statusPos is where each top-level field of Status is written.
+	// statusPos is where each field of Status is written, by its path.
 	statusPos map[string]ir.Pos
 }
 
@@ -620,12 +620,8 @@ func (p *parser) readExpect(field string, n *yaml.Node) Expectation {
 	}
 	if v := m.Get("status"); v != nil {
 		e.Status = p.Object(v, field+".status")
-		if v = yamlpos.Resolve(v); v.Kind == yaml.MappingNode {
-			e.statusPos = map[string]ir.Pos{}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				e.statusPos[v.Content[i].Value] = p.Pos(v.Content[i])
-			}
-		}
+		e.statusPos = map[string]ir.Pos{}
+		yamlpos.Keys(v, func(key string, k *yaml.Node) { e.statusPos[key] = p.Pos(k) })
 	}
 	if v := m.Get("response"); v != nil {
 		rm := p.Map(v, field+".response")

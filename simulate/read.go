@@ -284,9 +284,7 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 	e.Errors = p.strings(m.Get("errors"), path+".errors")
 	if v := m.Get("status"); v != nil {
 		if e.Status = p.object(v, path+".status"); e.Status != nil {
-			for _, k := range keyNodes(v) {
-				p.mark(path+".status."+k.Value, k)
-			}
+			yamlpos.Keys(v, func(key string, k *yaml.Node) { p.mark(path+".status."+key, k) })
 		}
 	}
 	if v := m.Get("metadata"); v != nil {
@@ -347,19 +345,6 @@ func (p *parser) markStep(n *yaml.Node, path string) {
 	if k, _ := field(yamlpos.Resolve(n), "step"); k != nil {
 		p.mark(path+".step", k)
 	}
-}
-
-// keyNodes returns the key nodes of mapping n, or none.
-func keyNodes(n *yaml.Node) []*yaml.Node {
-	n = yamlpos.Resolve(n)
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	var keys []*yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		keys = append(keys, n.Content[i])
-	}
-	return keys
 }
 
 // object reads a mapping of any content (a patch, a partial match, a

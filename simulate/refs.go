@@ -1,13 +1,18 @@
 package simulate
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
@@ -189,25 +194,76 @@ func childIDs(bp *ir.Blueprint) (ids, open []string) {
 	return ids, open
 }
 
-// UnknownStatusFields returns, for each top-level field of status (an
-// expectation on the custom resource's status) that bp's status cannot
-// have, a hint naming the field probably meant, or the fields there are.
+// UnknownStatusFields returns, for each field of status (an expectation
+// on the custom resource's status) that bp's status cannot have, a hint
+// naming the field probably meant, or the fields there are; keyed by its
+// path under status (workflow.steps[0].nme). Below the top level it knows
+// the fields only the runtime writes, whoever else writes status: the
+// conditions and, with reconcile.workflow, the workflow's progress. Else a workflow: {sumary:
+// !absent} would hold whatever the runtime wrote.
 func UnknownStatusFields(bp *ir.Blueprint, status map[string]any) map[string]string {
-	fields, open := StatusFields(bp)
-	if open {
-		return nil
-	}
 	unknown := map[string]string{}
-	for name := range status {
-		if slices.Contains(fields, name) {
-			continue
-		}
-		unknown[name] = "its fields are " + strings.Join(fields, ", ")
-		if near, ok := suggest.Closest(name, fields); ok {
-			unknown[name] = "did you mean " + near + "?"
+	fields, open := StatusFields(bp)
+	for name, want := range status {
+		switch {
+		case name == reconciler.WorkflowField && bp.Reconcile != nil && bp.Reconcile.Workflow != nil:
+			unknownKeys(name, want, reflect.TypeFor[reconciler.WorkflowStatus](), unknown)
+		case name == "conditions":
+			unknownKeys(name, want, reflect.TypeFor[[]metav1.Condition](), unknown)
+		case open || slices.Contains(fields, name):
+		default:
+			unknown[name] = fieldHint(name, fields)
 		}
 	}
 	return unknown
+}
+
+// unknownKeys adds to unknown, by path, each key of want (a partial
+// match) that no JSON field of t has: t's fields by their json names,
+// list items by the element type. A type that marshals itself (a
+// metav1.Time) is a value, not checked further.
+func unknownKeys(path string, want any, t reflect.Type, unknown map[string]string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Marshaler]()) {
+		return
+	}
+	switch w := want.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		fields := map[string]reflect.Type{}
+		for f := range t.Fields() {
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				fields[name] = f.Type
+			}
+		}
+		for k, v := range w {
+			if ft, ok := fields[k]; ok {
+				unknownKeys(path+"."+k, v, ft, unknown)
+			} else {
+				unknown[path+"."+k] = fieldHint(k, slices.Sorted(maps.Keys(fields)))
+			}
+		}
+	case []any:
+		if t.Kind() == reflect.Slice {
+			for i, item := range w {
+				unknownKeys(fmt.Sprintf("%s[%d]", path, i), item, t.Elem(), unknown)
+			}
+		}
+	case match.Contains:
+		unknownKeys(path, []any(w), t, unknown)
+	}
+}
+
+// fieldHint names the field of fields probably meant by name, or them all.
+func fieldHint(name string, fields []string) string {
+	if near, ok := suggest.Closest(name, fields); ok {
+		return "did you mean " + near + "?"
+	}
+	return "its fields are " + strings.Join(fields, ", ")
 }
 
 // StatusFields returns the top-level fields the custom resource's status

@@ -358,6 +358,41 @@ cases:
 	}
 }
 
+// TestWorkflowStatusFields checks that the fields of status.workflow and
+// of the conditions, which only the runtime writes, are checked up front
+// below the top level too: a misspelt one with !absent would hold
+// whatever the runtime wrote.
+func TestWorkflowStatusFields(t *testing.T) {
+	bp, err := compiler.CompileFile("../packs/workflow/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, got := checkFile(t, bp, `cases:
+  - name: a
+    object: {apiVersion: example.inrun.dev/v1, kind: Order, metadata: {name: a}, spec: {item: tea}}
+    expect:
+      status:
+        workflow:
+          phase: Running
+          sumary: !absent
+          steps: !contains [{name: Reserve, atempts: 1}]
+          startTime: !absent
+        conditions: !contains [{type: Ready, reson: Progressing}]
+`)
+	for _, want := range []string{
+		`simulate.yaml:8:11: E0002 case "a": expect.status.workflow.sumary is no field of the Order's status; did you mean summary?`,
+		`simulate.yaml:9:45: E0002 case "a": expect.status.workflow.steps[0].atempts is no field of the Order's status; did you mean attempts?`,
+		`simulate.yaml:11:46: E0002 case "a": expect.status.conditions[0].reson is no field of the Order's status; did you mean reason?`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("CheckFile = %s\nwant %q", got, want)
+		}
+	}
+	if n := strings.Count(got, "E0002"); n != 3 {
+		t.Errorf("CheckFile = %s\nwant 3 problems, got %d", got, n)
+	}
+}
+
 // checkFile parses a simulate file, given as YAML, for bp and returns it,
 // its Simulator, and what CheckFile says of it.
 func checkFile(t *testing.T, bp *ir.Blueprint, file string) (*simulate.File, *simulate.Simulator, string) {

@@ -496,6 +496,30 @@ func Join(path, key string) string {
 	return path + "." + key
 }
 
+// Keys calls fn with every mapping key under n, nested maps and lists
+// too, and its path from n (a.b[0].c): where each key of a value read with
+// Object is, for a message about one of them.
+func Keys(n *yaml.Node, fn func(path string, key *yaml.Node)) {
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n = Resolve(n); n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := Join(path, n.Content[i].Value)
+				fn(k, n.Content[i])
+				walk(n.Content[i+1], k)
+			}
+		case yaml.SequenceNode:
+			for i, item := range n.Content {
+				walk(item, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	if n != nil {
+		walk(n, "")
+	}
+}
+
 // DisplayPath names a path in messages; the empty path is the file's top.
 func DisplayPath(path string) string {
 	if path == "" {
