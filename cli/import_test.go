@@ -53,7 +53,8 @@ func TestImportKro(t *testing.T) {
 	}
 	bpPath := filepath.Join(dir, "webapp", "blueprint.yaml")
 	if want := filepath.Join("webapp", "blueprint.yaml") + ": webapp (kro.run/v1alpha1 WebApp) from ResourceGraphDefinition webapp.kro.run, with 1 child\n" +
-		`rgd.yaml:4:9: note: the Blueprint is named webapp: a Blueprint's name is a DNS-1123 label, and "webapp.kro.run" is not one` + "\n"; out != want {
+		`rgd.yaml:4:9: note: the Blueprint is named webapp: a Blueprint's name is a DNS-1123 label, and "webapp.kro.run" is not one` + "\n" +
+		`rgd.yaml:17:15: note: spec.resources[0] has no readyWhen, which kro reads as ready once it exists; Inrun would wait until every replica is available: readyWhen: ${true} keeps kro's meaning (remove it to wait)` + "\n"; out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 	bp, err := os.ReadFile(bpPath)

@@ -94,6 +94,7 @@ func (c *checker) checkTemplates() {
 		c.childShapes[child.ID] = s
 		if !child.External {
 			c.checkValue(child.Template, s, "", child.Kind)
+			c.checkOwnerReferences(child)
 		}
 	}
 	for _, child := range c.bp.Children {
@@ -102,6 +103,23 @@ func (c *checker) checkTemplates() {
 		}
 	}
 	c.checkStatusSchema()
+}
+
+// checkOwnerReferences refuses a template's metadata.ownerReferences: the
+// runtime writes the child's owner references itself (the custom resource
+// as its controller, where garbage collection allows it), replacing the
+// template's, which would otherwise be dropped without a word.
+func (c *checker) checkOwnerReferences(child *ir.Child) {
+	md := child.Template.Lookup("metadata")
+	if md == nil || md.Kind != ir.Map {
+		return
+	}
+	for _, f := range md.Fields {
+		if f.Key == "ownerReferences" {
+			c.errs.Add(f.KeyPos, diag.InvalidValue, "remove it: the custom resource is each child's controller owner (in its namespace, or from a cluster-scoped custom resource), and garbage collection deletes the child with it",
+				"child %q: metadata.ownerReferences is written by Inrun, not by a template", child.ID)
+		}
+	}
 }
 
 // kindResolved reports whether the child's kind is one the compiler knows,

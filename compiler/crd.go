@@ -9,7 +9,6 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/simpleschema"
 )
 
 // crd resolves the crd section: a manifest file, or an installed CRD named
@@ -171,8 +171,9 @@ func (d *decoder) installedCRD(o *yamlpos.Map, version string) {
 	r.GroupVersionKind = schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
 	plural, _ := d.String(o, "plural", false)
 	if plural == "" && kind != "" {
-		gvr, _ := meta.UnsafeGuessKindToResource(r.GroupVersionKind)
-		plural = gvr.Resource
+		// As the operator that installed it named it, most likely:
+		// kubebuilder's plural (gateways, not apimachinery's gatewaies).
+		plural = simpleschema.Plural(kind)
 	}
 	r.Plural = plural
 	scope, scopeNode := d.String(o, "scope", false)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gobuffalo/flect"
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -101,8 +100,7 @@ func (d *decoder) schema(n *yaml.Node) {
 		d.add(d.Pos(pn), diag.InvalidValue, "write the lower-case plural of the kind, such as webapps", "schema.plural %q is not a resource name: %s", plural, strings.Join(msgs, "; "))
 	}
 	if plural == "" && kind != "" {
-		// As kubebuilder and kro name it: lower case, English plural.
-		plural = flect.Pluralize(strings.ToLower(kind))
+		plural = simpleschema.Plural(kind)
 	}
 	r.GroupVersionKind = schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
 	r.Plural = plural

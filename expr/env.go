@@ -338,7 +338,8 @@ func NativeTypeName(t reflect.Type) string {
 
 // ResourceSchema turns a custom resource version's OpenAPI schema into the
 // structural schema of a whole object: the schema as written plus apiVersion,
-// kind and the metadata fields a Blueprint may read.
+// kind and the metadata fields a Blueprint may read or write, whatever the
+// CRD says of metadata (the API server keeps ObjectMeta whole).
 func ResourceSchema(props *apiextensionsv1.JSONSchemaProps) (*structuralschema.Structural, error) {
 	internal := &apiextensions.JSONSchemaProps{}
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(props, internal, nil); err != nil {
@@ -373,6 +374,19 @@ func ResourceSchema(props *apiextensionsv1.JSONSchemaProps) (*structuralschema.S
 			"generation":        {Generic: structuralschema.Generic{Type: "integer"}},
 			"labels":            strMap,
 			"annotations":       strMap,
+			"deletionTimestamp": str,
+			"finalizers":        {Generic: structuralschema.Generic{Type: "array"}, Items: &str},
+			"ownerReferences": {
+				Generic: structuralschema.Generic{Type: "array"},
+				Items: &structuralschema.Structural{
+					Generic: structuralschema.Generic{Type: "object"},
+					Properties: map[string]structuralschema.Structural{
+						"apiVersion": str, "kind": str, "name": str, "uid": str,
+						"controller":         {Generic: structuralschema.Generic{Type: "boolean"}},
+						"blockOwnerDeletion": {Generic: structuralschema.Generic{Type: "boolean"}},
+					},
+				},
+			},
 		},
 	}
 	return s, nil

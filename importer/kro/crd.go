@@ -6,13 +6,13 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
+	"github.com/inrun/inrun/simpleschema"
 )
 
 // kro types the resources of kinds another operator reconciles (an ACK
@@ -48,6 +48,9 @@ type CRD struct {
 	served  []string
 	storage string
 	used    bool
+	// conditions says, by version, that the status has conditions: the
+	// runtime then waits for a Ready one (ir.Use.ReadyCondition).
+	conditions map[string]bool
 }
 
 // crd reads a CustomResourceDefinition, root with the comment head above
@@ -83,6 +86,16 @@ func (r *reader) crd(root *yaml.Node, head string, top *yamlpos.Map) *CRD {
 		}
 		if storage, ok := r.Bool(vm.Get("storage"), vm.Path+".storage"); ok && storage {
 			c.storage = vname
+		}
+		if vm == nil {
+			continue
+		}
+		conds := field(field(field(field(field(field(vm.Node, "schema"), "openAPIV3Schema"), "properties"), "status"), "properties"), "conditions")
+		if t := field(conds, "type"); t != nil && t.Value == "array" {
+			if c.conditions == nil {
+				c.conditions = map[string]bool{}
+			}
+			c.conditions[vname] = true
 		}
 	}
 	if name == "" || group == "" || kind == "" {
@@ -212,8 +225,8 @@ func unknownKindHint(gvk schema.GroupVersionKind) string {
 		slices.Sort(served)
 		return "built-in " + gvk.Kind + " is served as apiVersion " + strings.Join(served, " or ")
 	}
-	plural, _ := meta.UnsafeGuessKindToResource(gvk)
-	name := plural.Resource + "." + gvk.Group
-	return fmt.Sprintf("give its CustomResourceDefinition in the same import (kubectl get crd %s -o yaml > %s.yaml, then inrun import kro ... %s.yaml), or the ResourceGraphDefinition that defines it",
-		name, plural.Resource, plural.Resource)
+	// Operators generate their CRDs as kubebuilder does, and name them so.
+	plural := simpleschema.Plural(gvk.Kind)
+	return fmt.Sprintf("give its CustomResourceDefinition in the same import (kubectl get crd %s.%s -o yaml > %s.yaml, then inrun import kro ... %s.yaml), or the ResourceGraphDefinition that defines it",
+		plural, gvk.Group, plural, plural)
 }

@@ -170,7 +170,16 @@ func link(rgds []*rgd, crds []*CRD, diags *diag.List, notes *[]Note) []*CRD {
 					"%s %s was removed in Kubernetes %s: no API server serves it", c.gvk.GroupVersion(), c.gvk.Kind, release)
 				continue
 			}
-			if builtin.Scheme.Recognizes(c.gvk) || linkCRD(g, c, crdByKind, diags) {
+			if builtin.Scheme.Recognizes(c.gvk) {
+				if rule, ok := builtin.Readiness(c.gvk.GroupKind()); ok {
+					c.keepReadiness(rule.Waits, notes)
+				}
+				continue
+			}
+			if linkCRD(g, c, crdByKind, diags) {
+				if crd := crdByKind[c.gvk.GroupKind()]; crd.conditions[c.gvk.Version] {
+					c.keepReadiness("until its status has the condition Ready=True", notes)
+				}
 				continue
 			}
 			diags.Add(c.kindPos, diag.UnknownKind, unknownKindHint(c.gvk),

@@ -41,6 +41,11 @@ type child struct {
 	gvk     schema.GroupVersionKind
 	kindPos diag.Pos
 	node    *yaml.Node
+	// path is the resource's in the RGD, spec.resources[i]; readyByKind
+	// says it is a template without readyWhen, which kro calls ready
+	// once it exists.
+	path        string
+	readyByKind bool
 }
 
 // kroSchemaFields are the fields of a ResourceGraphDefinition's
@@ -345,7 +350,7 @@ func (r *reader) resource(n *yaml.Node, p string) *child {
 	}
 	r.Only(m, "id", "template", "externalRef", "readyWhen", "includeWhen", "forEach")
 	r.Required(m, "id", "add an id that expressions name it by, such as id: deployment")
-	c := &child{node: mapping(), kindPos: r.Pos(n)}
+	c := &child{node: mapping(), kindPos: r.Pos(n), path: p}
 	// A comment above the list item is the resource's.
 	c.node.HeadComment, c.node.FootComment = n.HeadComment, n.FootComment
 	// kro reads a resource into a Go struct, where null is not set: tools
@@ -384,15 +389,41 @@ func (r *reader) resource(n *yaml.Node, p string) *child {
 			continue
 		}
 		val := r.copy(v, p+"."+k, k != "id")
-		if k == "externalRef" {
+		switch k {
+		case "externalRef":
 			val = r.externalRef(v, val, p+".externalRef")
+		case "template":
+			r.ownerReferences(v, val, p+".template")
 		}
 		c.node.Content = append(c.node.Content, r.copyKey(m.KeyNode(k)), val)
 	}
 	if bodyKey != nil {
 		r.kind(c, bodyKey)
 	}
+	c.readyByKind = body == "template" && bodyKey != nil && vals["readyWhen"] == nil
 	return c
+}
+
+// keepReadiness gives c, a template without readyWhen, the readyWhen that
+// keeps kro's meaning, ready once it exists, where the runtime would wait
+// for more by the rule of its kind (rule, as the comment says it): what
+// reads it, and the custom resource's Ready, would otherwise wait longer,
+// or for ever on an operator that never writes a Ready condition.
+func (c *child) keepReadiness(rule string, notes *[]Note) {
+	if !c.readyByKind {
+		return
+	}
+	v := scalar("${true}")
+	v.LineComment = "# kro's meaning: ready once it exists; without readyWhen, Inrun waits " + rule
+	at := len(c.node.Content)
+	for i := 0; i+1 < len(c.node.Content); i += 2 {
+		if c.node.Content[i].Value == "template" {
+			at = i
+		}
+	}
+	c.node.Content = slices.Insert(c.node.Content, at, scalar("readyWhen"), v)
+	*notes = append(*notes, Note{Pos: c.kindPos, Msg: fmt.Sprintf(
+		"%s has no readyWhen, which kro reads as ready once it exists; Inrun would wait %s: readyWhen: ${true} keeps kro's meaning (remove it to wait)", c.path, rule)})
 }
 
 // externalRef checks the fields of an externalRef, which has the same
@@ -406,6 +437,41 @@ func (r *reader) externalRef(n, out *yaml.Node, p string) *yaml.Node {
 		keep(field(out, "metadata"), "name", "namespace", "selector")
 	}
 	return out
+}
+
+// ownerReferences leaves out of out, the copy of template n, the owner
+// references of its metadata. One to the instance (uid
+// ${schema.metadata.uid}) is what the runtime writes itself, as the
+// child's controller, where garbage collection allows it (the child in
+// the custom resource's namespace, or the custom resource cluster-scoped):
+// noted. One to another object is not converted: the runtime replaces a
+// template's owner references, and the compiler refuses them.
+func (r *reader) ownerReferences(n, out *yaml.Node, p string) {
+	md, mdOut := yamlpos.Resolve(field(yamlpos.Resolve(n), "metadata")), field(out, "metadata")
+	refs := yamlpos.Resolve(field(md, "ownerReferences"))
+	if refs == nil || mdOut == nil {
+		return
+	}
+	at := p + ".metadata.ownerReferences"
+	if refs.Kind != yaml.SequenceNode {
+		r.Errorf(refs, diag.NotConvertible, "remove it: Inrun makes the custom resource each child's owner", "%s: not converted", at)
+	} else {
+		for i, item := range refs.Content {
+			uid := yamlpos.Resolve(field(yamlpos.Resolve(item), "uid"))
+			if uid != nil && strings.ReplaceAll(uid.Value, " ", "") == "${schema.metadata.uid}" {
+				r.note(item, "%s[%d] names the instance: Inrun makes the custom resource each child's controller owner itself (in its namespace, or from a cluster-scoped custom resource); left out", at, i)
+				continue
+			}
+			r.Errorf(item, diag.NotConvertible, "remove it: Inrun makes the custom resource each child's owner, and replaces a template's owner references",
+				"%s[%d] names an object other than the instance; not converted", at, i)
+		}
+	}
+	for i := 0; i+1 < len(mdOut.Content); i += 2 {
+		if mdOut.Content[i].Value == "ownerReferences" {
+			mdOut.Content = slices.Delete(mdOut.Content, i, i+2)
+			break
+		}
+	}
 }
 
 // field returns the value of key in the mapping n, or nil.

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/ir"
 )
 
@@ -56,10 +57,10 @@ func conditionReady(u *unstructured.Unstructured, observed bool) bool {
 }
 
 // defaultReady is the readiness rule of the built-in workload kinds
-// (workloadReady); any other object is ready once it exists.
+// (builtin.Readiness); any other object is ready once it exists.
 func defaultReady(u *unstructured.Unstructured) bool {
-	if rule, ok := workloadReady[u.GroupVersionKind().GroupKind()]; ok {
-		return rule.ready(u)
+	if rule, ok := builtin.Readiness(u.GroupVersionKind().GroupKind()); ok {
+		return rule.Ready(u)
 	}
 	return true
 }
@@ -70,7 +71,7 @@ func (r *Reconciler) readyOnceItExists(gvk schema.GroupVersionKind) bool {
 	if use := r.bp.Use(gvk); use != nil && use.ReadyCondition {
 		return false
 	}
-	_, ok := workloadReady[gvk.GroupKind()]
+	_, ok := builtin.Readiness(gvk.GroupKind())
 	return !ok
 }
 
@@ -81,84 +82,6 @@ func (r *Reconciler) kindReadsStatus(gvk schema.GroupVersionKind) []string {
 	if use := r.bp.Use(gvk); use != nil && use.ReadyCondition {
 		return []string{"observedGeneration", "conditions"}
 	}
-	return workloadReady[gvk.GroupKind()].status
-}
-
-// workloadRule is the readiness rule of a built-in workload kind. It
-// reads only the kind, metadata.generation, spec.replicas and the fields
-// of status it names, all readinessView keeps.
-type workloadRule struct {
-	status []string
-	ready  func(u *unstructured.Unstructured) bool
-}
-
-// workloadReady are the readiness rules of the built-in workload kinds.
-var workloadReady = map[schema.GroupKind]workloadRule{
-	{Group: "apps", Kind: "Deployment"}: {
-		status: []string{"observedGeneration", "updatedReplicas", "readyReplicas", "availableReplicas"},
-		ready: func(u *unstructured.Unstructured) bool {
-			want := specReplicas(u)
-			return observed(u) && statusInt(u, "updatedReplicas") >= want && statusInt(u, "readyReplicas") >= want && statusInt(u, "availableReplicas") >= want
-		},
-	},
-	{Group: "apps", Kind: "StatefulSet"}: {
-		status: []string{"observedGeneration", "readyReplicas", "updatedReplicas"},
-		ready: func(u *unstructured.Unstructured) bool {
-			want := specReplicas(u)
-			return observed(u) && statusInt(u, "readyReplicas") >= want && statusInt(u, "updatedReplicas") >= want
-		},
-	},
-	{Group: "apps", Kind: "DaemonSet"}: {
-		status: []string{"observedGeneration", "numberReady", "desiredNumberScheduled"},
-		ready: func(u *unstructured.Unstructured) bool {
-			return observed(u) && statusInt(u, "numberReady") >= statusInt(u, "desiredNumberScheduled")
-		},
-	},
-	{Group: "batch", Kind: "Job"}: {
-		status: []string{"conditions"},
-		ready:  func(u *unstructured.Unstructured) bool { return hasCondition(u, "Complete") },
-	},
-	{Group: "", Kind: "Pod"}: {
-		status: []string{"conditions"},
-		ready:  func(u *unstructured.Unstructured) bool { return hasCondition(u, "Ready") },
-	},
-	{Group: "", Kind: "PersistentVolumeClaim"}: {
-		status: []string{"phase"},
-		ready: func(u *unstructured.Unstructured) bool {
-			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-			return phase == "Bound"
-		},
-	},
-}
-
-// observed reports whether u's controller has seen its current spec.
-func observed(u *unstructured.Unstructured) bool {
-	g, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-	return g >= u.GetGeneration()
-}
-
-// specReplicas is u's spec.replicas, 1 when unset as the API server
-// defaults it.
-func specReplicas(u *unstructured.Unstructured) int64 {
-	r, found, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
-	if !found {
-		return 1
-	}
-	return r
-}
-
-func statusInt(u *unstructured.Unstructured, field string) int64 {
-	v, _, _ := unstructured.NestedInt64(u.Object, "status", field)
-	return v
-}
-
-func hasCondition(u *unstructured.Unstructured, condType string) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if ok && m["type"] == condType && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
+	rule, _ := builtin.Readiness(gvk.GroupKind())
+	return rule.Status
 }
