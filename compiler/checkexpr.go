@@ -312,20 +312,20 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 		switch out.Kind() {
 		case types.ListKind, types.MapKind, types.DynKind:
 		default:
-			c.errs.Add(x.Pos, diag.ExprResultType, "give a list (one object per item) or a map (one per key)", "forEach items must be a list or a map, but ${%s} is %s", x.Source, out)
+			c.errs.Add(x.Pos, diag.ExprResultType, "give a list (one object per item) or a map (one per key)", "forEach items must be a list or a map, but ${%s} is %s", x.Source, resultType(out))
 		}
 	}
 	if s.text && !typeFits(out, stringShape) {
-		c.errs.Add(x.Pos, diag.ExprResultType, "give a string, e.g. ${string(deployment.status.readyReplicas)}", "%s must be a string, but ${%s} is %s", s.where, x.Source, out)
+		c.errs.Add(x.Pos, diag.ExprResultType, "give a string, e.g. ${string(deployment.status.readyReplicas)}", "%s must be a string, but ${%s} is %s", s.where, x.Source, resultType(out))
 	}
 	if s.conditionStatus && !boolOrString(out) {
-		c.errs.Add(x.Pos, diag.ExprResultType, "compare to get a bool, e.g. ${deployment.status.readyReplicas > 0}", "%s must be a bool (or a string saying True, False or Unknown), but ${%s} is %s", s.where, x.Source, out)
+		c.errs.Add(x.Pos, diag.ExprResultType, "compare to get a bool, e.g. ${deployment.status.readyReplicas > 0}", "%s must be a bool (or a string saying True, False or Unknown), but ${%s} is %s", s.where, x.Source, resultType(out))
 	}
 	if s.isBool && !typeFits(out, booleanShape) {
-		c.errs.Add(x.Pos, diag.ExprResultType, "compare to get a bool, e.g. ${self.spec.replicas > 0}", "%s must be a bool, but ${%s} is %s", s.where, x.Source, out)
+		c.errs.Add(x.Pos, diag.ExprResultType, "compare to get a bool, e.g. ${self.spec.replicas > 0}", "%s must be a bool, but ${%s} is %s", s.where, x.Source, resultType(out))
 	}
 	if use, ok := c.exprShapes[x]; ok && !typeFits(out, use.shape.kind()) {
-		c.errs.Add(x.Pos, diag.ExprResultType, "", "%s must be %s, but ${%s} is %s", displayField(use.path), shapeNames[use.shape.kind()], x.Source, out)
+		c.errs.Add(x.Pos, diag.ExprResultType, "", "%s must be %s, but ${%s} is %s", displayField(use.path), shapeNames[use.shape.kind()], x.Source, resultType(out))
 	}
 	if s.child != nil && s.where != "readyWhen" && refs[s.child.ID] {
 		c.errs.Add(x.Pos, diag.Cycle, "a child cannot depend on its own live object; use readyWhen to read it", "child %q references itself in ${%s}", s.child.ID, x.Source)

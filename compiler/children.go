@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/components"
+	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
@@ -253,6 +254,17 @@ func (d *decoder) resolveKind(child *ir.Child, path string) {
 	child.Namespaced = k.namespaced
 }
 
+// builtinGroup reports whether group is an API group of built-in kinds,
+// in a version served or not.
+func builtinGroup(group string) bool {
+	for gvk := range builtin.Scheme.AllKnownTypes() {
+		if gvk.Group == group {
+			return true
+		}
+	}
+	return false
+}
+
 // knownKind is what the compiler knows of a kind a Blueprint writes.
 type knownKind struct {
 	plural     string
@@ -278,7 +290,12 @@ func (d *decoder) lookupKind(gvk schema.GroupVersionKind) (knownKind, bool) {
 // kindHint says what an unknown kind could have been.
 func (d *decoder) kindHint(group, kind string) string {
 	if versions := builtinVersions(kind); len(versions) > 0 {
-		return "built-in " + kind + " is served as apiVersion " + strings.Join(versions, " or ")
+		builtIn := "built-in " + kind + " is served as apiVersion " + strings.Join(versions, " or ")
+		if builtinGroup(group) {
+			return builtIn
+		}
+		// An operator's kind of the same name: ACK's IAM Role, say.
+		return "a " + kind + " of group " + group + " is another operator's: name its CRD in uses (crd: its manifest); " + builtIn
 	}
 	if kind == d.bp.Resource.Kind && group != d.bp.Resource.Group {
 		return "the Blueprint's own " + kind + " is " + ir.FormatKind(d.bp.Resource.GroupVersionKind) +

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/google/cel-go/common/types"
+
 	"github.com/inrun/inrun/expr"
 )
 
@@ -150,6 +152,15 @@ func humanTypes(msg string) string {
 	return internalTypeRE.ReplaceAllStringFunc(msg, func(m string) string {
 		return "the type of " + strings.TrimPrefix(m, "inrun.")
 	})
+}
+
+// resultType names an expression's type in a message: a CRD schema's
+// object as an object, not by its internal name.
+func resultType(t *types.Type) string {
+	if t.Kind() == types.StructKind && internalTypeRE.MatchString(t.String()) {
+		return "an object (" + humanTypes(t.String()) + ")"
+	}
+	return humanTypes(t.String())
 }
 
 // callAt returns where in src a call of name is that CEL reports at col
