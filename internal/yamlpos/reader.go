@@ -562,6 +562,8 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 // yamlParserProblemRE matches the problems yaml's parser (not its scanner)
 // reports, from go.yaml.in/yaml/v3's parserc.go: it prints their line
 // 0-based, the scanner 1-based.
+var tagInFlowRE = regexp.MustCompile(`![A-Za-z0-9_-]*[,}\]]`)
+
 var yamlParserProblemRE = regexp.MustCompile(`^(did not find expected (key|node content|'-' indicator|',' or '[\]}]'|<document start>)|found (undefined tag handle|duplicate %(YAML|TAG) directive|incompatible YAML document))$`)
 
 // SyntaxErrorPos returns where a go-yaml syntax error in src is, as a
@@ -582,6 +584,12 @@ func SyntaxErrorPos(file string, src []byte, err error) (pos diag.Pos, hint stri
 	}
 	line, _ := strconv.Atoi(m[1])
 	problem := err.Error()[len(m[0]):]
+	if lines := strings.Split(string(src), "\n"); problem == "did not find expected whitespace or line break" && line >= 1 && line <= len(lines) {
+		// A tag the scanner read into a flow indicator: {a: !absent}.
+		if loc := tagInFlowRE.FindStringIndex(lines[line-1]); loc != nil {
+			return diag.Pos{File: file, Line: line, Col: loc[0] + 1}, "put a space after the tag ({a: !absent }), or write the field on a line of its own"
+		}
+	}
 	if !yamlParserProblemRE.MatchString(problem) {
 		return diag.Pos{File: file, Line: line, Col: 1}, ""
 	}
