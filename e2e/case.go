@@ -71,6 +71,8 @@ type StepResult struct {
 	// see why: its status conditions and the latest Events about it.
 	Conditions []string
 	Events     []string
+	// IdleSkipped says why a step that passed had no idle check.
+	IdleSkipped string
 }
 
 // Passed reports whether the step ran and its expectations held.
@@ -274,6 +276,12 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 		if len(fails) == 0 && cr.counter != nil && !s.Delete && cr.cr != nil && !cr.expectsGone(&s.Expect) {
 			// Converged, as far as the expectations say: it must stay so
 			// for free. A step that ends in time gets at least a minute.
+			// A Degraded CR is not converged: its reconciles are retried,
+			// each recording its Warning Event.
+			if cr.degraded(ctx) {
+				sr.IdleSkipped = "the CR is Degraded: its reconciles are retried, each recording a Warning Event"
+				return sr
+			}
 			if f := cr.checkIdle(ctx, cr.counter, time.Now().Add(max(time.Until(deadline), time.Minute))); f != nil {
 				sr.Failures = []Failure{*f}
 				sr.Conditions, sr.Events = cr.describeCR(ctx)
@@ -411,6 +419,22 @@ func (cr *caseRun) get(ctx context.Context, ref ObjectRef) (*unstructured.Unstru
 }
 
 // crRef returns a fresh object naming the CR.
+// degraded reports whether the CR's Degraded condition is True, as the
+// API server has it now.
+func (cr *caseRun) degraded(ctx context.Context) bool {
+	live := cr.crRef()
+	if err := cr.run.c.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
+		return false
+	}
+	conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Degraded" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
 // expectsGone reports whether e expects the CR itself absent: it went by
 // itself (a finished workflow's ttlSecondsAfterFinished), and there is
 // nothing left to wake.

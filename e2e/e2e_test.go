@@ -355,3 +355,61 @@ func TestIdleCheck(t *testing.T) {
 		})
 	}
 }
+
+// degradedBlueprint makes a ConfigMap named by the CR's spec, which the
+// API server refuses for a name that is no DNS subdomain: every reconcile
+// fails, and records a Warning Event.
+const degradedBlueprint = `apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata:
+  name: degraded
+schema:
+  apiVersion: v1
+  group: e2e.inrun.dev
+  kind: Named
+  spec:
+    name: string
+onReconcile:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${self.spec.name}
+`
+
+const degradedCase = `cases:
+  - name: refused
+    object: {apiVersion: e2e.inrun.dev/v1, kind: Named, metadata: {name: bad}, spec: {name: Not_A_Name}}
+    steps:
+      - expect:
+          status:
+            conditions: !contains [{type: Degraded, status: "True"}]
+`
+
+// TestIdleCheckSkipsDegraded checks that a step whose CR is Degraded, as
+// it expects, passes without the idle check, and says so: a failing
+// reconcile is retried, each recording its Warning Event, so no reconcile
+// of it writes nothing (the step failed on "every one of 8 reconciles of
+// the converged CR wrote").
+func TestIdleCheckSkipsDegraded(t *testing.T) {
+	dir := t.TempDir()
+	bpFile, file := filepath.Join(dir, "blueprint.yaml"), filepath.Join(dir, "e2e.yaml")
+	for name, src := range map[string]string{bpFile: degradedBlueprint, file: degradedCase} {
+		if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bp, err := compiler.CompileFile(bpFile, compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, out := run(t, bp, file)
+	step := rep.Cases[0].Steps[0]
+	if !step.Passed() || !strings.Contains(step.IdleSkipped, "Degraded") {
+		t.Errorf("step: passed %v, failures %v, idle check skipped %q; want it passed, the idle check skipped as Degraded", step.Passed(), step.Failures, step.IdleSkipped)
+	}
+	if !strings.Contains(out, "no idle check: the CR is Degraded") {
+		t.Errorf("output does not say the idle check did not run:\n%s", out)
+	}
+}

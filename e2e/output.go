@@ -24,6 +24,9 @@ func (r *run) printStep(s *StepResult) {
 	case s.Skipped:
 		r.printf("  skip  %s (an earlier step failed)\n", label)
 		return
+	case s.Passed() && s.IdleSkipped != "":
+		r.printf("  ok    %s (%s; no idle check: %s)\n", label, s.Duration.Round(100*time.Millisecond), s.IdleSkipped)
+		return
 	case s.Passed():
 		r.printf("  ok    %s (%s)\n", label, s.Duration.Round(100*time.Millisecond))
 		return
