@@ -76,7 +76,7 @@ func TestInstallResourceFlags(t *testing.T) {
 		if msg, err := run(t, dir, append([]string{"install", "kustomize", "-o", out}, extra...)...); err != nil {
 			t.Fatalf("install %v: %v\n%s", extra, err, msg)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, out, "07-deployment-inrun.yaml"))
+		b, err := os.ReadFile(filepath.Join(dir, out, "09-deployment-inrun.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -124,6 +124,11 @@ func TestRBACNamesExactlyTheKindsUsed(t *testing.T) {
 			t.Errorf("rbac output lacks %q:\n%s", want, out)
 		}
 	}
+	// Leases in the leader-election namespace only, never cluster-wide.
+	clusterRole, leases, _ := strings.Cut(out, "\n---\n")
+	if strings.Contains(clusterRole, "leases") || !strings.Contains(leases, "kind: Role\n") || !strings.Contains(leases, "namespace: default\n") || !strings.Contains(leases, "- leases\n") {
+		t.Errorf("want the ClusterRole without Leases, then a Role in default with them:\n%s", out)
+	}
 	resources := regexp.MustCompile(`(?m)^  - (\S+)$`).FindAllStringSubmatch(out, -1)
 	allowed := map[string]bool{"websites": true, "websites/status": true, "websites/finalizers": true, "deployments": true, "services": true, "events": true, "leases": true}
 	for _, m := range resources {

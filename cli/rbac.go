@@ -17,6 +17,7 @@ func newRBACCommand() *cobra.Command {
 		namespace string
 		gw        bool
 		gwNS      string
+		leaseNS   string
 	)
 	cmd := &cobra.Command{
 		Use:   "rbac",
@@ -25,9 +26,12 @@ func newRBACCommand() *cobra.Command {
 Blueprint, derived from the Blueprint alone: the custom resource (read, and
 patch for finalizers), its status and finalizers, every child kind with the
 verbs the runtime uses (get, list, watch, create, patch, delete; only get,
-list and watch for an externalRef), Events, and the Lease for leader
-election; delete on the custom resource only when its workflow deletes it
-when done (reconcile.workflow.ttlSecondsAfterFinished). Nothing else.
+list and watch for an externalRef), and Events; delete on the custom
+resource only when its workflow deletes it when done
+(reconcile.workflow.ttlSecondsAfterFinished). Nothing else. Last comes a Role
+for the Leases of leader election and of --shards, in the leader-election
+namespace only (--leader-election-namespace): no rule grants Leases in
+every namespace, where kube-node-lease holds the nodes' heartbeats.
 
 A Blueprint that uses others (uses: blueprint:) may write their custom
 resources like any child kind; since inrun run runs the used Blueprints too,
@@ -91,12 +95,18 @@ namespace of its own: it reads the Secrets there.`,
 					return err
 				}
 			}
-			return nil
+			out, err := yaml.Marshal(rbac.OwnNamespaceRole("inrun-leases", leaseNS))
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "---\n# The Leases of inrun run --leader-elect and --shards, in its --leader-election-namespace\n%s", out)
+			return err
 		},
 	}
 	addBlueprintFlag(cmd, &path)
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "print a Role for this namespace instead of a ClusterRole")
 	cmd.Flags().BoolVar(&gw, "gateway", false, "print the RBAC of the intent gateway (inrun serve) instead of the runtime's")
 	cmd.Flags().StringVar(&gwNS, "gateway-namespace", gateway.DefaultNamespace, "the gateway's namespace, with --gateway")
+	cmd.Flags().StringVar(&leaseNS, "leader-election-namespace", "default", "the namespace of the Leases' Role: inrun run's --leader-election-namespace")
 	return cmd
 }

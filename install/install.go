@@ -307,9 +307,10 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 			Subjects:   subject,
 		})
 	}
-	// Confined, the same rules in each watched namespace.
+	// Leases in its own namespace only, confined or not.
 	own := rbac.OwnNamespaceRole(name, namespace)
-	add(placed{when: confined}, own, roleBinding(own, subject))
+	typed = append(typed, own, roleBinding(own, subject))
+	// Confined, the Blueprints' rules in each watched namespace.
 	for _, bp := range bps {
 		if cluster := rbac.ClusterScoped(bp); len(cluster) > 0 {
 			refused = append(refused, placed{when: inWatched, refuse: fmt.Sprintf("blueprint %s reads or writes cluster-scoped kinds (%s), which no Role grants: the runtime cannot be confined to namespaces; leave watchNamespaces (--watch-namespace) empty", bp.Name, strings.Join(cluster, ", "))})

@@ -297,7 +297,9 @@ func checkConfined(t *testing.T, objs map[string]map[string]any, opts install.Op
 	if opts.Operator {
 		name = "website-operator"
 	}
-	want := map[string]bool{}
+	// Leases (and Events) in its own namespace, confined or not: no rule
+	// grants Leases anywhere else.
+	want := map[string]bool{"Role/" + ns + "/" + name: true, "RoleBinding/" + ns + "/" + name: true}
 	if len(opts.WatchNamespaces) == 0 {
 		want["ClusterRole//inrun-website"] = true
 		want["ClusterRoleBinding//inrun-website"] = true
@@ -306,8 +308,6 @@ func checkConfined(t *testing.T, objs map[string]map[string]any, opts install.Op
 			want["Role/"+w+"/inrun-website"] = true
 			want["RoleBinding/"+w+"/inrun-website"] = true
 		}
-		want["Role/"+ns+"/"+name] = true
-		want["RoleBinding/"+ns+"/"+name] = true
 	}
 	if !opts.Operator {
 		want["Role/"+ns+"/inrun-blueprints"] = true
@@ -318,6 +318,9 @@ func checkConfined(t *testing.T, objs map[string]map[string]any, opts install.Op
 		switch obj["kind"] {
 		case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 			got[k] = true
+		}
+		if rules, _, _ := unstructured.NestedSlice(obj, "rules"); strings.Contains(fmt.Sprint(rules), "leases") && k != "Role/"+ns+"/"+name {
+			t.Errorf("%s grants Leases: only the Role in the runtime's own namespace may", k)
 		}
 		if obj["kind"] == "RoleBinding" || obj["kind"] == "ClusterRoleBinding" {
 			subjects, _, _ := unstructured.NestedSlice(obj, "subjects")
@@ -559,8 +562,11 @@ func checkObjects(t *testing.T, objs []*unstructured.Unstructured, operator bool
 	}
 	for _, k := range []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap", "Deployment", "PodDisruptionBudget", "Service"} {
 		want := 1
-		if operator && (k == "Role" || k == "RoleBinding" || k == "ConfigMap") {
+		switch {
+		case operator && k == "ConfigMap":
 			want = 0 // the operator embeds its Blueprint
+		case !operator && (k == "Role" || k == "RoleBinding"):
+			want = 2 // the Blueprint ConfigMaps', and the Leases'
 		}
 		if kinds[k] != want {
 			t.Errorf("operator %v: %d %s objects, want %d", operator, kinds[k], k, want)

@@ -71,7 +71,9 @@ func Rules(bp *ir.Blueprint) []ctrbac.Rule {
 	}
 	add("", "events", EventVerbs)
 	add("events.k8s.io", "events", EventVerbs)
-	add("coordination.k8s.io", "leases", LeaseVerbs)
+	// No Leases: leader election's and the shards' are in the runtime's
+	// own namespace, granted there by OwnNamespaceRole. Here they would be
+	// every namespace's, kube-node-lease's node heartbeats included.
 
 	keys := make([][2]string, 0, len(set))
 	for k := range set {
@@ -355,11 +357,11 @@ func ConfigMapsRole(namespace string) *rbacv1.Role {
 	}
 }
 
-// OwnNamespaceRole is the Role a runtime confined to some namespaces
-// (--namespace) needs in its own, which it may not watch: its Leases
-// (leader election, or the shards') and the Events it records there (on
-// the Blueprint ConfigMaps). Unconfined, each Blueprint's ClusterRole
-// grants them.
+// OwnNamespaceRole is the Role a runtime needs in its own namespace
+// (the leader-election namespace): its Leases (leader election, or the
+// shards') and the Events it records there (on the Blueprint ConfigMaps;
+// each Blueprint's ClusterRole grants Events, but a runtime confined to
+// some namespaces has only Roles there).
 func OwnNamespaceRole(name, namespace string) *rbacv1.Role {
 	return &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
