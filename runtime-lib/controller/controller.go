@@ -184,10 +184,17 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 			return predicate.And(opts.Shard.Predicate(ownerUID), notEcho(rec, gvk))
 		}
 	}
+	// Unset unless asked, so that the manager's options decide: a shard
+	// epoch's manager skips the check, as it sets up the controllers of
+	// the epoch before it again (an operator exited on every rebalance).
+	var skipNameValidation *bool
+	if opts.SkipNameValidation {
+		skipNameValidation = &opts.SkipNameValidation
+	}
 	b := builder.ControllerManagedBy(mgr).
 		Named(bp.Name).
 		For(cr, builder.WithPredicates(caughtUp(rec), crEvents)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &opts.SkipNameValidation, RateLimiter: limiter})
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: skipNameValidation, RateLimiter: limiter})
 	for _, k := range reconciler.OwnedKinds(bp) {
 		if opts.Unavailable[k.GroupVersionKind] != nil {
 			continue

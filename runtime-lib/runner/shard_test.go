@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/runtime-lib/runner"
 	"github.com/inrun/inrun/runtime-lib/shard"
 	"github.com/inrun/inrun/sdk"
@@ -304,4 +307,45 @@ func formatRanges(bs []int) string {
 		b = e
 	}
 	return strings.Join(parts, ",")
+}
+
+// TestShardRebalanceKeepsControllerNames: a replica run as inrun run and
+// the generated operator run it, without SkipNameValidation, sets up its
+// controllers again for each new set of buckets, under their old names;
+// it must go on when another replica joins (it exited: "controller with
+// name ... already exists").
+func TestShardRebalanceKeepsControllerNames(t *testing.T) {
+	f := newFixture(t)
+	src, err := os.ReadFile("testdata/app.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Blueprint name no other test's controller holds in this process.
+	name := "app-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	bp, err := compiler.Compile(load.Bytes("testdata/app.yaml", []byte(strings.Replace(string(src), "  name: app\n", "  name: "+name+"\n", 1))), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.InstallCRDs(context.Background(), f.cfg, []*ir.Blueprint{bp}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newMarker())
+	t.Cleanup(srv.Close)
+	start := func(id string, skip bool) *runtime {
+		return f.start(f.cfg, []string{f.ns}, func(o *runner.Options) {
+			o.Blueprints = []*ir.Blueprint{bp.WithRemoteURL(srv.URL + "/" + id)}
+			o.Shard = &shard.Options{ID: id, Namespace: f.ns, LeaseDuration: 4 * time.Second, RenewPeriod: 500 * time.Millisecond}
+			o.SkipNameValidation = skip
+		})
+	}
+	r0 := start("r0", false)
+	f.eventually(time.Minute, "r0 holds every bucket", f.leasesHold("r0"))
+	// r1 shares the process, and so the names r0 registered.
+	start("r1", true)
+	f.eventually(time.Minute, "the two replicas hold their buckets", f.leasesHold("r0", "r1"))
+	select {
+	case err := <-r0.done:
+		t.Fatalf("r0 stopped when r1 joined: %v", err)
+	case <-time.After(3 * time.Second):
+	}
 }
