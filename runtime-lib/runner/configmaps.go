@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -140,7 +144,12 @@ func watchConfigMaps(ctx context.Context, opts Options) error {
 	var running []*ir.Blueprint
 	var stop context.CancelFunc
 	var done chan error
+	// Without a Blueprint there is no manager, whose probes are: these
+	// answer meanwhile, so that a liveness probe does not restart a
+	// runtime that waits, as it should, for its first ConfigMap.
+	stopProbes := func() {}
 	defer func() {
+		stopProbes()
 		if stop != nil {
 			stop()
 			<-done
@@ -155,15 +164,22 @@ func watchConfigMaps(ctx context.Context, opts Options) error {
 			if stop != nil {
 				w.log.Info("restarting the controllers on a changed set of Blueprints")
 				stop()
+				// What a manager says as it is stopped ("leader election
+				// lost", as it was waiting for the Lease) is no reason to
+				// stop the runtime; and done is read once (the deferred
+				// wait would block for ever).
 				if err := <-done; err != nil {
-					return err
+					w.log.Info("the stopped controllers' manager said", "error", err.Error())
 				}
 				stop = nil
 			}
 			running = bps
 			if len(bps) == 0 {
 				w.log.Info("no Blueprint to run; waiting for a ConfigMap labelled " + labels.SelectorFromSet(src.Selector).String())
+				stopProbes = serveProbes(opts.ProbeAddr, w.log)
 			} else {
+				stopProbes()
+				stopProbes = func() {}
 				o := opts
 				o.ConfigMaps, o.Blueprints, o.Ready = nil, bps, ready
 				// A changed Blueprint's controllers replace the old ones,
@@ -257,4 +273,28 @@ func (w *cmWatch) reload(ctx context.Context, r client.Reader) ([]*ir.Blueprint,
 // sameBlueprints reports whether a and b are the very same Blueprints.
 func sameBlueprints(a, b []*ir.Blueprint) bool {
 	return slices.Equal(a, b)
+}
+
+// serveProbes answers /healthz and /readyz on addr (none for "" or "0")
+// until the function it returns is called.
+func serveProbes(addr string, log logr.Logger) func() {
+	if addr == "" || addr == "0" {
+		return func() {}
+	}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", ok)
+	mux.Handle("/readyz", ok)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Error(err, "serving the probes while no Blueprint runs")
+		return func() {}
+	}
+	go func() { _ = srv.Serve(ln) }()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}
 }

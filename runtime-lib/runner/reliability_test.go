@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -608,6 +609,89 @@ func TestConfigMapEditRestartsInProcess(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestConfigMapsGoneAndBack: every Blueprint ConfigMap deleted, then
+// created again (helm uninstall, then install), with leader election: the
+// runtime stops the controllers and starts them again. The manager stopped
+// as it waited for its Lease said "leader election lost", on which the
+// runtime waited for ever.
+func TestConfigMapsGoneAndBack(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	bpSrc, err := os.ReadFile("testdata/blueprint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := os.ReadFile("testdata/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "site-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	src := strings.Replace(string(bpSrc), "  name: site\n", "  name: "+name+"\n", 1)
+	newCM := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "site-blueprint", Namespace: f.ns, Labels: load.ConfigMapSelector()},
+			Data:       map[string]string{load.KeyBlueprint: src, "crd.yaml": string(crd)},
+		}
+	}
+	if err := f.admin.Create(ctx, newCM()); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probes := ln.Addr().String()
+	ln.Close()
+	rt := f.start(f.cfg, []string{f.ns}, func(o *runner.Options) {
+		o.Blueprints = nil
+		o.ConfigMaps = &runner.ConfigMaps{Namespace: f.ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
+		o.LeaderElection, o.LeaderElectionNamespace = true, f.ns
+		o.ProbeAddr = probes
+	})
+	f.createSite("before", map[string]any{"replicas": int64(1), "expose": false})
+	f.eventually(90*time.Second, "ready", f.replicas(f.ns, "before", 1))
+
+	for i := range 2 {
+		if err := f.admin.Delete(ctx, newCM()); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			// No Blueprint runs, and so no manager (stopped within the
+			// seconds waited): the probes answer still, or a liveness
+			// probe would restart the runtime.
+			time.Sleep(3 * time.Second)
+			f.eventually(10*time.Second, "the probes answer with no Blueprint", func() string {
+				resp, err := http.Get("http://" + probes + "/healthz")
+				if err != nil {
+					return err.Error()
+				}
+				resp.Body.Close()
+				return map[bool]string{true: "", false: resp.Status}[resp.StatusCode == http.StatusOK]
+			})
+		}
+		time.Sleep(time.Second)
+		if err := f.admin.Create(ctx, newCM()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.createSite("after", map[string]any{"replicas": int64(1), "expose": false})
+	f.eventually(90*time.Second, "a Site made after the ConfigMaps came back is reconciled", func() string {
+		select {
+		case err := <-rt.done:
+			t.Fatalf("the runtime stopped: %v", err)
+		default:
+		}
+		return f.replicas(f.ns, "after", 1)()
+	})
+	rt.cancel()
+	select {
+	case err := <-rt.done:
+		rt.done <- err // for the cleanup's stop
+	case <-time.After(45 * time.Second):
+		t.Fatal("the runtime did not stop in 45s after its context was cancelled")
+	}
 }
 
 // TestSecretStringDataConverges: a Secret written with stringData, which
