@@ -418,8 +418,20 @@ func (m *Member) leave() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: m.opts.Namespace, Name: m.name}}
-	if err := m.c.Delete(ctx, lease); err != nil && !apierrors.IsNotFound(err) {
+	lease := &coordinationv1.Lease{}
+	switch err := m.c.Get(ctx, client.ObjectKey{Namespace: m.opts.Namespace, Name: m.name}, lease); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("releasing the shard Lease: %w", err)
+	case lease.Annotations[AnnotationInstance] != m.instance:
+		// Another process's, given the same --shard-id: its buckets, not
+		// this one's to release.
+		m.log.Info("left the shard group; the shard Lease is another process's, and kept")
+		return nil
+	}
+	rv := lease.ResourceVersion
+	if err := m.c.Delete(ctx, lease, client.Preconditions{ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("releasing the shard Lease: %w", err)
 	}
 	m.log.Info("left the shard group")

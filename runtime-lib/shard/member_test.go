@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -192,6 +194,33 @@ func TestSameIDWaits(t *testing.T) {
 	}
 	if n := len(second.Active()); n != DefaultBuckets {
 		t.Fatalf("after first's Lease expired second has %d buckets, want %d", n, DefaultBuckets)
+	}
+}
+
+// TestSameIDLeavesTheOtherLease: a second process given the ID of a live
+// one, stopped while it waits, keeps the first one's Lease (it deleted it,
+// and the first had to make it again while the others took its buckets).
+func TestSameIDLeavesTheOtherLease(t *testing.T) {
+	ctx := context.Background()
+	c := newLeaseClient()
+	first, second := newMember(t, c, "a"), newMember(t, c, "a")
+	first.opts.ReleaseOnCancel, second.opts.ReleaseOnCancel = true, true
+	mustStep(ctx, t, first)
+	if err := second.step(ctx); err == nil {
+		t.Fatal("second stepped without error on a Lease another process holds")
+	}
+	if err := second.leave(); err != nil {
+		t.Fatal(err)
+	}
+	lease := &coordinationv1.Lease{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: first.opts.Namespace, Name: first.name}, lease); err != nil {
+		t.Fatalf("the first process's Lease after the second left: %v", err)
+	}
+	if err := first.leave(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: first.opts.Namespace, Name: first.name}, lease); !apierrors.IsNotFound(err) {
+		t.Fatalf("the first process left, and its Lease: %v; want it deleted", err)
 	}
 }
 
