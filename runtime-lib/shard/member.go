@@ -143,6 +143,8 @@ type Member struct {
 	// seen is when each other Lease was last seen to change, by this
 	// replica's clock.
 	seen map[string]observation
+	// leaderSeen is the leader-election Lease's live holder last logged.
+	leaderSeen string
 }
 
 type observation struct {
@@ -468,7 +470,11 @@ type view struct {
 	own *coordinationv1.Lease
 	// ownTaken is set while another process's live Lease has this
 	// replica's ID.
-	ownTaken    bool
+	ownTaken bool
+	// leader is the holder of the group's leader-election Lease while it
+	// is live: a replica run without --shards, which reconciles every
+	// custom resource (a Deployment rolling from one to the other).
+	leader      string
 	members     []string
 	othersHold  []bool
 	expiredLong []coordinationv1.Lease
@@ -491,16 +497,7 @@ func (m *Member) read(ctx context.Context) (*view, error) {
 			}
 		}
 		present[l.Name] = true
-		o, ok := m.seen[l.Name]
-		if !ok || o.resourceVersion != l.ResourceVersion {
-			o = observation{resourceVersion: l.ResourceVersion, at: now}
-			m.seen[l.Name] = o
-		}
-		d := m.opts.LeaseDuration
-		if s := l.Spec.LeaseDurationSeconds; s != nil && *s > 0 {
-			d = time.Duration(*s) * time.Second
-		}
-		age := now.Sub(o.at)
+		age, d := m.age(l, now)
 		if age >= d {
 			if age >= 2*d {
 				v.expiredLong = append(v.expiredLong, *l)
@@ -516,12 +513,41 @@ func (m *Member) read(ctx context.Context) (*view, error) {
 		}
 		parseBuckets(l.Annotations[AnnotationHeld], v.othersHold)
 	}
+	leader := &coordinationv1.Lease{}
+	switch err := m.c.Get(ctx, client.ObjectKey{Namespace: m.opts.Namespace, Name: m.opts.Group}, leader); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("reading the leader-election Lease: %w", err)
+	case leader.Spec.HolderIdentity != nil && *leader.Spec.HolderIdentity != "":
+		// Released, client-go empties the holder; else it is live until
+		// it goes unrenewed for its duration, by this process's clock.
+		present[leader.Name] = true
+		if age, d := m.age(leader, now); age < d {
+			v.leader = *leader.Spec.HolderIdentity
+		}
+	}
 	for name := range m.seen {
 		if !present[name] {
 			delete(m.seen, name)
 		}
 	}
 	return v, nil
+}
+
+// age returns how long ago l was last renewed (its resourceVersion seen
+// to change, by this process's clock) and its duration: it is live while
+// age < d.
+func (m *Member) age(l *coordinationv1.Lease, now time.Time) (age, d time.Duration) {
+	o, ok := m.seen[l.Name]
+	if !ok || o.resourceVersion != l.ResourceVersion {
+		o = observation{resourceVersion: l.ResourceVersion, at: now}
+		m.seen[l.Name] = o
+	}
+	d = m.opts.LeaseDuration
+	if s := l.Spec.LeaseDurationSeconds; s != nil && *s > 0 {
+		d = time.Duration(*s) * time.Second
+	}
+	return now.Sub(o.at), d
 }
 
 // step is one period: read the Leases, drop lost buckets that have
@@ -540,8 +566,18 @@ func (m *Member) step(ctx context.Context) error {
 		return fmt.Errorf("the shard Lease %s/%s is another process's: waiting for it to expire (is --shard-id %q given to two replicas?)", m.opts.Namespace, m.name, m.opts.ID)
 	}
 	desired := make([]bool, m.opts.Buckets)
-	for _, b := range Assign(v.members, m.opts.Buckets)[m.opts.ID] {
-		desired[b] = true
+	if v.leader != m.leaderSeen {
+		m.leaderSeen = v.leader
+		if v.leader != "" {
+			m.log.Info("a replica run without --shards holds the leader-election Lease, and reconciles every custom resource: claiming no bucket until it stops", "lease", m.opts.Namespace+"/"+m.opts.Group, "holder", v.leader)
+		} else {
+			m.log.Info("the leader-election Lease is no longer held: claiming buckets")
+		}
+	}
+	if v.leader == "" {
+		for _, b := range Assign(v.members, m.opts.Buckets)[m.opts.ID] {
+			desired[b] = true
+		}
 	}
 	m.mu.Lock()
 	claimed, lost := 0, 0

@@ -9,6 +9,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -221,6 +222,41 @@ func TestSameIDLeavesTheOtherLease(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: first.opts.Namespace, Name: first.name}, lease); !apierrors.IsNotFound(err) {
 		t.Fatalf("the first process left, and its Lease: %v; want it deleted", err)
+	}
+}
+
+// TestLeaderElectedReplicaHoldsEverything: while the group's
+// leader-election Lease is held (a replica run without --shards, in a
+// Deployment rolling to --shards), a member claims no bucket; once it is
+// released, the member claims them all. Both reconciled every custom
+// resource, and applied each child in turn.
+func TestLeaderElectedReplicaHoldsEverything(t *testing.T) {
+	ctx := context.Background()
+	c := newLeaseClient()
+	a := newMember(t, c, "a")
+	holder, secs := "old-pod", int32(15)
+	leader := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: a.opts.Namespace, Name: a.opts.Group}}
+	leader.Spec.HolderIdentity, leader.Spec.LeaseDurationSeconds = &holder, &secs
+	if err := c.Create(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		mustStep(ctx, t, a)
+	}
+	if n := len(a.Active()); n != 0 {
+		t.Fatalf("a holds %d buckets while a leader-elected replica runs, want none", n)
+	}
+	// The old replica stops: client-go empties the holder as it releases.
+	empty := ""
+	leader.Spec.HolderIdentity = &empty
+	if err := c.Update(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		mustStep(ctx, t, a)
+	}
+	if n := len(a.Active()); n != DefaultBuckets {
+		t.Fatalf("a holds %d buckets after the leader left, want %d", n, DefaultBuckets)
 	}
 }
 
