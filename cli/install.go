@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/inrun/inrun/install"
+	"github.com/inrun/inrun/internal/outdir"
 	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
@@ -142,11 +143,14 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 			if len(opts.ServiceMonitorLabels) > 0 && !opts.ServiceMonitor && use == "kustomize" {
 				return errors.New("--service-monitor-label labels the ServiceMonitor: give --service-monitor too")
 			}
-			if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-				return fmt.Errorf("%s is not empty: give a new directory", out)
-			}
 			files, err := write(opts)
 			if err != nil {
+				return err
+			}
+			// An earlier chart or base is written again (the Blueprints
+			// changed); any other directory must be new or empty.
+			marker := map[string]string{"chart": "Chart.yaml", "kustomize": "kustomization.yaml"}[use]
+			if err := (outdir.Output{Marker: marker, Header: install.Header, What: "inrun install " + use + " output"}).Prepare(out); err != nil {
 				return err
 			}
 			if err := files.Write(out); err != nil {
@@ -157,7 +161,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&out, "out", "o", "", "directory to write; it must be new or empty")
+	fl.StringVarP(&out, "out", "o", "", "directory to write: new, empty, or an earlier output of this command, which is replaced")
 	fl.StringVar(&image, "image", "", "the image, REPOSITORY:TAG (default "+install.DefaultImageRepository+":"+install.DefaultImageTag+"; with --operator, NAME-operator:"+install.DefaultImageTag+")")
 	fl.StringVar(&pull, "pull-policy", string(corev1.PullIfNotPresent), "the image's pull policy")
 	fl.Int32Var(&replicas, "replicas", install.DefaultReplicas, "replicas of the runtime; one leads, the others stand by (with --shards, each reconciles its share)")

@@ -11,8 +11,9 @@ import (
 )
 
 // TestInstallWritesChartAndBase: inrun install writes the chart and the
-// base, with the ClusterRole inrun rbac prints, and refuses to write over
-// a directory or a broken Blueprint.
+// base, with the ClusterRole inrun rbac prints, writes them again over
+// its own earlier output, and refuses to write over any other directory or
+// a broken Blueprint.
 func TestInstallWritesChartAndBase(t *testing.T) {
 	dir := t.TempDir()
 	if out, err := run(t, dir, "init", dir, "--force"); err != nil {
@@ -22,8 +23,20 @@ func TestInstallWritesChartAndBase(t *testing.T) {
 		if out, err := run(t, dir, "install", kind, "-o", kind); err != nil {
 			t.Fatalf("install %s: %v\n%s", kind, err, out)
 		}
-		if _, err := run(t, dir, "install", kind, "-o", kind); err == nil || !strings.Contains(err.Error(), "not empty") {
-			t.Errorf("install %s over its own output: %v, want a refusal", kind, err)
+		// Its own earlier output is written again, less a file it no
+		// longer writes; any other directory is refused.
+		stale := filepath.Join(dir, kind, "stale.yaml")
+		if err := os.WriteFile(stale, []byte("x: 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := run(t, dir, "install", kind, "-o", kind); err != nil {
+			t.Errorf("install %s over its own output: %v\n%s", kind, err, out)
+		}
+		if _, err := os.Stat(stale); !os.IsNotExist(err) {
+			t.Errorf("install %s over its own output kept %s", kind, stale)
+		}
+		if _, err := run(t, dir, "install", kind, "-o", "manifests"); err == nil || !strings.Contains(err.Error(), "not empty") {
+			t.Errorf("install %s into the pack's manifests: %v, want a refusal", kind, err)
 		}
 	}
 	for _, f := range []string{"chart/Chart.yaml", "chart/values.yaml", "chart/templates/11-deployment-inrun.yaml", "kustomize/kustomization.yaml"} {

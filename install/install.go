@@ -3,6 +3,7 @@ package install
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,23 @@ const Name = "inrun"
 // KeepPolicy is the annotation Helm reads to leave an object on uninstall:
 // the CRDs, whose deletion would delete every custom resource.
 const KeepPolicy = "helm.sh/resource-policy"
+
+// keepCRD are the annotations by which Helm, Argo CD and Flux each leave
+// a CRD in place when the release, application or kustomization that
+// installed it goes; and the label by which kubectl delete -k can leave
+// it too (-l 'app.kubernetes.io/component!=crd'), as it reads none.
+var keepCRD = map[string]string{
+	KeepPolicy:                          "keep",
+	"argocd.argoproj.io/sync-options":   "Delete=false",
+	"kustomize.toolkit.fluxcd.io/prune": "disabled",
+}
+
+// LabelComponent is the label that says what part of the install an
+// object is; a CRD's is ComponentCRD.
+const (
+	LabelComponent = "app.kubernetes.io/component"
+	ComponentCRD   = "crd"
+)
 
 // Options say what to install. Every field but Blueprints has a default.
 type Options struct {
@@ -259,7 +277,7 @@ func replication(opts Options) []string {
 func objects(opts Options, namespace, image string, pull corev1.PullPolicy, replicas int32, replication, watch []string) ([]placed, error) {
 	name := opts.name()
 	// labels select the runtime's Pods.
-	labels := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/component": "runtime"}
+	labels := map[string]string{"app.kubernetes.io/name": name, LabelComponent: "runtime"}
 	var typed []runtime.Object
 	// whens says, by its index in typed, in which installs an object is
 	// but always.
@@ -288,7 +306,11 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 			if c.Annotations == nil {
 				c.Annotations = map[string]string{}
 			}
-			c.Annotations[KeepPolicy] = "keep"
+			maps.Copy(c.Annotations, keepCRD)
+			if c.Labels == nil {
+				c.Labels = map[string]string{}
+			}
+			c.Labels[LabelComponent] = ComponentCRD
 			typed = append(typed, c)
 		}
 	}

@@ -542,8 +542,12 @@ func checkObjects(t *testing.T, objs []*unstructured.Unstructured, operator bool
 		kinds[u.GetKind()]++
 		switch u.GetKind() {
 		case "CustomResourceDefinition":
-			if u.GetAnnotations()[install.KeepPolicy] != "keep" {
-				t.Errorf("CRD %s is not kept on uninstall", u.GetName())
+			a := u.GetAnnotations()
+			if a[install.KeepPolicy] != "keep" || a["argocd.argoproj.io/sync-options"] != "Delete=false" || a["kustomize.toolkit.fluxcd.io/prune"] != "disabled" {
+				t.Errorf("CRD %s is not kept on uninstall by Helm, Argo CD and Flux: %v", u.GetName(), a)
+			}
+			if u.GetLabels()[install.LabelComponent] != install.ComponentCRD {
+				t.Errorf("CRD %s has no label kubectl delete -k -l %s!=%s can leave it by", u.GetName(), install.LabelComponent, install.ComponentCRD)
 			}
 		case "Deployment":
 			text, _ := yaml.Marshal(u.Object)
