@@ -26,8 +26,8 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/inrun
-	$(GO) build -o $(INRUN) ./cmd/inrun
+build: ## Build bin/inrun, statically linked (inrun install image puts it in an image with no C library)
+	CGO_ENABLED=0 $(GO) build -o $(INRUN) ./cmd/inrun
 
 .PHONY: run
 run: build assets ## Set up and run the canonical pack in ./demo on a local control plane
