@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -49,10 +50,58 @@ func (s *Store) validMeta(obj client.Object) error {
 		namespaced = obj.GetNamespace() != ""
 	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, namespaced, nameRule(gvk.GroupKind()), fieldpath.NewPath("metadata"))
+	errs = append(errs, validSize(gvk, obj)...)
 	if len(errs) == 0 {
 		return nil
 	}
 	return apierrors.NewInvalid(gvk.GroupKind(), obj.GetName(), errs)
+}
+
+// maxDataSize is the most a ConfigMap's or a Secret's data may hold, as
+// the API server counts it (corev1's MaxSecretSize).
+const maxDataSize = 1 << 20
+
+// validSize refuses a ConfigMap whose keys and values, or a Secret whose
+// values, add up to more than maxDataSize bytes, as the API server does.
+func validSize(gvk schema.GroupVersionKind, obj client.Object) fieldpath.ErrorList {
+	if gvk.Group != "" || (gvk.Kind != "ConfigMap" && gvk.Kind != "Secret") {
+		return nil
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil
+	}
+	size := 0
+	add := func(field string, withKeys, encoded bool) {
+		m, _, _ := unstructured.NestedMap(u, field)
+		for k, v := range m {
+			s, _ := v.(string)
+			n := len(s)
+			if encoded {
+				if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+					n = len(b)
+				}
+			}
+			if withKeys {
+				n += len(k)
+			}
+			size += n
+		}
+	}
+	if gvk.Kind == "ConfigMap" {
+		add("data", true, false)
+		add("binaryData", true, true)
+		if size > maxDataSize {
+			return fieldpath.ErrorList{fieldpath.TooLong(fieldpath.NewPath(""), "", maxDataSize)}
+		}
+		return nil
+	}
+	add("data", false, true)
+	add("stringData", false, false)
+	if size > maxDataSize {
+		return fieldpath.ErrorList{fieldpath.TooLong(fieldpath.NewPath("data"), "", maxDataSize)}
+	}
+	return nil
 }
 
 // validPatch runs write, a patch of obj that leaves obj as stored, and

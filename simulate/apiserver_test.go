@@ -85,6 +85,11 @@ func TestMetadataValidated(t *testing.T) {
 		{`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a.b"}}`, `Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots`},
 		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a.b","namespace":"default","annotations":{"-x":"y"}}}`, `ConfigMap "a.b" is invalid: metadata.annotations: Invalid value: "-x"`},
 		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a.b","namespace":"default"}}`, ""},
+		// The API server's size limit: keys and values of a ConfigMap,
+		// the values of a Secret.
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big","namespace":"default"},"data":{"k":"` + strings.Repeat("x", 1<<20) + `"}}`, `ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes`},
+		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fits","namespace":"default"},"data":{"k":"` + strings.Repeat("x", 1<<20-1) + `"}}`, ""},
+		{`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"big","namespace":"default"},"stringData":{"k":"` + strings.Repeat("x", 1<<20+1) + `"}}`, `Secret "big" is invalid: data: Too long: may not be more than 1048576 bytes`},
 	} {
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON([]byte(tc.obj)); err != nil {
