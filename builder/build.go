@@ -201,7 +201,7 @@ func Packages(run GoRunner, mods []*GoMod) ([]string, error) {
 // Recheck reads the go.mod go mod tidy left in dir and checks it with
 // CheckResolved; shown is dir as the user gave it, for messages.
 func Recheck(dir, shown string) error {
-	pins, err := ownPins()
+	pins, err := OwnPins()
 	if err != nil {
 		return err
 	}
@@ -230,15 +230,16 @@ func Check(ctx context.Context, with []With) ([]*GoMod, error) {
 	if err := errors.Join(errs...); err != nil {
 		return mods, err
 	}
-	pins, err := ownPins()
+	pins, err := OwnPins()
 	if err != nil {
 		return mods, err
 	}
 	return mods, CheckVersions(pins, mods)
 }
 
-// ownPins is Pinned of Inrun's own go.mod, embedded.
-func ownPins() (map[string]string, error) {
+// OwnPins is Pinned of this inrun's own go.mod, embedded: the versions a
+// module compiled into it must share.
+func OwnPins() (map[string]string, error) {
 	own, err := inrun.Source.ReadFile("go.mod")
 	if err != nil {
 		return nil, err

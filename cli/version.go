@@ -2,10 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/inrun/inrun/builder"
 )
 
 // builtWith is the modules inrun build --with compiled in, comma-separated,
@@ -25,7 +29,8 @@ module@version, then each reconciler, controller, hook and scheme a
 package of the module registered (the names reconcile.go, go: and a
 child's go.transform refer to), and under a scheme the group/version/kinds
 it adds.
-A plain inrun has none.
+A plain inrun has none. It first names the versions of controller-runtime
+and the Kubernetes modules such a module must require (the same minor).
 
 An inrun built with inrun build --with also names the modules it was built
 with (docs/typed.md).`,
@@ -46,6 +51,14 @@ with (docs/typed.md).`,
 			}
 			if builtWith != "" {
 				fmt.Fprintf(out, "Built with: %s\n", strings.Join(strings.Split(builtWith, ","), " "))
+			}
+			// What a module built in must require at the same minor.
+			if pins, err := builder.OwnPins(); err == nil {
+				var shared []string
+				for _, path := range slices.Sorted(maps.Keys(pins)) {
+					shared = append(shared, path+" "+pins[path])
+				}
+				fmt.Fprintf(out, "Modules compiled in share: %s\n", strings.Join(shared, ", "))
 			}
 			mods := compiledIn.Modules(info)
 			if len(mods) == 0 {
