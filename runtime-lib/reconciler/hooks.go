@@ -120,20 +120,21 @@ func (p *pass) hookStatus(ctx context.Context, status, liveStatus map[string]any
 	}
 	req := &components.StatusRequest{Object: wireObject(p.cr), Children: children, Status: runtime.DeepCopyJSON(status)}
 	out, err := contain.Call(ctx, p.opts.HookTimeout, func(ctx context.Context) (map[string]any, error) { return p.statusHook(ctx, req) })
-	if err == nil {
-		out, err = jsonFields(out)
-		if err != nil {
-			err = fmt.Errorf("Go status %q returned an invalid value: %w", name, err)
-		}
-	} else {
+	if err != nil {
 		err = hookError(ctx, "status", name, err)
 	}
 	if err == nil {
+		// Before the contract's reader, whose message speaks of a Result.
 		for _, k := range sortedKeys(out) {
 			if k == "conditions" || k == "observedGeneration" || (p.bp.Status != nil && p.bp.Status.Lookup(k) != nil) {
 				err = fmt.Errorf("Go status %q returned status.%s, which emit.status or the runtime writes: leave it to one of them", name, k)
 				break
 			}
+		}
+	}
+	if err == nil {
+		if out, err = jsonFields(out); err != nil {
+			err = fmt.Errorf("Go status %q returned an invalid value: %w", name, err)
 		}
 	}
 	if err != nil {

@@ -31,6 +31,8 @@ func newHooksFixture(t *testing.T, mode *atomic.Value) (*fixture, *eventRecorder
 			panic("tally: nothing to count")
 		case "steal":
 			return map[string]any{"image": "mine"}, nil
+		case "conditions":
+			return map[string]any{"conditions": []any{map[string]any{"type": "Mine", "status": "True"}}}, nil
 		}
 		if req.Status["image"] == nil {
 			t.Errorf("the status hook was not given emit.status: %v", req.Status)
@@ -124,6 +126,8 @@ func TestStatusHookFailuresAreContained(t *testing.T) {
 	for _, tc := range []struct{ mode, want string }{
 		{"panic", `Go status "tally" panicked: tally: nothing to count (the stack is in inrun's log)`},
 		{"steal", `Go status "tally" returned status.image, which emit.status or the runtime writes`},
+		// Not the contract's message of a Result, which a hook has not.
+		{"conditions", `Go status "tally" returned status.conditions, which emit.status or the runtime writes`},
 		{"clash", `Go args "tier" returned "image", which reconcile.args sets too`},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
