@@ -718,7 +718,7 @@ func explain(err error, verb string, c *ir.Child) error {
 
 func explainKind(err error, verb, plural string) error {
 	if apierrors.IsForbidden(err) {
-		return fmt.Errorf("%w (the runtime may not %s %s: grant what `inrun rbac` prints)", err, verb, plural)
+		return fmt.Errorf("%w (the runtime may not %s %s: grant what `inrun rbac` prints; a runtime confined to namespaces, --namespace or the chart's watchNamespaces, has rights in those only)", err, verb, plural)
 	}
 	return err
 }
