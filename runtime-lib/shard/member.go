@@ -461,6 +461,9 @@ func (m *Member) deactivateLocked() {
 	}
 	if changed {
 		m.activeChangedLocked()
+		// The gauge says so at once: a replica that cannot renew reconciles
+		// nothing, however long the API server is away.
+		m.observeBuckets()
 	}
 }
 

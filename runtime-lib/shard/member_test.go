@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -257,6 +258,32 @@ func TestLeaderElectedReplicaHoldsEverything(t *testing.T) {
 	}
 	if n := len(a.Active()); n != DefaultBuckets {
 		t.Fatalf("a holds %d buckets after the leader left, want %d", n, DefaultBuckets)
+	}
+}
+
+// TestUnrenewedLeaseShowsInTheGauge: a member that cannot renew its Lease
+// for two thirds of its duration stops admitting reconciles, and its
+// active-buckets gauge says 0 at once (it stayed at 256 through an API
+// server outage).
+func TestUnrenewedLeaseShowsInTheGauge(t *testing.T) {
+	ctx := context.Background()
+	a := newMember(t, newLeaseClient(), "gauge")
+	for range 2 {
+		mustStep(ctx, t, a)
+	}
+	active := bucketsMetric.WithLabelValues("gauge", "active")
+	if got := testutil.ToFloat64(active); got != DefaultBuckets {
+		t.Fatalf("active gauge %v, want %d", got, DefaultBuckets)
+	}
+	a.mu.Lock()
+	a.renewed = time.Now().Add(-a.opts.LeaseDuration)
+	a.mu.Unlock()
+	a.checkDeadline()
+	if n := len(a.Active()); n != 0 {
+		t.Fatalf("%d buckets active after the Lease went unrenewed", n)
+	}
+	if got := testutil.ToFloat64(active); got != 0 {
+		t.Errorf("active gauge %v after the Lease went unrenewed, want 0", got)
 	}
 }
 

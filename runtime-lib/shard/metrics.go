@@ -43,6 +43,13 @@ func (m *Member) CountCached(informer cache.Informer, kind string) error {
 
 // observe sets the gauges from the Member's state; m.mu must be held.
 func (m *Member) observe(members int) {
+	m.observeBuckets()
+	membersMetric.WithLabelValues(m.opts.ID).Set(float64(members))
+}
+
+// observeBuckets sets the bucket gauges from m.active and m.held, which
+// m.mu guards.
+func (m *Member) observeBuckets() {
 	active, held := 0, 0
 	for b := range m.active {
 		if m.active[b] {
@@ -54,5 +61,4 @@ func (m *Member) observe(members int) {
 	}
 	bucketsMetric.WithLabelValues(m.opts.ID, "active").Set(float64(active))
 	bucketsMetric.WithLabelValues(m.opts.ID, "held").Set(float64(held))
-	membersMetric.WithLabelValues(m.opts.ID).Set(float64(members))
 }
