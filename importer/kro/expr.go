@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/internal/diag"
@@ -165,7 +168,7 @@ type edit struct {
 // are the names the expression may read besides schema (resource ids, each,
 // forEach names): a call on one of them is a method, not a function of a
 // namespace. It returns the new source and what it could not convert.
-func rewriteExpr(src string, vars map[string]bool) (string, []problem) {
+func rewriteExpr(src string, vars map[string]bool, builtins map[string]schema.GroupVersionKind) (string, []problem) {
 	env, err := celEnv()
 	if err != nil {
 		return src, []problem{{code: diag.ExprSyntax, msg: err.Error()}}
@@ -183,7 +186,7 @@ func rewriteExpr(src string, vars map[string]bool) (string, []problem) {
 		}
 		return src, out
 	}
-	w := &walker{src: []rune(src), info: ast.NativeRep().SourceInfo(), vars: vars}
+	w := &walker{src: []rune(src), info: ast.NativeRep().SourceInfo(), vars: vars, builtins: builtins}
 	w.visit(ast.NativeRep().Expr(), nil)
 
 	out := apply(w.src, w.edits)
@@ -233,9 +236,13 @@ func apply(src []rune, edits []edit) string {
 
 // walker collects the edits and problems of one expression.
 type walker struct {
-	src      []rune
-	info     *celast.SourceInfo
-	vars     map[string]bool
+	src  []rune
+	info *celast.SourceInfo
+	vars map[string]bool
+	// builtins are the resources of built-in kinds, by id: a Blueprint
+	// reads no apiVersion nor kind of such an object (its Go type holds
+	// them empty), so x.apiVersion is written as the literal it is.
+	builtins map[string]schema.GroupVersionKind
 	edits    []edit
 	problems []problem
 }
@@ -260,9 +267,18 @@ func (w *walker) visit(e celast.Expr, scope []string) {
 			}
 		}
 	case celast.SelectKind:
+		if w.typeMeta(e, e.AsSelect().Operand(), e.AsSelect().FieldName(), false, scope) {
+			return
+		}
 		w.visit(e.AsSelect().Operand(), scope)
 	case celast.CallKind:
 		call := e.AsCall()
+		// x.?kind, an optional select.
+		if args := call.Args(); call.FunctionName() == "_?._" && len(args) == 2 && args[1].Kind() == celast.LiteralKind {
+			if f, ok := args[1].AsLiteral().Value().(string); ok && w.typeMeta(e, args[0], f, true, scope) {
+				return
+			}
+		}
 		if call.IsMemberFunction() {
 			w.visit(call.Target(), scope)
 		}
@@ -296,6 +312,52 @@ func (w *walker) visit(e celast.Expr, scope []string) {
 		w.visit(c.LoopStep(), inner)
 		w.visit(c.Result(), inner)
 	}
+}
+
+// typeMeta rewrites e, a select of field of operand, into the literal it
+// is when operand is a resource of a built-in kind and field its
+// apiVersion or kind (optional: a select x.?kind, an optional of it).
+func (w *walker) typeMeta(e, operand celast.Expr, field string, optional bool, scope []string) bool {
+	if operand.Kind() != celast.IdentKind || (field != "apiVersion" && field != "kind") {
+		return false
+	}
+	id := operand.AsIdent()
+	gvk, ok := w.builtins[id]
+	if !ok || slices.Contains(scope, id) {
+		return false
+	}
+	start, end, ok := w.rng(operand.ID())
+	if !ok {
+		return false
+	}
+	// The parser's ranges stop before the field name: find it after the
+	// operand, past the dot (and the ? of an optional select).
+	rest := string(w.src[end:])
+	trimmed := strings.TrimLeft(rest, " \t\n")
+	if !strings.HasPrefix(trimmed, ".") {
+		return false
+	}
+	trimmed = strings.TrimLeft(trimmed[1:], " \t\n")
+	if optional {
+		if !strings.HasPrefix(trimmed, "?") {
+			return false
+		}
+		trimmed = strings.TrimLeft(trimmed[1:], " \t\n")
+	}
+	if !strings.HasPrefix(trimmed, field) {
+		return false
+	}
+	end += utf8.RuneCountInString(rest) - utf8.RuneCountInString(trimmed) + utf8.RuneCountInString(field)
+	value := gvk.GroupVersion().String()
+	if field == "kind" {
+		value = gvk.Kind
+	}
+	text := strconv.Quote(value)
+	if optional {
+		text = "optional.of(" + text + ")"
+	}
+	w.edits = append(w.edits, edit{start: start, end: end, text: text})
+	return true
 }
 
 // nullCompare rewrites x != null into has(x), and x == null into !has(x),

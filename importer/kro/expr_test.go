@@ -5,10 +5,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestRewriteExpr(t *testing.T) {
-	vars := map[string]bool{"deployment": true, "job": true, "config": true}
+	vars := map[string]bool{"deployment": true, "job": true, "config": true, "secret": true}
+	builtins := map[string]schema.GroupVersionKind{"secret": {Version: "v1", Kind: "Secret"}}
 	for _, tc := range []struct {
 		src, want string
 		problems  []string // each problem as "offset: message"
@@ -51,11 +54,16 @@ func TestRewriteExpr(t *testing.T) {
 			problems: []string{"17: function toUpper is not one a Blueprint has; a Blueprint"}},
 		{src: `deployment.status.x.md5()`, want: `deployment.status.x.md5()`,
 			problems: []string{"20: function md5 is not"}},
+		// A built-in object's apiVersion and kind, which a Blueprint does
+		// not read, are the literals they are; a field of that name
+		// deeper down, or of another variable, is kept.
+		{src: `secret.apiVersion == "v1" ? secret.?kind.orValue("") : secret.data.kind`, want: `"v1" == "v1" ? optional.of("Secret").orValue("") : secret.data.kind`},
+		{src: `[secret].map(secret, secret.kind)`, want: `[secret].map(secret, secret.kind)`},
 		// Syntax errors are reported, the expression kept.
 		{src: `schema.spec.x +`, want: `schema.spec.x +`,
 			problems: []string{"15: ${schema.spec.x +} does not parse"}},
 	} {
-		got, probs := rewriteExpr(tc.src, vars)
+		got, probs := rewriteExpr(tc.src, vars, builtins)
 		if got != tc.want {
 			t.Errorf("rewriteExpr(%s)\n got %s\nwant %s", tc.src, got, tc.want)
 		}

@@ -13,6 +13,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/yamlpos"
 )
@@ -65,6 +66,8 @@ type reader struct {
 	// vars are the names the expressions of the RGD being read may read
 	// besides schema: its resources' ids, each, and forEach names.
 	vars map[string]bool
+	// builtins are its resources of built-in kinds, by id.
+	builtins map[string]schema.GroupVersionKind
 }
 
 func newReader(f File, diags *diag.List, notes *[]Note) *reader {
@@ -183,12 +186,16 @@ func (r *reader) object(root *yaml.Node, head string, top *yamlpos.Map, apiVersi
 	r.Only(spec, "schema", "resources")
 	resources := r.List(spec.Get("resources"), "spec.resources")
 	r.vars = map[string]bool{"each": true}
+	r.builtins = map[string]schema.GroupVersionKind{}
 	for _, res := range resources {
 		if m := yamlpos.Resolve(res); m != nil && m.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(m.Content); i += 2 {
 				switch k, v := m.Content[i].Value, yamlpos.Resolve(m.Content[i+1]); {
 				case k == "id" && v.Kind == yaml.ScalarNode:
 					r.vars[v.Value] = true
+					if gvk, ok := literalKind(m); ok && builtin.Scheme.Recognizes(gvk) {
+						r.builtins[v.Value] = gvk
+					}
 				case k == "forEach" && v.Kind == yaml.SequenceNode:
 					for _, it := range v.Content {
 						if it = yamlpos.Resolve(it); it.Kind == yaml.MappingNode && len(it.Content) > 0 {
@@ -501,11 +508,30 @@ func keep(n *yaml.Node, keys ...string) {
 	n.Content = kept
 }
 
+// literalKind is the literal apiVersion and kind of resource m's template
+// or externalRef.
+func literalKind(m *yaml.Node) (schema.GroupVersionKind, bool) {
+	for _, body := range []string{"template", "externalRef"} {
+		if gvk, _, ok := gvkOf(field(m, body)); ok {
+			return gvk, true
+		}
+	}
+	return schema.GroupVersionKind{}, false
+}
+
 // kind reads the literal apiVersion and kind of a template or externalRef.
 func (r *reader) kind(c *child, n *yaml.Node) {
+	if gvk, kind, ok := gvkOf(n); ok {
+		c.gvk, c.kindPos = gvk, r.Pos(kind)
+	}
+}
+
+// gvkOf returns the apiVersion and kind of object n when both are
+// literal, and the kind's node.
+func gvkOf(n *yaml.Node) (schema.GroupVersionKind, *yaml.Node, bool) {
 	n = yamlpos.Resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
-		return
+		return schema.GroupVersionKind{}, nil, false
 	}
 	var av, kind *yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -518,14 +544,13 @@ func (r *reader) kind(c *child, n *yaml.Node) {
 	}
 	if av == nil || kind == nil || av.Kind != yaml.ScalarNode || kind.Kind != yaml.ScalarNode ||
 		strings.Contains(av.Value, "${") || strings.Contains(kind.Value, "${") {
-		return
+		return schema.GroupVersionKind{}, nil, false
 	}
 	gv, err := schema.ParseGroupVersion(av.Value)
 	if err != nil {
-		return
+		return schema.GroupVersionKind{}, nil, false
 	}
-	c.gvk = gv.WithKind(kind.Value)
-	c.kindPos = r.Pos(kind)
+	return gv.WithKind(kind.Value), kind, true
 }
 
 // copy returns a copy of n for the Blueprint: aliases resolved, comments
@@ -592,7 +617,7 @@ func (r *reader) template(n *yaml.Node) string {
 		if !s.expr {
 			continue
 		}
-		src, probs := rewriteExpr(s.text, r.vars)
+		src, probs := rewriteExpr(s.text, r.vars, r.builtins)
 		segs[i].text = src
 		for _, p := range probs {
 			off := s.offset + len(string([]rune(s.text)[:min(p.offset, utf8.RuneCountInString(s.text))]))
