@@ -557,6 +557,37 @@ func denyStatusWrites(t *testing.T, f *fixture, name string) {
 	}
 }
 
+// siteConfigMap returns a maker of the Blueprint ConfigMap of
+// testdata/blueprint.yaml (with its CRD), named so that no other test's
+// controller holds its name in this process: each call a new object.
+func (f *fixture) siteConfigMap() func() *corev1.ConfigMap {
+	f.t.Helper()
+	crd, err := os.ReadFile("testdata/crd.yaml")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	src := uniquelyNamed(f.t, "testdata/blueprint.yaml", "site")
+	return func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "site-blueprint", Namespace: f.ns, Labels: load.ConfigMapSelector()},
+			Data:       map[string]string{load.KeyBlueprint: src, "crd.yaml": string(crd)},
+		}
+	}
+}
+
+// uniquelyNamed returns the Blueprint in file, named name, renamed to a
+// name no other test's controller holds in this process: controller-runtime
+// refuses a second controller of a name unless told to skip the check.
+func uniquelyNamed(t *testing.T, file, name string) string {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unique := name + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	return strings.Replace(string(src), "  name: "+name+"\n", "  name: "+unique+"\n", 1)
+}
+
 // TestConfigMapEditRestartsInProcess: a good edit of a Blueprint ConfigMap
 // restarts its controllers under their old names, which controller-runtime
 // refuses by default; the runtime must go on, as inrun run runs it, without
@@ -564,21 +595,8 @@ func denyStatusWrites(t *testing.T, f *fixture, name string) {
 func TestConfigMapEditRestartsInProcess(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	bpSrc, err := os.ReadFile("testdata/blueprint.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd, err := os.ReadFile("testdata/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A Blueprint name no other test's controller holds in this process.
-	name := "site-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
-	src := strings.Replace(string(bpSrc), "  name: site\n", "  name: "+name+"\n", 1)
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "site-blueprint", Namespace: f.ns, Labels: load.ConfigMapSelector()},
-		Data:       map[string]string{load.KeyBlueprint: src, "crd.yaml": string(crd)},
-	}
+	cm := f.siteConfigMap()()
+	src := cm.Data[load.KeyBlueprint]
 	if err := f.admin.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
@@ -619,22 +637,7 @@ func TestConfigMapEditRestartsInProcess(t *testing.T) {
 func TestConfigMapsGoneAndBack(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	bpSrc, err := os.ReadFile("testdata/blueprint.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd, err := os.ReadFile("testdata/crd.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "site-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
-	src := strings.Replace(string(bpSrc), "  name: site\n", "  name: "+name+"\n", 1)
-	newCM := func() *corev1.ConfigMap {
-		return &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: "site-blueprint", Namespace: f.ns, Labels: load.ConfigMapSelector()},
-			Data:       map[string]string{load.KeyBlueprint: src, "crd.yaml": string(crd)},
-		}
-	}
+	newCM := f.siteConfigMap()
 	if err := f.admin.Create(ctx, newCM()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -316,13 +314,8 @@ func formatRanges(bs []int) string {
 // name ... already exists").
 func TestShardRebalanceKeepsControllerNames(t *testing.T) {
 	f := newFixture(t)
-	src, err := os.ReadFile("testdata/app.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A Blueprint name no other test's controller holds in this process.
-	name := "app-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
-	bp, err := compiler.Compile(load.Bytes("testdata/app.yaml", []byte(strings.Replace(string(src), "  name: app\n", "  name: "+name+"\n", 1))), compiler.Options{})
+	src := uniquelyNamed(t, "testdata/app.yaml", "app")
+	bp, err := compiler.Compile(load.Bytes("testdata/app.yaml", []byte(src)), compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
