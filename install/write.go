@@ -267,6 +267,21 @@ type: application
 version: 0.1.0
 appVersion: %q
 `, opts.name(), what, opts.ImageTag))
+	kinds := make([]string, 0, len(opts.Blueprints))
+	for _, bp := range opts.Blueprints {
+		kinds = append(kinds, bp.Resource.Plural+"."+bp.Resource.Group)
+	}
+	files["templates/NOTES.txt"] = []byte(fmt.Sprintf(`%s runs in namespace {{ .Release.Namespace }}, reconciling %s.
+
+  kubectl -n {{ .Release.Namespace }} get deployment,pods -l app.kubernetes.io/name=%s
+  kubectl -n {{ .Release.Namespace }} logs deployment/%s
+
+helm uninstall keeps the CRDs, and with them every custom resource and its
+children. A custom resource with the finalizer inrun.dev/cleanup can then
+not be deleted until the runtime runs again (or the finalizer is removed by
+hand); installing again under another release name needs the CRDs handed
+over first. See docs/install.md, Uninstalling.
+`, opts.name(), strings.Join(kinds, ", "), opts.name(), opts.name()))
 	values, err := podValuesYAML(opts)
 	if err != nil {
 		return nil, err
