@@ -140,3 +140,37 @@ func TestServiceTargetPort(t *testing.T) {
 		t.Errorf("the further pass wrote %v", out.IdleWritten)
 	}
 }
+
+// TestChildNamespaceMustExist checks that a child written into a namespace
+// that does not exist is refused, as the API server refuses it: a case
+// makes the namespaces of its objects and of its CR (as inrun e2e does),
+// and a Namespace object it gives. It used to be stored.
+func TestChildNamespaceMustExist(t *testing.T) {
+	bp, err := compiler.CompileFile("../packs/declarative/04-copy-across-namespaces/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const source = `{apiVersion: v1, kind: Secret, metadata: {name: s, namespace: vault}, data: {k: dg==}}`
+	res := runCases(t, bp, `cases:
+  - name: missing
+    object: {apiVersion: example.inrun.dev/v1, kind: SecretCopy, metadata: {name: c, namespace: team-a}, spec: {source: {name: s, namespace: vault}, targetNamespace: team-b}}
+    objects: [`+source+`]
+    expect: {children: [{id: copy}]}
+  - name: given
+    object: {apiVersion: example.inrun.dev/v1, kind: SecretCopy, metadata: {name: c, namespace: team-a}, spec: {source: {name: s, namespace: vault}, targetNamespace: team-b}}
+    objects: [`+source+`, {apiVersion: v1, kind: Namespace, metadata: {name: team-b}}]
+    expect: {children: [{id: copy}]}
+  - name: the source's
+    object: {apiVersion: example.inrun.dev/v1, kind: SecretCopy, metadata: {name: c, namespace: team-a}, spec: {source: {name: s, namespace: vault}, targetNamespace: vault}}
+    objects: [`+source+`]
+    expect: {children: [{id: copy}]}
+`)
+	if r := res["missing"]; r.Passed() || !strings.Contains(strings.Join(r.Failures, "\n"), `namespaces "team-b" not found`) {
+		t.Errorf("missing: %s\nwant the API server's refusal", describe(r))
+	}
+	for _, name := range []string{"given", "the source's"} {
+		if r := res[name]; !r.Passed() {
+			t.Errorf("%s: %s", name, describe(r))
+		}
+	}
+}

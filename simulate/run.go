@@ -23,6 +23,7 @@ import (
 
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/internal/match"
 	"github.com/inrun/inrun/ir"
@@ -622,7 +623,8 @@ func (s *Simulator) namespaced(gvk schema.GroupVersionKind) bool {
 			return c.Namespaced
 		}
 	}
-	return true
+	// A kind no child has: a Namespace a case gives, say.
+	return !builtin.ClusterScoped(gvk.GroupKind())
 }
 
 // inject merges observed status into a child, as the cluster's own
@@ -729,6 +731,13 @@ func (s *Simulator) RunCase(ctx context.Context, f *File, c *Case) *Result {
 		res.Err = err
 		return res
 	}
+	// The namespaces inrun e2e would make: the case's objects' and the
+	// CR's. A child written into another is refused, as on a cluster.
+	namespaces := []string{ss.key.Namespace}
+	for _, o := range objects {
+		namespaces = append(namespaces, o.GetNamespace())
+	}
+	ss.store.ExistingNamespaces(namespaces...)
 	out, err := ss.run(ctx, c.Passes, c.Observe)
 	if err != nil {
 		res.Err = err

@@ -77,6 +77,36 @@ type Store struct {
 	admittedN int
 	// events are the Events recorded through the store (Eventf), in order.
 	events []recordedEvent
+	// namespaces, when set, are the namespaces that exist besides those
+	// of Namespace objects in the store: a write into another is refused,
+	// as the API server refuses it. Nil: every namespace exists.
+	namespaces map[string]bool
+}
+
+// ExistingNamespaces makes the namespaces given, every cluster's (default,
+// kube-system, kube-public, kube-node-lease) and those of Namespace objects
+// written to the store the only ones that exist: from now on, a namespaced
+// object written into another is refused, as the API server refuses it.
+func (s *Store) ExistingNamespaces(names ...string) {
+	s.namespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true}
+	for _, n := range names {
+		s.namespaces[n] = true
+	}
+}
+
+// namespaceExists returns the API server's NotFound when ns, the
+// namespace of an object of kind gvk being written, does not exist.
+func (s *Store) namespaceExists(ctx context.Context, gvk schema.GroupVersionKind, ns string) error {
+	if s.namespaces == nil || ns == "" || s.namespaces[ns] {
+		return nil
+	}
+	if m, err := s.base.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil && m.Scope.Name() != meta.RESTScopeNameNamespace {
+		return nil
+	}
+	if err := s.base.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); err == nil {
+		return nil
+	}
+	return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, ns)
 }
 
 // recordedEvent is an Event recorded on an object: what expect.events
@@ -190,6 +220,11 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			count()
 			asStored(obj)
+			if gvk, err := apiutil.GVKForObject(obj, c.Scheme()); err == nil {
+				if err := s.namespaceExists(ctx, gvk, obj.GetNamespace()); err != nil {
+					return err
+				}
+			}
 			if err := s.validMeta(obj); err != nil {
 				return err
 			}
@@ -223,6 +258,11 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 				return err
 			}
 			o, named := obj.(namedApply)
+			if named {
+				if err := s.namespaceExists(ctx, o.GroupVersionKind(), o.GetNamespace()); err != nil {
+					return err
+				}
+			}
 			var before *unstructured.Unstructured
 			if s.admit && named {
 				before = s.get(ctx, o.GroupVersionKind(), client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()})
