@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -365,6 +366,11 @@ func (c *checker) checkValue(v *ir.Value, s shape, path, kind string) {
 	case ir.Literal:
 		if !literalFits(v.Literal, s.kind()) {
 			c.errs.Add(v.Pos, diag.TemplateWrongType, "", "%s of %s must be %s, not %s", displayField(path), kind, shapeNames[s.kind()], describeLiteral(v.Literal))
+		} else if text, ok := v.Literal.(string); ok && isQuantity(s) {
+			if _, err := resource.ParseQuantity(text); err != nil {
+				c.errs.Add(v.Pos, diag.InvalidValue, "write a number with a suffix the API server knows: 512Mi, 1G, 1.5, 500m (Ki, Mi, Gi are powers of 1024; k, M, G of 1000)",
+					"%s of %s: %q is not a quantity", displayField(path), kind, text)
+			}
 		}
 	case ir.Expression:
 		c.exprShapes[v.Expr] = exprUse{shape: s, path: path}

@@ -168,6 +168,12 @@ func (s *goShape) elem() shape {
 	return anyValue
 }
 
+// isQuantity reports whether s is a built-in kind's resource.Quantity.
+func isQuantity(s shape) bool {
+	g, ok := s.(*goShape)
+	return ok && g.t == quantityType
+}
+
 // structuralShape is the shape of a CRD's structural schema.
 type structuralShape struct{ s *structuralschema.Structural }
 
