@@ -393,6 +393,7 @@ func TestInvalidYAMLLine(t *testing.T) {
 		{"a: 1\nb:\n  - c\n  d: 2\n", 4}, // parser: names the sequence's first line; the key that breaks it is found
 		{"a: 1\nb: [1,\nc: 2\n  }\n", 2}, // parser: unclosed flow sequence
 		{"a: 1\nb: {x: !t}\n", 2},        // scanner: a tag read into the flow's end; column 8
+		{"a: 1\nb: ${x ? 1 : 2}\n", 2},   // scanner: ": " in an unquoted value; column 12
 		// parser: names line 2, where the list item's mapping starts; line
 		// 7 is the one no key of it can be.
 		{"x:\n  - id: s\n    template:\n    apiVersion: v1\n    metadata:\n        name: n\n      spec: 1\n", 7},
@@ -408,6 +409,9 @@ func TestInvalidYAMLLine(t *testing.T) {
 		}
 		if strings.Contains(tt.src, "!t}") && (errs[0].Pos.Col != 8 || !strings.Contains(errs[0].Hint, "space after the tag")) {
 			t.Errorf("%q: %v: want column 8 and the hint to put a space after the tag", tt.src, errs[0])
+		}
+		if strings.Contains(tt.src, "? 1 : 2") && (errs[0].Pos.Col != 12 || !strings.Contains(errs[0].Hint, "quote the whole value")) {
+			t.Errorf("%q: %v: want column 12 and the hint to quote the value", tt.src, errs[0])
 		}
 	}
 }

@@ -590,6 +590,16 @@ func SyntaxErrorPos(file string, src []byte, err error) (pos diag.Pos, hint stri
 			return diag.Pos{File: file, Line: line, Col: loc[0] + 1}, "put a space after the tag ({a: !absent }), or write the field on a line of its own"
 		}
 	}
+	if lines := strings.Split(string(src), "\n"); problem == "mapping values are not allowed in this context" && line >= 1 && line <= len(lines) {
+		// key: a ? b : c, a value holding ": ": the second one is the
+		// place, and quoting the value the fix.
+		text := lines[line-1]
+		if first := strings.Index(text, ": "); first >= 0 {
+			if second := strings.Index(text[first+2:], ": "); second >= 0 {
+				return diag.Pos{File: file, Line: line, Col: first + 2 + second + 1}, "quote the whole value (key: '${a ? \"x\" : \"y\"}'): unquoted, a \": \" in it starts a mapping"
+			}
+		}
+	}
 	if !yamlParserProblemRE.MatchString(problem) {
 		return diag.Pos{File: file, Line: line, Col: 1}, ""
 	}
