@@ -40,10 +40,14 @@ const (
 )
 
 // controllers are the kube-controller-manager controllers a Full cluster
-// runs: those that make built-in workloads and deletion behave, and
+// runs: those that make built-in workloads (Deployments, StatefulSets,
+// DaemonSets, Jobs and CronJobs, a finished Job's TTL, a
+// PodDisruptionBudget's status) and deletion behave, and
 // node-lifecycle-controller, without which the Node keeps the not-ready
-// taint it is created with and nothing is scheduled.
-const controllers = "garbage-collector-controller,deployment-controller,replicaset-controller,job-controller,namespace-controller,node-lifecycle-controller"
+// taint it is created with and nothing is scheduled. Not run: volume
+// binding (no storage: a PersistentVolumeClaim stays Pending), the
+// HorizontalPodAutoscaler (no metrics), Services' endpoints.
+const controllers = "garbage-collector-controller,deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,ttl-after-finished-controller,disruption-controller,namespace-controller,node-lifecycle-controller"
 
 // startNodeComponents starts kube-controller-manager, kube-scheduler and
 // kwok, creates the fake Node, and waits until the Node is Ready and
