@@ -174,3 +174,47 @@ func TestChildNamespaceMustExist(t *testing.T) {
 		}
 	}
 }
+
+// roleBinding binds the role its spec names: roleRef cannot change once
+// the binding exists.
+const roleBinding = `apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: binding}
+schema:
+  apiVersion: v1
+  group: example.inrun.dev
+  kind: Access
+  spec:
+    role: string | default="view"
+onReconcile:
+  - id: binding
+    template:
+      apiVersion: rbac.authorization.k8s.io/v1
+      kind: RoleBinding
+      metadata: {name: "${self.metadata.name}"}
+      roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "${self.spec.role}"}
+      subjects: [{kind: User, name: jane, apiGroup: rbac.authorization.k8s.io}]
+`
+
+// TestImmutableFieldsKept checks that an update changing a field the API
+// server keeps as it was (a RoleBinding's roleRef) is refused with its
+// message and not stored. It used to pass, and fail on a cluster.
+func TestImmutableFieldsKept(t *testing.T) {
+	bp, err := compiler.Compile(load.Bytes("binding.yaml", []byte(roleBinding)), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCases(t, bp, `cases:
+  - name: c
+    object: {apiVersion: example.inrun.dev/v1, kind: Access, metadata: {name: a}, spec: {role: view}}
+    expect: {children: [{id: binding, match: {roleRef: {name: view}}}]}
+    steps:
+      - patch: {spec: {role: edit}}
+        expect:
+          children: [{id: binding, match: {roleRef: {name: view}}}]
+          errors: ['RoleBinding.rbac.authorization.k8s.io "a" is invalid: roleRef: Invalid value', "field is immutable"]
+`)["c"]
+	if !r.Passed() {
+		t.Errorf("%s\nwant the change of roleRef refused, the binding kept", describe(r))
+	}
+}

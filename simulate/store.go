@@ -267,7 +267,13 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 			if s.admit && named {
 				before = s.get(ctx, o.GroupVersionKind(), client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()})
 			}
-			err := s.applied(ctx, obj, false, func() error { return c.Apply(ctx, obj, opts...) })
+			write := func() error { return c.Apply(ctx, obj, opts...) }
+			if named {
+				key := client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}
+				apply := write
+				write = func() error { return s.keepImmutable(ctx, o.GroupVersionKind(), key, apply) }
+			}
+			err := s.applied(ctx, obj, false, write)
 			s.wroteApplyIf("", obj, err)
 			if err != nil || !named {
 				return err
