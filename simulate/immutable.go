@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,15 +18,15 @@ import (
 // roleRef, a Job's template. (The rest of the API server's validation of
 // built-in kinds is not here: docs/simulate.md says so.)
 var immutableFields = map[schema.GroupKind][][]string{
-	{Group: "apps", Kind: "Deployment"}:  {{"spec", "selector"}},
-	{Group: "apps", Kind: "ReplicaSet"}:  {{"spec", "selector"}},
-	{Group: "apps", Kind: "DaemonSet"}:   {{"spec", "selector"}},
-	{Group: "apps", Kind: "StatefulSet"}: {{"spec", "selector"}, {"spec", "serviceName"}, {"spec", "volumeClaimTemplates"}, {"spec", "podManagementPolicy"}},
-	{Group: "batch", Kind: "Job"}:        {{"spec", "selector"}, {"spec", "template"}, {"spec", "completionMode"}},
+	{Group: "apps", Kind: "Deployment"}:                              {{"spec", "selector"}},
+	{Group: "apps", Kind: "ReplicaSet"}:                              {{"spec", "selector"}},
+	{Group: "apps", Kind: "DaemonSet"}:                               {{"spec", "selector"}},
+	{Group: "apps", Kind: "StatefulSet"}:                             {{"spec", "selector"}, {"spec", "serviceName"}, {"spec", "volumeClaimTemplates"}, {"spec", "podManagementPolicy"}},
+	{Group: "batch", Kind: "Job"}:                                    {{"spec", "selector"}, {"spec", "template"}, {"spec", "completionMode"}},
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        {{"roleRef"}},
 	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: {{"roleRef"}},
-	{Kind: "PersistentVolumeClaim"}: {{"spec", "accessModes"}, {"spec", "storageClassName"}, {"spec", "volumeMode"}, {"spec", "selector"}},
-	{Kind: "Service"}:               {{"spec", "clusterIP"}},
+	{Kind: "PersistentVolumeClaim"}:                                  {{"spec", "accessModes"}, {"spec", "storageClassName"}, {"spec", "volumeMode"}, {"spec", "selector"}},
+	{Kind: "Service"}:                                                {{"spec", "clusterIP"}},
 }
 
 // keepImmutable runs write, an update of the object of kind gvk at key,
