@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -60,13 +61,13 @@ func Rules(bp *ir.Blueprint) []ctrbac.Rule {
 			add(c.Group, c.Plural, ReadVerbs)
 		} else {
 			add(c.Group, c.Plural, ChildVerbs)
-			escalation = append(escalation, escalationRules(c.Kind, c.Group, c.Template)...)
+			escalation = append(escalation, escalationRules(bp, c.Kind, c.Group, c.Template)...)
 		}
 	}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		for _, k := range bp.Reconcile.Remote.Resources {
 			add(k.Group, k.Plural, ChildVerbs)
-			escalation = append(escalation, escalationRules(k.Kind, k.Group, nil)...)
+			escalation = append(escalation, escalationRules(bp, k.Kind, k.Group, nil)...)
 		}
 	}
 	add("", "events", EventVerbs)
@@ -109,7 +110,7 @@ func Rules(bp *ir.Blueprint) []ctrbac.Rule {
 // refers to: by name when the template's roleRef names it literally, on
 // every role of the kind otherwise (a name from an expression can be any).
 // A reconciler that may return such kinds (names unknown) gets both kinds.
-func escalationRules(kind, group string, template *ir.Value) []ctrbac.Rule {
+func escalationRules(bp *ir.Blueprint, kind, group string, template *ir.Value) []ctrbac.Rule {
 	if group != rbacv1.GroupName {
 		return nil
 	}
@@ -131,12 +132,44 @@ func escalationRules(kind, group string, template *ir.Value) []ctrbac.Rule {
 	var names []string
 	if name := literal(roleRef.Lookup("name")); name != "" {
 		names = []string{name}
+	} else {
+		names = specEnum(bp, roleRef.Lookup("name"))
 	}
 	var out []ctrbac.Rule
 	for _, k := range kinds {
 		out = append(out, ctrbac.Rule{Groups: []string{group}, Resources: []string{strings.ToLower(k) + "s"}, ResourceNames: names, Verbs: []string{"bind"}})
 	}
 	return out
+}
+
+// specEnum returns the values a field of the custom resource's spec may
+// take, when v is that field alone (${self.spec.role}) and the CRD's
+// schema lists them (enum): the roles a binding child may refer to.
+func specEnum(bp *ir.Blueprint, v *ir.Value) []string {
+	if v == nil || v.Kind != ir.Expression || v.Expr == nil || bp.Resource.Schema == nil {
+		return nil
+	}
+	path := strings.Split(strings.TrimSpace(v.Expr.Source), ".")
+	if len(path) < 3 || path[0] != "self" || path[1] != "spec" {
+		return nil
+	}
+	s := bp.Resource.Schema
+	for _, f := range path[1:] {
+		p, ok := s.Properties[f]
+		if !ok {
+			return nil
+		}
+		s = &p
+	}
+	var names []string
+	for _, e := range s.Enum {
+		var name string
+		if json.Unmarshal(e.Raw, &name) != nil || name == "" {
+			return nil
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 // literal returns v's text when v is a literal string, "" otherwise.

@@ -1,6 +1,7 @@
 package rbac_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/rbac"
 )
 
@@ -163,6 +165,26 @@ func TestEscalationOfRolesAndBindings(t *testing.T) {
 	}
 	if want := []string{"+kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,resourceNames=view,verbs=bind"}; !cmp.Equal(want, got) {
 		t.Errorf("bind on clusterroles = %v, want %v", got, want)
+	}
+
+	// A role the spec names from an enum: bind on those roles only.
+	src, err := os.ReadFile("testdata/bindings.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enum := strings.Replace(string(src), `role: string | default="edit"`, `role: string | default="edit" enum="edit,admin"`, 1)
+	bp, err = compiler.Compile(load.Bytes("testdata/bindings.yaml", []byte(enum)), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, r := range rbac.Rules(bp) {
+		if slices.Contains(r.Verbs, "bind") && r.Resources[0] == "clusterroles" {
+			got = append(got, rbac.Marker(r))
+		}
+	}
+	if want := []string{"+kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,resourceNames=admin;edit;view,verbs=bind"}; !cmp.Equal(want, got) {
+		t.Errorf("bind on clusterroles with an enum of roles = %v, want %v", got, want)
 	}
 
 	// The website pack has no such child: no bind, no escalate.
