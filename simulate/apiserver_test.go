@@ -218,3 +218,59 @@ func TestImmutableFieldsKept(t *testing.T) {
 		t.Errorf("%s\nwant the change of roleRef refused, the binding kept", describe(r))
 	}
 }
+
+// batch runs a Job, by its kind's rule, and a ConfigMap that reads it.
+const batch = `apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: batch}
+schema:
+  apiVersion: v1
+  group: example.inrun.dev
+  kind: Batch
+  spec:
+    image: string | default="busybox"
+onReconcile:
+  - id: job
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: "${self.metadata.name}"}
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: run, image: "${self.spec.image}"}]
+  - id: results
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${job.metadata.name}-results"}
+`
+
+// TestFailedJobDegrades checks that a Job that failed for good, which will
+// never be ready, makes the CR Degraded with the Job's reason, not
+// Progressing for ever "waiting for job to be ready".
+func TestFailedJobDegrades(t *testing.T) {
+	bp, err := compiler.Compile(load.Bytes("batch.yaml", []byte(batch)), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCases(t, bp, `cases:
+  - name: c
+    object: {apiVersion: example.inrun.dev/v1, kind: Batch, metadata: {name: b}, spec: {}}
+    observe:
+      - afterPass: 1
+        child: job
+        status:
+          failed: 4
+          conditions: [{type: Failed, status: "True", reason: BackoffLimitExceeded, message: Job has reached the specified backoff limit}]
+    expect:
+      absent: [results]
+      status:
+        conditions: !contains [{type: Degraded, status: "True", message: 'child "job": Job b failed: BackoffLimitExceeded: Job has reached the specified backoff limit'}]
+      errors: [Job b failed]
+`)["c"]
+	if !r.Passed() {
+		t.Errorf("%s\nwant the CR Degraded with the Job's failure", describe(r))
+	}
+}

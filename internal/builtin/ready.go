@@ -15,6 +15,10 @@ type ReadinessRule struct {
 	// Waits says what Ready waits for, after "waits": "until every
 	// replica is available".
 	Waits string
+	// Failed, where set, says why an object that will never be ready
+	// failed for good ("" while it may still be): a Job past its
+	// backoff limit.
+	Failed func(u *unstructured.Unstructured) string
 }
 
 // Readiness returns the readiness rule of a built-in kind, when it has
@@ -53,6 +57,7 @@ var workloadReady = map[schema.GroupKind]ReadinessRule{
 		},
 	},
 	{Group: "batch", Kind: "Job"}: {
+		Failed: func(u *unstructured.Unstructured) string { return conditionMessage(u, "Failed") },
 		Waits:  "until the Job is complete",
 		Status: []string{"conditions"},
 		Ready:  func(u *unstructured.Unstructured) bool { return hasCondition(u, "Complete") },
@@ -102,4 +107,26 @@ func hasCondition(u *unstructured.Unstructured, condType string) bool {
 		}
 	}
 	return false
+}
+
+// conditionMessage returns "reason: message" of u's condition of type
+// condType when it is True, else "".
+func conditionMessage(u *unstructured.Unstructured, condType string) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != condType || m["status"] != "True" {
+			continue
+		}
+		reason, _ := m["reason"].(string)
+		msg, _ := m["message"].(string)
+		switch {
+		case reason == "":
+			return msg
+		case msg == "":
+			return reason
+		}
+		return reason + ": " + msg
+	}
+	return ""
 }

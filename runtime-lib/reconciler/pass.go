@@ -207,17 +207,23 @@ func (p *pass) upToDate(desired, live *unstructured.Unstructured) bool {
 // kindReady is the Reconciler's readiness rule of live's kind, judged
 // from the typed object when live is a metadata view.
 func (p *pass) kindReady(live *unstructured.Unstructured) bool {
+	if _, typed := p.typed[live].(client.Object); p.partial[live] && typed && p.readyOnceItExists(live.GroupVersionKind()) {
+		return true // a Service, a ConfigMap: no status to convert
+	}
+	return p.Reconciler.kindReady(p.ruleView(live))
+}
+
+// ruleView is live as its kind's readiness rule reads it: from the typed
+// object, the fields the rule reads, when live is a metadata view.
+func (p *pass) ruleView(live *unstructured.Unstructured) *unstructured.Unstructured {
 	if p.partial[live] {
 		if native, ok := p.typed[live].(client.Object); ok {
 			gvk := live.GroupVersionKind()
-			if p.readyOnceItExists(gvk) {
-				return true // a Service, a ConfigMap: no status to convert
-			}
-			return p.Reconciler.kindReady(readinessView(gvk, native, typedStatus(native, p.kindReadsStatus(gvk))))
+			return readinessView(gvk, native, typedStatus(native, p.kindReadsStatus(gvk)))
 		}
 		p.whole(live)
 	}
-	return p.Reconciler.kindReady(live)
+	return live
 }
 
 // Children lists the objects labelled as children of cr by bp, by child
@@ -355,6 +361,11 @@ func (p *pass) children(ctx context.Context) {
 // checkReady records whether the live object of c is ready.
 func (p *pass) checkReady(ctx context.Context, c *ir.Child, live *unstructured.Unstructured) {
 	ready, err := p.ready(c, live)
+	if failed := p.failedForGood(c, live); failed != "" && err == nil && !ready {
+		// Not "waiting": it will never be ready by itself.
+		p.childError(ctx, c, fmt.Errorf("%s %s failed: %s", c.Kind, live.GetName(), failed))
+		return
+	}
 	switch {
 	case err != nil && !expr.DataPending(err):
 		p.childError(ctx, c, err)

@@ -85,3 +85,20 @@ func (r *Reconciler) kindReadsStatus(gvk schema.GroupVersionKind) []string {
 	rule, _ := builtin.Readiness(gvk.GroupKind())
 	return rule.Status
 }
+
+// failedForGood says why c's live object, judged by its kind's rule (no
+// readyWhen, no workflow step), will never be ready: a Job past its
+// backoff limit; "" else.
+func (p *pass) failedForGood(c *ir.Child, live *unstructured.Unstructured) string {
+	if c.ReadyWhen != nil {
+		return ""
+	}
+	if r := p.bp.Reconcile; r != nil && r.Workflow != nil && r.Workflow.StepOf(c.ID) >= 0 {
+		return "" // its step's failedWhen says what failing is
+	}
+	rule, ok := builtin.Readiness(live.GroupVersionKind().GroupKind())
+	if !ok || rule.Failed == nil {
+		return ""
+	}
+	return rule.Failed(p.ruleView(live))
+}
