@@ -130,6 +130,11 @@ func Project(have, want any) any {
 				}
 			}
 		}
+		if len(out) < len(w) {
+			// An item matched nothing: show every item there is, not
+			// the few that matched (or an empty list).
+			return have
+		}
 		return out
 	case []any:
 		h, ok := have.([]any)
@@ -146,8 +151,29 @@ func Project(have, want any) any {
 }
 
 // Diff renders want against the matching part of have, - expected, + got.
+// A key want expects absent, and have lacks, matched: it is left out of
+// both sides.
 func Diff(have, want any) string {
-	return cmp.Diff(normalize(want), normalize(Project(have, want)))
+	return cmp.Diff(normalize(dropMatchedAbsent(have, want)), normalize(Project(have, want)))
+}
+
+// dropMatchedAbsent returns want without the keys marked Absent that have
+// lacks, at any depth of maps.
+func dropMatchedAbsent(have, want any) any {
+	w, ok := want.(map[string]any)
+	if !ok {
+		return want
+	}
+	h, _ := have.(map[string]any)
+	out := make(map[string]any, len(w))
+	for k, wv := range w {
+		hv, present := h[k]
+		if wv == Absent && !present {
+			continue
+		}
+		out[k] = dropMatchedAbsent(hv, wv)
+	}
+	return out
 }
 
 // normalize makes numbers comparable across int64 and float64, and the

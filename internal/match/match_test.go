@@ -39,3 +39,21 @@ func TestMismatchesNamePathExpectedAndGot(t *testing.T) {
 		t.Errorf("Diff does not show both values:\n%s", d)
 	}
 }
+
+// TestDiffShowsOnlyWhatDiffers: a key expected absent, and absent, is no
+// difference; a !contains item that matches nothing is shown against the
+// whole list, not against an empty one.
+func TestDiffShowsOnlyWhatDiffers(t *testing.T) {
+	have := map[string]any{"phase": "Done", "conditions": []any{map[string]any{"type": "Ready", "status": "False"}}}
+	want := map[string]any{"phase": "Running", "gone": Absent, "conditions": Contains{map[string]any{"type": "Ready", "status": "True"}}}
+	d := Diff(have, want)
+	if strings.Contains(d, "absent") || strings.Contains(d, "gone") {
+		t.Errorf("Diff shows the absent key that matched:\n%s", d)
+	}
+	if !strings.Contains(d, `"status": string("False")`) || strings.Contains(d, "[]any{}") {
+		t.Errorf("Diff does not show the conditions there are:\n%s", d)
+	}
+	if !strings.Contains(d, `"Running"`) {
+		t.Errorf("Diff lacks the difference:\n%s", d)
+	}
+}
