@@ -133,6 +133,18 @@ func TestWorkflowTTLMayDeleteTheCustomResource(t *testing.T) {
 	}
 }
 
+// bindOnClusterRoles returns the markers of bp's rules that bind
+// ClusterRoles.
+func bindOnClusterRoles(bp *ir.Blueprint) []string {
+	var out []string
+	for _, r := range rbac.Rules(bp) {
+		if slices.Contains(r.Verbs, "bind") && r.Resources[0] == "clusterroles" {
+			out = append(out, rbac.Marker(r))
+		}
+	}
+	return out
+}
+
 // TestEscalationOfRolesAndBindings: without bind and escalate the API
 // server refuses a runtime's role and binding children granting what the
 // runtime itself does not hold (the built-in admin, edit and view roles).
@@ -157,12 +169,7 @@ func TestEscalationOfRolesAndBindings(t *testing.T) {
 
 	// Without the binding whose role is an expression, view is named.
 	bp.Children = slices.DeleteFunc(bp.Children, func(c *ir.Child) bool { return c.ID == "members" })
-	got = nil
-	for _, r := range rbac.Rules(bp) {
-		if slices.Contains(r.Verbs, "bind") && r.Resources[0] == "clusterroles" {
-			got = append(got, rbac.Marker(r))
-		}
-	}
+	got = bindOnClusterRoles(bp)
 	if want := []string{"+kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,resourceNames=view,verbs=bind"}; !cmp.Equal(want, got) {
 		t.Errorf("bind on clusterroles = %v, want %v", got, want)
 	}
@@ -177,12 +184,7 @@ func TestEscalationOfRolesAndBindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = nil
-	for _, r := range rbac.Rules(bp) {
-		if slices.Contains(r.Verbs, "bind") && r.Resources[0] == "clusterroles" {
-			got = append(got, rbac.Marker(r))
-		}
-	}
+	got = bindOnClusterRoles(bp)
 	if want := []string{"+kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,resourceNames=admin;edit;view,verbs=bind"}; !cmp.Equal(want, got) {
 		t.Errorf("bind on clusterroles with an enum of roles = %v, want %v", got, want)
 	}
