@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/inrun/inrun/compiler"
-	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/simulate"
 )
 
@@ -49,10 +47,7 @@ onReconcile:
 // over a data key of the same name. It used to keep stringData, and the
 // Blueprint waited forever for data.
 func TestObjectsStoredAsTheAPIServerStores(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("reader.yaml", []byte(secretReader)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "reader.yaml", []byte(secretReader))
 	sim, err := simulate.New(bp)
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +113,7 @@ func TestObjectsStoredAsTheAPIServerStores(t *testing.T) {
 // with stringData, as an object given before the run or a Go reconciler
 // writes it, typed or not: data, as read back from a cluster.
 func TestSecretStoredAsData(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("reader.yaml", []byte(secretReader)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "reader.yaml", []byte(secretReader))
 	store := simulate.NewStore(bp)
 	ctx := context.Background()
 	typed := &corev1.Secret{}

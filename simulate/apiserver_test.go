@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
-	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/simulate"
 )
 
@@ -50,10 +49,7 @@ onReconcile:
 // expression renders, a name its kind does not allow. It used to store
 // them.
 func TestMetadataValidated(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("labelled.yaml", []byte(labelled)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "labelled.yaml", []byte(labelled))
 	for _, tc := range []struct {
 		name, spec, want string
 	}{
@@ -112,10 +108,7 @@ func TestMetadataValidated(t *testing.T) {
 // stored with the API server's default, its port: the typed round trip
 // used to leave targetPort: 0.
 func TestServiceTargetPort(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("labelled.yaml", []byte(labelled)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "labelled.yaml", []byte(labelled))
 	sim, err := simulate.New(bp)
 	if err != nil {
 		t.Fatal(err)
@@ -200,10 +193,7 @@ onReconcile:
 // server keeps as it was (a RoleBinding's roleRef) is refused with its
 // message and not stored. It used to pass, and fail on a cluster.
 func TestImmutableFieldsKept(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("binding.yaml", []byte(roleBinding)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "binding.yaml", []byte(roleBinding))
 	r := runCases(t, bp, `cases:
   - name: c
     object: {apiVersion: example.inrun.dev/v1, kind: Access, metadata: {name: a}, spec: {role: view}}
@@ -251,10 +241,7 @@ onReconcile:
 // never be ready, makes the CR Degraded with the Job's reason, not
 // Progressing for ever "waiting for job to be ready".
 func TestFailedJobDegrades(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("batch.yaml", []byte(batch)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "batch.yaml", []byte(batch))
 	r := runCases(t, bp, `cases:
   - name: c
     object: {apiVersion: example.inrun.dev/v1, kind: Batch, metadata: {name: b}, spec: {}}

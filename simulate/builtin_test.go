@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inrun/inrun/compiler"
-	"github.com/inrun/inrun/load"
 	"github.com/inrun/inrun/simulate"
 )
 
@@ -24,10 +23,7 @@ func TestEveryBuiltinKindSimulates(t *testing.T) {
 	for i, k := range kinds {
 		fmt.Fprintf(&b, "  - id: k%d\n    template:\n      apiVersion: %s\n      kind: %s\n      metadata:\n        name: every-%d\n", i, k.GroupVersion(), k.Kind, i)
 	}
-	bp, err := compiler.Compile(load.Bytes("every.yaml", []byte(b.String())), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "every.yaml", []byte(b.String()))
 	sim, err := simulate.New(bp)
 	if err != nil {
 		t.Fatal(err)

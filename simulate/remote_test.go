@@ -44,10 +44,7 @@ reconcile:
 // the tenant Blueprint calling url, and returns their results by name.
 func remoteCases(t *testing.T, url, cases string) map[string]*simulate.Result {
 	t.Helper()
-	bp, err := compiler.Compile(load.Bytes("tenant.yaml", []byte(fmt.Sprintf(tenant, url))), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "tenant.yaml", []byte(fmt.Sprintf(tenant, url)))
 	return runCases(t, bp, cases)
 }
 
@@ -204,10 +201,7 @@ func TestDeletionTakesPasses(t *testing.T) {
 // starts a process of its own. It used to pass a case that expected the
 // connection refused.
 func TestProcessExitsDuringTheCase(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("tenant.yaml", []byte(fmt.Sprintf(tenant, "http://127.0.0.1:1/reconcile"))), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "tenant.yaml", []byte(fmt.Sprintf(tenant, "http://127.0.0.1:1/reconcile")))
 	r := &simulate.Reconciler{}
 	onPort(t, r)
 	res := runCases(t, bp, fmt.Sprintf(`reconciler:
@@ -236,10 +230,7 @@ cases:
 // other mistakes, before any case runs, at its line: the runtime refuses
 // it, as no request has a step. It used to fail only the case that ran it.
 func TestReplyStepWithoutWorkflow(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("tenant.yaml", []byte(fmt.Sprintf(tenant, "http://127.0.0.1:1/reconcile"))), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp := compileBlueprint(t, "tenant.yaml", []byte(fmt.Sprintf(tenant, "http://127.0.0.1:1/reconcile")))
 	f, sim, got := checkFile(t, bp, `reply:
   step: {phase: Succeeded}
 cases:
@@ -391,6 +382,17 @@ func TestWorkflowStatusFields(t *testing.T) {
 	if n := strings.Count(got, "E0002"); n != 3 {
 		t.Errorf("CheckFile = %s\nwant 3 problems, got %d", got, n)
 	}
+}
+
+// compileBlueprint compiles a Blueprint given as YAML, named file in
+// messages, failing the test on any error.
+func compileBlueprint(t *testing.T, file string, src []byte) *ir.Blueprint {
+	t.Helper()
+	bp, err := compiler.Compile(load.Bytes(file, src), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp
 }
 
 // checkFile parses a simulate file, given as YAML, for bp and returns it,
