@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 // LabelCase marks the namespaces Run creates, so that leftovers of an
@@ -428,7 +430,7 @@ func (cr *caseRun) degraded(ctx context.Context) bool {
 	}
 	conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
 	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == "Degraded" && m["status"] == "True" {
+		if m, ok := c.(map[string]any); ok && m["type"] == reconciler.ConditionDegraded && m["status"] == "True" {
 			return true
 		}
 	}
