@@ -361,10 +361,14 @@ func (p *pass) children(ctx context.Context) {
 // checkReady records whether the live object of c is ready.
 func (p *pass) checkReady(ctx context.Context, c *ir.Child, live *unstructured.Unstructured) {
 	ready, err := p.ready(c, live)
-	if failed := p.failedForGood(c, live); failed != "" && err == nil && !ready {
-		// Not "waiting": it will never be ready by itself.
-		p.childError(ctx, c, fmt.Errorf("%s %s failed: %s", c.Kind, live.GetName(), failed))
-		return
+	if err == nil && !ready {
+		// Not "waiting", when it will never be ready by itself. Only
+		// then is its status read again: ready children, most of them,
+		// cost nothing more.
+		if failed := p.failedForGood(c, live); failed != "" {
+			p.childError(ctx, c, fmt.Errorf("%s %s failed: %s", c.Kind, live.GetName(), failed))
+			return
+		}
 	}
 	switch {
 	case err != nil && !expr.DataPending(err):
