@@ -96,6 +96,7 @@ func (c *checker) checkTemplates() {
 		if !child.External {
 			c.checkValue(child.Template, s, "", child.Kind)
 			c.checkOwnerReferences(child)
+			c.checkWorkload(child)
 		}
 	}
 	for _, child := range c.bp.Children {
