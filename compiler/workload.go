@@ -27,8 +27,8 @@ var podTemplates = map[string]struct {
 
 // checkWorkload reports, in a workload's template, the two mistakes the
 // API server would refuse on every reconcile that the literals already
-// show: pods whose restart policy the kind does not take (a Job's pods
-// default to Always, which a Job refuses), and a selector a literal label
+// show: pods whose restart policy the kind does not take (a Job's must
+// say OnFailure or Never), and a selector a literal label
 // of the pod template contradicts. What an expression decides is left to
 // the API server, and to inrun simulate, which validates the same.
 func (c *checker) checkWorkload(child *ir.Child) {
@@ -46,7 +46,7 @@ func (c *checker) checkWorkload(child *ir.Child) {
 		switch rp := spec.Lookup("restartPolicy"); {
 		case rp == nil && pt.restart[0] != "Always":
 			c.errs.Add(specPos, diag.MissingField, fmt.Sprintf("add restartPolicy: %s to %s.spec", pt.restart[0], where),
-				"child %q: a %s's pods may restart %s only; left out, restartPolicy is Always, which the API server refuses", child.ID, child.Kind, policies)
+				"child %q: a %s's pod template must set restartPolicy, %s: the API server refuses it left out (a pod's default, Always)", child.ID, child.Kind, policies)
 		case rp != nil:
 			if s, ok := literalString(rp); ok && !slices.Contains(pt.restart, s) {
 				c.errs.Add(rp.Pos, diag.InvalidValue, "write "+policies,

@@ -7,5 +7,7 @@
 // as inrun e2e runs them against the interpreted runtime. The package's
 // tests build the website pack's operator and run its test/e2e.yaml so, and
 // check that an operator taking over from the interpreted runtime writes
-// nothing to custom resources it has converged.
+// nothing to custom resources it has converged. They also hold the
+// simulator's validation of built-in kinds (builtin.Validate) to the API
+// server's, message for message.
 package conformance

@@ -17,6 +17,8 @@ import (
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/inrun/inrun/internal/builtin"
 )
 
 // nameRule is how the API server validates the name of an object of gk,
@@ -40,6 +42,18 @@ func nameRule(gk schema.GroupKind) apivalidation.ValidateNameFunc {
 // annotations, owner references and finalizers, with the API server's
 // error (ConfigMap "x" is invalid: metadata.labels: Invalid value: ...).
 func (s *Store) validMeta(obj client.Object) error {
+	return s.valid(obj, false)
+}
+
+// validObject is validMeta for obj written whole (created, updated or
+// patched), whose spec, when of a built-in kind, is validated too
+// (builtin.Validate). A server-side apply's spec is validated once
+// merged (admitApply).
+func (s *Store) validObject(obj client.Object) error {
+	return s.valid(obj, true)
+}
+
+func (s *Store) valid(obj client.Object, spec bool) error {
 	gvk, err := apiutil.GVKForObject(obj, s.base.Scheme())
 	if err != nil {
 		return nil
@@ -51,6 +65,13 @@ func (s *Store) validMeta(obj client.Object) error {
 	}
 	errs := apivalidation.ValidateObjectMetaAccessor(obj, namespaced, nameRule(gvk.GroupKind()), fieldpath.NewPath("metadata"))
 	errs = append(errs, validSize(gvk, obj)...)
+	if spec && builtin.Validates(gvk.GroupKind()) {
+		if u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err == nil {
+			typed := &unstructured.Unstructured{Object: u}
+			typed.SetGroupVersionKind(gvk)
+			errs = append(errs, builtin.Validate(typed)...)
+		}
+	}
 	if len(errs) == 0 {
 		return nil
 	}
@@ -119,7 +140,7 @@ func (s *Store) validPatch(ctx context.Context, obj client.Object, write func() 
 	if err := write(); err != nil {
 		return err
 	}
-	invalid := s.validMeta(obj)
+	invalid := s.validObject(obj)
 	if invalid == nil {
 		return nil
 	}

@@ -77,7 +77,7 @@ func TestMetadataValidated(t *testing.T) {
 		obj  string
 		want string
 	}{
-		{`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web.site","namespace":"default"}}`, `Service "web.site" is invalid: metadata.name: Invalid value: "web.site": a DNS-1035 label must consist of lower case alphanumeric characters or '-'`},
+		{`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web.site","namespace":"default"},"spec":{"ports":[{"port":80}]}}`, `Service "web.site" is invalid: metadata.name: Invalid value: "web.site": a DNS-1035 label must consist of lower case alphanumeric characters or '-'`},
 		{`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a.b"}}`, `Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots`},
 		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a.b","namespace":"default","annotations":{"-x":"y"}}}`, `ConfigMap "a.b" is invalid: metadata.annotations: Invalid value: "-x"`},
 		{`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a.b","namespace":"default"}}`, ""},

@@ -22,6 +22,9 @@ func TestEveryBuiltinKindSimulates(t *testing.T) {
 	kinds := compiler.BuiltinKinds()
 	for i, k := range kinds {
 		fmt.Fprintf(&b, "  - id: k%d\n    template:\n      apiVersion: %s\n      kind: %s\n      metadata:\n        name: every-%d\n", i, k.GroupVersion(), k.Kind, i)
+		if spec, ok := validSpecs[k.Kind]; ok {
+			fmt.Fprintf(&b, "      spec: %s\n", spec)
+		}
 	}
 	bp := compileBlueprint(t, "every.yaml", []byte(b.String()))
 	sim, err := simulate.New(bp)
@@ -42,5 +45,69 @@ func TestEveryBuiltinKindSimulates(t *testing.T) {
 	}
 	if n := len(out.Children); n != len(kinds) {
 		t.Errorf("%d of %d kinds were written", n, len(kinds))
+	}
+}
+
+// validSpecs are the least spec the API server takes for the kinds whose
+// spec it validates beyond their types (builtin.Validate).
+var validSpecs = map[string]string{
+	"Deployment":  podTemplate("selector: {matchLabels: {app: x}}, ", "Always"),
+	"ReplicaSet":  podTemplate("selector: {matchLabels: {app: x}}, ", "Always"),
+	"DaemonSet":   podTemplate("selector: {matchLabels: {app: x}}, ", "Always"),
+	"StatefulSet": podTemplate("selector: {matchLabels: {app: x}}, ", "Always"),
+	"Job":         podTemplate("", "Never"),
+	"CronJob":     "{schedule: '@daily', jobTemplate: {spec: " + podTemplate("", "Never") + "}}",
+	"Pod":         "{containers: [{name: x, image: x}]}",
+	"Service":     "{ports: [{port: 80}]}",
+	"Ingress":     "{defaultBackend: {service: {name: x, port: {number: 80}}}}",
+}
+
+func podTemplate(selector, restart string) string {
+	return "{" + selector + "template: {metadata: {labels: {app: x}}, spec: {restartPolicy: " + restart + ", containers: [{name: x, image: x}]}}}"
+}
+
+// TestBuiltinSpecRefused has a child the API server would refuse (a
+// Deployment whose selector does not match its pod template): it is not
+// stored, and the pass fails with the API server's message.
+func TestBuiltinSpecRefused(t *testing.T) {
+	bp := compileBlueprint(t, "web.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: web}
+crd: {file: ../packs/website/manifests/crd.yaml}
+onReconcile:
+  - id: deployment
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${self.metadata.name}"}
+      spec:
+        selector: {matchLabels: {app: "${self.metadata.name}"}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            containers: [{name: web, image: "${self.spec.image}"}]
+`))
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, refused := range map[string]bool{"web": false, "shop": true} {
+		cr := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+			"metadata": map[string]any{"name": name, "namespace": "default"},
+			"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
+		}}
+		out, err := sim.Run(context.Background(), simulate.Input{CR: cr, Passes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := fmt.Sprint(out.Last().Errors)
+		want := `Deployment.apps "shop" is invalid: spec.template.metadata.labels: Invalid value: {"app":"web"}: ` + "`selector` does not match template `labels`"
+		if got := strings.Contains(errs, want); got != refused {
+			t.Errorf("%s: errors %s; want the refusal %v", name, errs, refused)
+		}
+		if stored := len(out.Children["deployment"]) == 1; stored == refused {
+			t.Errorf("%s: Deployment stored %v", name, stored)
+		}
 	}
 }

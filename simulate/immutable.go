@@ -10,13 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fieldpath "k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/internal/builtin"
 )
 
 // immutableFields are the fields of built-in kinds the API server refuses
 // to change once an object exists, the commonest ways a reconcile's update
 // fails on a cluster: a StatefulSet's volumeClaimTemplates, a binding's
-// roleRef, a Job's template. (The rest of the API server's validation of
-// built-in kinds is not here: docs/simulate.md says so.)
+// roleRef, a Job's template.
 var immutableFields = map[schema.GroupKind][][]string{
 	{Group: "apps", Kind: "Deployment"}:                              {{"spec", "selector"}},
 	{Group: "apps", Kind: "ReplicaSet"}:                              {{"spec", "selector"}},
@@ -29,24 +30,50 @@ var immutableFields = map[schema.GroupKind][][]string{
 	{Kind: "Service"}:                                                {{"spec", "clusterIP"}},
 }
 
-// keepImmutable runs write, an update of the object of kind gvk at key,
-// and undoes it when it changed a field the API server keeps as it was
-// (immutableFields, and the data of a ConfigMap or Secret marked
-// immutable), returning the API server's refusal.
-func (s *Store) keepImmutable(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey, write func() error) error {
+// admitApply runs write, a server-side apply of the object of kind gvk at
+// key, and undoes it when the API server would have refused the object it
+// left: a spec builtin.Validate refuses, or a changed field the API
+// server keeps as it was (immutableFields, and the data of a ConfigMap or
+// Secret marked immutable). It returns the API server's refusal.
+func (s *Store) admitApply(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey, write func() error) error {
 	paths, ruled := immutableFields[gvk.GroupKind()]
 	dataKind := gvk.Group == "" && (gvk.Kind == "ConfigMap" || gvk.Kind == "Secret")
-	if !ruled && !dataKind {
+	if !ruled && !dataKind && !builtin.Validates(gvk.GroupKind()) {
 		return write()
 	}
 	before := s.get(ctx, gvk, key)
-	if err := write(); err != nil || before == nil {
+	if err := write(); err != nil {
 		return err
 	}
 	after := s.get(ctx, gvk, key)
 	if after == nil {
 		return nil
 	}
+	errs := builtin.Validate(after)
+	if before != nil {
+		errs = append(errs, changedImmutable(gvk, before, after, paths)...)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	if before == nil {
+		if err := s.base.Delete(ctx, after); err != nil {
+			return fmt.Errorf("undoing a refused create: %w", err)
+		}
+	} else {
+		before.SetResourceVersion(after.GetResourceVersion())
+		if err := s.base.Update(ctx, before); err != nil {
+			return fmt.Errorf("undoing a refused update: %w", err)
+		}
+	}
+	return apierrors.NewInvalid(gvk.GroupKind(), key.Name, errs)
+}
+
+// changedImmutable returns the immutable fields at paths that differ
+// between before and after; the data of a ConfigMap or Secret before
+// marked immutable is.
+func changedImmutable(gvk schema.GroupVersionKind, before, after *unstructured.Unstructured, paths [][]string) fieldpath.ErrorList {
+	dataKind := gvk.Group == "" && (gvk.Kind == "ConfigMap" || gvk.Kind == "Secret")
 	if locked, _, _ := unstructured.NestedBool(before.Object, "immutable"); dataKind && locked {
 		paths = [][]string{{"data"}, {"binaryData"}, {"immutable"}}
 	}
@@ -66,12 +93,5 @@ func (s *Store) keepImmutable(ctx context.Context, gvk schema.GroupVersionKind, 
 			errs = append(errs, fieldpath.Invalid(fieldpath.NewPath(p[0], p[1:]...), now, msg))
 		}
 	}
-	if len(errs) == 0 {
-		return nil
-	}
-	before.SetResourceVersion(after.GetResourceVersion())
-	if err := s.base.Update(ctx, before); err != nil {
-		return fmt.Errorf("undoing a refused update: %w", err)
-	}
-	return apierrors.NewInvalid(gvk.GroupKind(), key.Name, errs)
+	return errs
 }

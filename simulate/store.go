@@ -225,7 +225,7 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 					return err
 				}
 			}
-			if err := s.validMeta(obj); err != nil {
+			if err := s.validObject(obj); err != nil {
 				return err
 			}
 			if err := c.Create(ctx, obj, opts...); err != nil {
@@ -237,7 +237,7 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
 			count()
 			asStored(obj)
-			if err := s.validMeta(obj); err != nil {
+			if err := s.validObject(obj); err != nil {
 				return err
 			}
 			return s.wroteIf("update", "", obj, s.admitted(ctx, obj, false, func() error { return c.Update(ctx, obj, opts...) }))
@@ -271,7 +271,7 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 			if named {
 				key := client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}
 				apply := write
-				write = func() error { return s.keepImmutable(ctx, o.GroupVersionKind(), key, apply) }
+				write = func() error { return s.admitApply(ctx, o.GroupVersionKind(), key, apply) }
 			}
 			err := s.applied(ctx, obj, false, write)
 			s.wroteApplyIf("", obj, err)
