@@ -114,6 +114,9 @@ type caseRun struct {
 	created []client.Object
 	// wakes counts the idle check's wakes of the CR.
 	wakes int
+	// refusal is what creating the CR gave, for a case whose first step
+	// expects it refused.
+	refusal *error
 }
 
 func (r *run) runCase(ctx context.Context, c *Case) *CaseResult {
@@ -179,11 +182,37 @@ func (cr *caseRun) setup(ctx context.Context) error {
 		return nil // the case's requests make it through the gateway
 	}
 	obj := cr.c.CR.DeepCopy()
-	if err := cr.create(ctx, obj); err != nil {
+	err := cr.create(ctx, obj)
+	switch {
+	case cr.c.RefusesCR():
+		cr.refusal = &err // the first step judges it
+		if err == nil {
+			cr.cr = obj // for cleanup
+		}
+		return nil
+	case err != nil:
 		return fmt.Errorf("creating the CR %s: %w", describeObject(obj, ns.Name), err)
 	}
 	cr.cr = obj
 	return nil
+}
+
+// refusedAsExpected checks that what (the CR, a patch) was refused, by
+// err, with each of the substrings want in its message.
+func refusedAsExpected(what string, err error, want []string) []Failure {
+	if err == nil {
+		return []Failure{{What: what, Problems: []string{"expected the API server to refuse it (expect.refused), but it took it"}}}
+	}
+	var problems []string
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			problems = append(problems, fmt.Sprintf("refused, but the message does not say %q: %v", w, err))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return []Failure{{What: what, Problems: problems}}
 }
 
 // create creates obj in the case's namespace, or in its own when it names
@@ -236,6 +265,12 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 
 	var response func() *Failure
 	switch {
+	case len(s.Expect.Refused) > 0 && s.Patch == nil:
+		sr.Failures = refusedAsExpected("the CR", *cr.refusal, s.Expect.Refused)
+		return sr
+	case len(s.Expect.Refused) > 0:
+		sr.Failures = refusedAsExpected("the patch", cr.patchCR(ctx, s.Patch), s.Expect.Refused)
+		return sr
 	case s.Request != nil:
 		var err error
 		if response, err = cr.request(ctx, s); err != nil {
@@ -255,13 +290,7 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 			return sr
 		}
 	case s.Patch != nil:
-		target := cr.crRef()
-		data, err := json.Marshal(s.Patch)
-		if err != nil {
-			sr.Err = fmt.Errorf("encoding the patch: %w", err)
-			return sr
-		}
-		if err := cr.run.c.Patch(ctx, target, client.RawPatch(types.MergePatchType, data)); err != nil {
+		if err := cr.patchCR(ctx, s.Patch); err != nil {
 			sr.Err = fmt.Errorf("patching the CR: %w", err)
 			return sr
 		}
@@ -623,4 +652,13 @@ func namespacePrefix(caseName string) string {
 		return "e2e-"
 	}
 	return "e2e-" + p + "-"
+}
+
+// patchCR applies a JSON merge patch to the case's CR.
+func (cr *caseRun) patchCR(ctx context.Context, patch map[string]any) error {
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return fmt.Errorf("encoding the patch: %w", err)
+	}
+	return cr.run.c.Patch(ctx, cr.crRef(), client.RawPatch(types.MergePatchType, data))
 }

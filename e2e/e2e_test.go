@@ -413,3 +413,66 @@ func TestIdleCheckSkipsDegraded(t *testing.T) {
 		t.Errorf("output does not say the idle check did not run:\n%s", out)
 	}
 }
+
+const refusals = `timeout: 30s
+cases:
+  - name: a negative replica count is refused
+    object: {apiVersion: example.inrun.dev/v1, kind: Website, metadata: {name: neg}, spec: {replicas: -1}}
+    steps:
+      - expect: {refused: [spec.replicas, greater than or equal to 0]}
+  - name: a patch is refused, and the CR stays as it was
+    cr: website-cr.yaml
+    steps:
+      - patch: {spec: {replicas: -3}}
+        expect: {refused: [spec.replicas]}
+      - expect: {status: {readyReplicas: 2}}
+  - name: a valid CR expected refused
+    object: {apiVersion: example.inrun.dev/v1, kind: Website, metadata: {name: fine}, spec: {replicas: 1}}
+    steps:
+      - expect: {refused: [spec.replicas]}
+  - name: refused, but not as said
+    object: {apiVersion: example.inrun.dev/v1, kind: Website, metadata: {name: neg}, spec: {replicas: -1}}
+    steps:
+      - expect: {refused: [spec.image]}
+`
+
+// TestRefused checks expect.refused on a real API server: a CR and a
+// patch the CRD's schema refuses pass when the message says what the
+// case lists, and a CR taken, or refused for another reason, fails.
+func TestRefused(t *testing.T) {
+	_, dir := websiteBlueprint(t)
+	bpFile := filepath.Join(dir, "blueprint.yaml")
+	src, err := os.ReadFile(bpFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One controller name per process: this test's Blueprint has its own.
+	src = bytes.Replace(src, []byte("name: website\n"), []byte("name: website-refused\n"), 1)
+	bp, err := compiler.Compile(load.Bytes(bpFile, src), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "test", "refused.yaml")
+	if err := os.WriteFile(file, []byte(refusals), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "test", "website-cr.yaml"), []byte("apiVersion: example.inrun.dev/v1\nkind: Website\nmetadata: {name: hello}\nspec: {replicas: 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := run(t, bp, file)
+	want := []string{"", "", "expected the API server to refuse it (expect.refused), but it took it", `refused, but the message does not say "spec.image"`}
+	if len(rep.Cases) != len(want) {
+		t.Fatalf("%d cases ran, want %d", len(rep.Cases), len(want))
+	}
+	for i, c := range rep.Cases {
+		var got []string
+		for _, s := range c.Steps {
+			for _, f := range s.Failures {
+				got = append(got, f.String())
+			}
+		}
+		if c.Err != nil || (want[i] == "") != c.Passed() || !strings.Contains(strings.Join(got, "\n"), want[i]) {
+			t.Errorf("case %q: error %v, failures %q; want %q", c.Name, c.Err, got, want[i])
+		}
+	}
+}

@@ -144,6 +144,10 @@ type Expectation struct {
 	// Response is what the step's request must be answered; nil checks
 	// nothing.
 	Response *Response
+	// Refused expects the API server to refuse the step's patch or, in a
+	// first step without an action, the case's CR, with a message holding
+	// each of these substrings.
+	Refused []string
 
 	// statusPos is where each field of Status is written, by its path.
 	statusPos map[string]ir.Pos
@@ -151,7 +155,13 @@ type Expectation struct {
 
 // Empty reports whether the expectation checks nothing.
 func (e *Expectation) Empty() bool {
-	return len(e.Objects) == 0 && len(e.Absent) == 0 && e.Status == nil && e.Response == nil
+	return len(e.Objects) == 0 && len(e.Absent) == 0 && e.Status == nil && e.Response == nil && len(e.Refused) == 0
+}
+
+// RefusesCR reports whether the case's first step expects its CR to be
+// refused: the case then has that step only.
+func (c *Case) RefusesCR() bool {
+	return len(c.Steps) > 0 && len(c.Steps[0].Expect.Refused) > 0 && c.Steps[0].Action() == "expect"
 }
 
 // ObjectRef names one object. An empty Namespace means the case's
@@ -251,7 +261,7 @@ var (
 	fileFields     = []string{"timeout", "reconciler", "gateway", "cases"}
 	caseFields     = []string{"name", "cr", "object", "objects", "steps"}
 	stepFields     = []string{"request", "patch", "delete", "migrate", "timeout", "expect"}
-	expectFields   = []string{"objects", "absent", "status", "response"}
+	expectFields   = []string{"objects", "absent", "status", "response", "refused"}
 	requestFields  = []string{"method", "path", "token", "body", "bodyText", "headers"}
 	responseFields = []string{"status", "body"}
 	requestMethods = []string{"GET", "POST", "PUT", "DELETE"}
@@ -399,8 +409,13 @@ func (p *parser) readCase(i int, n *yaml.Node, names map[string]int) *Case {
 		}
 		c.Steps = append(c.Steps, *s)
 	}
+	if c.RefusesCR() && len(steps) > 1 {
+		p.Errorf(steps[1], diag.InvalidValue, "give these steps a case of their own: steps[0] expects the CR refused, so there is no CR to act on", "steps[1] follows a refused CR")
+	}
 	switch {
 	case crNode != nil || objNode != nil:
+	case c.RefusesCR():
+		p.Errorf(m.Node, diag.MissingField, "add cr: or object: with the CR the API server must refuse", "steps[0] expects the CR refused, and the case has none")
 	case !requests:
 		p.Errorf(m.Node, diag.MissingField, "add cr: (a file, relative to this one) or object: (the CR inline), or steps that send requests to the gateway", "neither cr nor object is set")
 	default:
@@ -501,6 +516,17 @@ func (p *parser) readStep(j int, n *yaml.Node) *Step {
 	// what was meant; saying it does nothing would only repeat that.
 	if s.Patch == nil && !s.Delete && s.Request == nil && s.Migrate == nil && s.Expect.Empty() && p.Mark() == before {
 		p.Errorf(n, diag.MissingField, "give it a patch, delete: true, a request, a migrate, or an expect with objects, absent or status", "%s does nothing", field)
+	}
+	if len(s.Expect.Refused) > 0 {
+		switch s.Action() {
+		case "patch":
+		case "expect":
+			if j > 0 {
+				p.Errorf(m.KeyNode("expect"), diag.InvalidValue, "add the patch: the API server must refuse, or move the step first to expect the case's CR refused", "%s.expect.refused: only a patch, or the case's CR in steps[0], can be refused", field)
+			}
+		default:
+			p.Errorf(m.KeyNode("expect"), diag.InvalidValue, "give the refusal a step of its own with the patch: the API server must refuse", "%s.expect.refused: only a patch, or the case's CR in steps[0], can be refused, not a %s", field, s.Action())
+		}
 	}
 	if s.Expect.Response != nil && s.Request == nil {
 		p.Errorf(n, diag.InvalidValue, "add the request: the response is its answer", "%s expects a response and sends no request", field)
@@ -639,6 +665,19 @@ func (p *parser) readExpect(field string, n *yaml.Node) Expectation {
 			if bn := rm.Get("body"); bn != nil {
 				e.Response.Body, _ = p.Value(bn, field+".response.body")
 			}
+		}
+	}
+	if v := m.Get("refused"); v != nil {
+		for k, rn := range p.List(v, field+".refused") {
+			if str, ok := p.Str(rn, fmt.Sprintf("%s.refused[%d]", field, k)); ok {
+				e.Refused = append(e.Refused, str)
+			}
+		}
+		switch {
+		case len(e.Refused) == 0:
+			p.Errorf(v, diag.MissingField, "list what the API server's message must say, e.g. [spec.replicas, greater than or equal to 0]", "%s.refused must name at least one substring", field)
+		case len(m.Order) > 1:
+			p.Errorf(m.KeyNode("refused"), diag.InvalidValue, "move the other expectations to a step of their own: what is refused is not stored", "%s.refused goes alone", field)
 		}
 	}
 	return e

@@ -25,7 +25,7 @@ var (
 	caseFields        = []string{"name", "cr", "object", "objects", "passes", "observe", "expect", "steps", "reply"}
 	stepFields        = []string{"patch", "delete", "passes", "observe", "reply", "expect"}
 	observeFields     = []string{"afterPass", "child", "status"}
-	expectFields      = []string{"children", "absent", "status", "metadata", "events", "errors", "gone"}
+	expectFields      = []string{"children", "absent", "status", "metadata", "events", "errors", "gone", "refused"}
 	childExpectFields = []string{"id", "match", "items", "count"}
 	reconcilerFields  = []string{"command", "url", "env", "dir", "startTimeout"}
 )
@@ -127,6 +127,9 @@ func (p *parser) readCase(f *File, i int, n *yaml.Node, names map[string]int) *C
 		}
 	}
 	c.Passes, c.Observe, c.Expect = p.phase(m, "")
+	if len(c.Expect.Refused) > 0 {
+		p.refusedAlone(m, "the case's CR", "passes", "observe", "reply", "steps")
+	}
 	if n := m.Get("reply"); n != nil {
 		if c.Reply = p.object(n, "reply"); c.Reply != nil {
 			p.checkReply(n, "reply", c.Reply, false)
@@ -181,7 +184,23 @@ func (p *parser) readStep(j int, n *yaml.Node, replies bool) *Step {
 		}
 	}
 	st.Passes, st.Observe, st.Expect = p.phase(m, field)
+	if len(st.Expect.Refused) > 0 {
+		if st.Patch == nil {
+			p.Errorf(m.KeyNode("expect"), diag.InvalidValue, "add the patch: the API server must refuse, or move refused to the case's expect for its CR", "%s.expect.refused: only a patch (or the case's CR) can be refused", field)
+		}
+		p.refusedAlone(m, field+".patch", "passes", "observe", "reply")
+	}
 	return st
+}
+
+// refusedAlone reports the fields of m that would run passes after
+// what, which expect.refused says the API server refuses: nothing runs.
+func (p *parser) refusedAlone(m *yamlpos.Map, what string, fields ...string) {
+	for _, f := range fields {
+		if m.Get(f) != nil {
+			p.Errorf(m.KeyNode(f), diag.InvalidValue, "remove it, or give it a case or step of its own", "%s is refused (expect.refused), so no pass runs: %s has nothing to do", what, f)
+		}
+	}
 }
 
 // phase reads the passes, observe and expect fields of a case or a step;
@@ -240,7 +259,7 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 	}
 	p.Only(m, expectFields...)
 	// Map, List and Str take no tags; they would let one pass unread.
-	for _, f := range []string{"children", "absent", "errors", "gone"} {
+	for _, f := range []string{"children", "absent", "errors", "gone", "refused"} {
 		p.untagged(m.Get(f), path+"."+f)
 	}
 	for k, cn := range p.List(m.Get("children"), path+".children") {
@@ -302,6 +321,15 @@ func (p *parser) expectation(n *yaml.Node, path string) Expectation {
 	}
 	if v := m.Get("gone"); v != nil {
 		e.Gone, _ = p.Bool(v, path+".gone")
+	}
+	if v := m.Get("refused"); v != nil {
+		e.Refused = p.strings(v, path+".refused")
+		switch {
+		case len(e.Refused) == 0:
+			p.Errorf(v, diag.MissingField, "list what the API server's message must say, e.g. [spec.replicas, greater than or equal to 0]", "%s.refused must name at least one substring", path)
+		case len(m.Order) > 1:
+			p.Errorf(m.KeyNode("refused"), diag.InvalidValue, "move the other expectations to a case or step of their own: a refused CR or patch is not stored, and no pass runs", "%s.refused goes alone", path)
+		}
 	}
 	return e
 }

@@ -234,7 +234,7 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 	}
 	cr = cr.DeepCopy()
 	if err := store.CreateCR(ctx, cr); err != nil {
-		return nil, err
+		return nil, crRefused{err}
 	}
 	ss := &session{bp: bp, store: store, key: client.ObjectKeyFromObject(cr), cr: cr}
 	if bp.ControllerRef() != nil {
@@ -724,11 +724,19 @@ func (s *Simulator) RunCase(ctx context.Context, f *File, c *Case) *Result {
 		}
 	}()
 	ss, err := s.newSession(ctx, bp, cr, objects)
-	if err != nil {
+	var refusal crRefused
+	switch {
+	case errors.As(err, &refusal) && len(c.Expect.Refused) > 0:
+		res.Failures = refusedAsExpected("the CR", refusal.err, c.Expect.Refused, "")
+		return res
+	case err != nil:
 		if c.CR != "" {
 			err = refused(f.crPath(c), bp, err)
 		}
 		res.Err = err
+		return res
+	case len(c.Expect.Refused) > 0:
+		res.Failures = refusedAsExpected("the CR", nil, c.Expect.Refused, "")
 		return res
 	}
 	// The namespaces inrun e2e would make: the case's objects' and the
@@ -759,6 +767,9 @@ func (s *Simulator) RunCase(ctx context.Context, f *File, c *Case) *Result {
 			replies.set(st.Reply, st.Delete)
 		}
 		switch {
+		case st.Patch != nil && len(st.Expect.Refused) > 0:
+			res.Failures = refusedAsExpected("the patch", ss.patch(ctx, st.Patch), st.Expect.Refused, where)
+			continue
 		case st.Patch != nil:
 			err = ss.patch(ctx, st.Patch)
 		case st.Delete:
@@ -774,6 +785,27 @@ func (s *Simulator) RunCase(ctx context.Context, f *File, c *Case) *Result {
 		res.Failures = verdict(out, st.Expect, where)
 	}
 	return res
+}
+
+// crRefused is the API server's refusal of a case's CR.
+type crRefused struct{ err error }
+
+func (r crRefused) Error() string { return r.err.Error() }
+func (r crRefused) Unwrap() error { return r.err }
+
+// refusedAsExpected checks that what (the CR, a patch) was refused, by
+// err, with each of the substrings want in its message.
+func refusedAsExpected(what string, err error, want []string, prefix string) []string {
+	if err == nil {
+		return []string{fmt.Sprintf("%sexpected %s to be refused (expect.refused), but the API server took it", prefix, what)}
+	}
+	var fails []string
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			fails = append(fails, fmt.Sprintf("%s%s was refused, but the message does not say %q: %v", prefix, what, w, err))
+		}
+	}
+	return fails
 }
 
 // action names what a step does to the CR.

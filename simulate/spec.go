@@ -97,6 +97,10 @@ type Expectation struct {
 	// Gone expects the CR to no longer exist: deleted, and every finalizer
 	// done with it.
 	Gone bool
+	// Refused expects the API server to refuse the case's CR, or the
+	// step's patch, with a message holding each of these substrings.
+	// Nothing is stored and no pass runs.
+	Refused []string
 }
 
 // ChildExpectation is a partial match on one child, or on the objects of

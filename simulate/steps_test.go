@@ -125,3 +125,57 @@ func TestMatchTags(t *testing.T) {
 		t.Errorf("case %q: failures:\n%s\nwant status.workers present and no Ready=Maybe condition reported", res.Case, got)
 	}
 }
+
+const websiteRefusals = `cases:
+  - name: a negative replica count is refused
+    object: {apiVersion: example.inrun.dev/v1, kind: Website, metadata: {name: neg}, spec: {replicas: -1}}
+    expect:
+      refused: [spec.replicas, greater than or equal to 0]
+  - name: a patch is refused, and the CR stays as it was
+    cr: ../manifests/cr.yaml
+    steps:
+      - patch: {spec: {replicas: -3}}
+        expect: {refused: [spec.replicas]}
+      - patch: {spec: {replicas: 4}}
+        expect:
+          children: [{id: deployment, match: {spec: {replicas: 4}}}]
+  - name: a valid CR expected refused
+    cr: ../manifests/cr.yaml
+    expect: {refused: [spec.replicas]}
+  - name: refused, but not as said
+    object: {apiVersion: example.inrun.dev/v1, kind: Website, metadata: {name: neg}, spec: {replicas: -1}}
+    expect: {refused: [spec.image]}
+`
+
+// TestRefused runs cases whose CR or patch the CRD's schema refuses:
+// expect.refused passes them when the message says what it lists, and
+// fails a case whose CR is taken, or refused for another reason.
+func TestRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := packs.Copy(packs.Default, dir, packs.CopyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "test", "refused.yaml")
+	if err := os.WriteFile(path, []byte(websiteRefusals), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := simulate.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"", "", "expected the CR to be refused (expect.refused), but the API server took it", `the CR was refused, but the message does not say "spec.image"`} {
+		res := sim.RunCase(context.Background(), f, &f.Cases[i])
+		got := strings.Join(res.Failures, "\n")
+		if res.Err != nil || (want == "") != res.Passed() || !strings.Contains(got, want) {
+			t.Errorf("case %q: error %v, failures:\n%s\nwant %q", res.Case, res.Err, got, want)
+		}
+	}
+}
