@@ -101,3 +101,16 @@ func withUsed(out io.Writer, bps []*ir.Blueprint, what string) []*ir.Blueprint {
 	}
 	return all
 }
+
+// casesArg takes the file of cases that simulate and e2e may be given as
+// their argument, in place of --file.
+func casesArg(cmd *cobra.Command, args []string, file *string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.Flags().Changed("file") && *file != args[0] {
+		return fmt.Errorf("the cases are given twice, as %s and --file %s: keep one", args[0], *file)
+	}
+	*file = args[0]
+	return nil
+}

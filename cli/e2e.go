@@ -74,15 +74,19 @@ func newE2ECommand() *cobra.Command {
 		verbose     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "e2e",
+		Use:   "e2e [CASES.yaml]",
 		Short: "Run the Blueprint's end-to-end cases on a real API server",
 		Long:  e2eLong,
 		Example: `  inrun e2e
   inrun e2e --run 'scales' --timeout 2m
   inrun e2e --keep                   # look around afterwards; Ctrl-C ends it
-  inrun e2e --context staging --no-runtime`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  inrun e2e --context staging --no-runtime
+  inrun e2e test/upgrade.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := casesArg(cmd, args, &file); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.OutOrStdout()

@@ -20,7 +20,7 @@ func newSimulateCommand() *cobra.Command {
 		quiet bool
 	)
 	cmd := &cobra.Command{
-		Use:   "simulate",
+		Use:   "simulate [CASES.yaml]",
 		Short: "Run the Blueprint's test cases in memory, without a cluster",
 		Long: `Simulate runs the runtime's own reconcile pass, the code inrun run runs on a
 cluster, against an in-memory API store, for every case in
@@ -37,9 +37,13 @@ the reconcile has to be idempotent.
 Exit status: 0 when every case passes, 1 otherwise.`,
 		Example: `  inrun simulate
   inrun simulate --run 'scaled to zero'
+  inrun simulate test/refusals.yaml
   inrun simulate -f other/blueprint.yaml --file other/test/simulate.yaml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := casesArg(cmd, args, &file); err != nil {
+				return err
+			}
 			var filter *regexp.Regexp
 			if run != "" {
 				var err error

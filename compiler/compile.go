@@ -126,6 +126,13 @@ func (d *decoder) decode() (*ir.Blueprint, *structuralschema.Structural) {
 	if top == nil {
 		return nil, nil
 	}
+	if top.Has("cases") && !top.Has("apiVersion") && !top.Has("kind") {
+		// A test file given where the Blueprint goes: say so once, not
+		// as every section a Blueprint lacks.
+		d.add(d.Pos(top.KeyNode("cases")), diag.UnknownField, "this is a file of test cases (test/simulate.yaml or test/e2e.yaml): give it to inrun simulate or inrun e2e as their argument or --file; -f names the Blueprint",
+			"not a Blueprint: it has cases, and no apiVersion or kind")
+		return nil, nil
+	}
 	d.OnlyWith(top, kroFields, topLevelFields...)
 	d.header(top)
 	d.metadata(top)
