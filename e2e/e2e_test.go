@@ -198,19 +198,7 @@ const wrongExpectation = `cases:
 // hold fails once its step's timeout runs out, saying which field, what was
 // expected and what was observed, and skips the steps after it.
 func TestWrongExpectationFails(t *testing.T) {
-	_, dir := websiteBlueprint(t)
-	// controller-runtime allows a controller name once per process, and
-	// TestWebsitePack has run a Blueprint named website already.
-	bpFile := filepath.Join(dir, "blueprint.yaml")
-	src, err := os.ReadFile(bpFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src = bytes.Replace(src, []byte("name: website\n"), []byte("name: website-wrong-expectation\n"), 1)
-	bp, err := compiler.Compile(load.Bytes(bpFile, src), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp, dir := renamedWebsite(t, "website-wrong-expectation")
 	file := filepath.Join(dir, "test", "wrong.yaml")
 	if err := os.WriteFile(file, []byte(wrongExpectation), 0o644); err != nil {
 		t.Fatal(err)
@@ -312,24 +300,14 @@ const idleCase = `cases:
 // converged CR write nothing, and with one whose every reconcile writes:
 // the idle check passes the first and fails the second, saying why.
 func TestIdleCheck(t *testing.T) {
-	_, dir := websiteBlueprint(t)
-	file := filepath.Join(dir, "test", "idle.yaml")
-	if err := os.WriteFile(file, []byte(idleCase), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name    string
 		writing bool
 	}{{"at-rest", false}, {"writing", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			bpFile := filepath.Join(dir, "blueprint.yaml")
-			src, err := os.ReadFile(bpFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			src = bytes.Replace(src, []byte("name: website\n"), []byte("name: website-idle-"+tc.name+"\n"), 1)
-			bp, err := compiler.Compile(load.Bytes(bpFile, src), compiler.Options{})
-			if err != nil {
+			bp, dir := renamedWebsite(t, "website-idle-"+tc.name)
+			file := filepath.Join(dir, "test", "idle.yaml")
+			if err := os.WriteFile(file, []byte(idleCase), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			var rt e2e.Runtime = &e2e.InProcess{Blueprints: []*ir.Blueprint{bp}}
@@ -440,18 +418,7 @@ cases:
 // patch the CRD's schema refuses pass when the message says what the
 // case lists, and a CR taken, or refused for another reason, fails.
 func TestRefused(t *testing.T) {
-	_, dir := websiteBlueprint(t)
-	bpFile := filepath.Join(dir, "blueprint.yaml")
-	src, err := os.ReadFile(bpFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// One controller name per process: this test's Blueprint has its own.
-	src = bytes.Replace(src, []byte("name: website\n"), []byte("name: website-refused\n"), 1)
-	bp, err := compiler.Compile(load.Bytes(bpFile, src), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp, dir := renamedWebsite(t, "website-refused")
 	file := filepath.Join(dir, "test", "refused.yaml")
 	if err := os.WriteFile(file, []byte(refusals), 0o644); err != nil {
 		t.Fatal(err)
@@ -475,4 +442,23 @@ func TestRefused(t *testing.T) {
 			t.Errorf("case %q: error %v, failures %q; want %q", c.Name, c.Err, got, want[i])
 		}
 	}
+}
+
+// renamedWebsite is the website pack's Blueprint under another name:
+// controller-runtime allows a controller name once per process, and
+// TestWebsitePack runs one named website.
+func renamedWebsite(t *testing.T, name string) (*ir.Blueprint, string) {
+	t.Helper()
+	_, dir := websiteBlueprint(t)
+	bpFile := filepath.Join(dir, "blueprint.yaml")
+	src, err := os.ReadFile(bpFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = bytes.Replace(src, []byte("name: website\n"), []byte("name: "+name+"\n"), 1)
+	bp, err := compiler.Compile(load.Bytes(bpFile, src), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp, dir
 }

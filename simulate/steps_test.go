@@ -42,26 +42,7 @@ const websiteSteps = `cases:
 // reconciler: a patch is followed, with a new generation, and a deleted CR
 // is gone with what it owned, as the garbage collector would have it.
 func TestSteps(t *testing.T) {
-	dir := t.TempDir()
-	if err := packs.Copy(packs.Default, dir, packs.CopyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "test", "steps.yaml")
-	if err := os.WriteFile(path, []byte(websiteSteps), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := simulate.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := simulate.New(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, sim := packCases(t, packs.Default, "", "steps.yaml", websiteSteps)
 	if res := sim.RunCase(context.Background(), f, &f.Cases[0]); !res.Passed() {
 		t.Errorf("case %q: %v\n%s", res.Case, res.Err, strings.Join(res.Failures, "\n"))
 	}
@@ -95,27 +76,7 @@ const collectionTags = `cases:
 // example's roster, which waits for every worker to be ready, is not
 // there after the first passes.
 func TestMatchTags(t *testing.T) {
-	root := t.TempDir()
-	if err := packs.Copy("declarative", root, packs.CopyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "05-collections")
-	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "test", "tags.yaml")
-	if err := os.WriteFile(path, []byte(collectionTags), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := simulate.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := simulate.New(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, sim := packCases(t, "declarative", "05-collections", "tags.yaml", collectionTags)
 	if res := sim.RunCase(context.Background(), f, &f.Cases[0]); !res.Passed() {
 		t.Errorf("case %q: %v\n%s", res.Case, res.Err, strings.Join(res.Failures, "\n"))
 	}
@@ -151,16 +112,32 @@ const websiteRefusals = `cases:
 // expect.refused passes them when the message says what it lists, and
 // fails a case whose CR is taken, or refused for another reason.
 func TestRefused(t *testing.T) {
-	dir := t.TempDir()
-	if err := packs.Copy(packs.Default, dir, packs.CopyOptions{}); err != nil {
+	f, sim := packCases(t, packs.Default, "", "refused.yaml", websiteRefusals)
+	for i, want := range []string{"", "", "expected the CR to be refused (expect.refused), but the API server took it", `the CR was refused, but the message does not say "spec.image"`} {
+		res := sim.RunCase(context.Background(), f, &f.Cases[i])
+		got := strings.Join(res.Failures, "\n")
+		if res.Err != nil || (want == "") != res.Passed() || !strings.Contains(got, want) {
+			t.Errorf("case %q: error %v, failures:\n%s\nwant %q", res.Case, res.Err, got, want)
+		}
+	}
+}
+
+// packCases copies a pack, writes cases into the test directory of its
+// Blueprint in sub ("" for the pack's own), and returns them read, with a
+// Simulator of that Blueprint.
+func packCases(t *testing.T, pack, sub, name, cases string) (*simulate.File, *simulate.Simulator) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "pack")
+	if err := packs.Copy(pack, dir, packs.CopyOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	dir = filepath.Join(dir, sub)
 	bp, err := compiler.CompileFile(filepath.Join(dir, "blueprint.yaml"), compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "test", "refused.yaml")
-	if err := os.WriteFile(path, []byte(websiteRefusals), 0o644); err != nil {
+	path := filepath.Join(dir, "test", name)
+	if err := os.WriteFile(path, []byte(cases), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f, err := simulate.ReadFile(path)
@@ -171,11 +148,5 @@ func TestRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"", "", "expected the CR to be refused (expect.refused), but the API server took it", `the CR was refused, but the message does not say "spec.image"`} {
-		res := sim.RunCase(context.Background(), f, &f.Cases[i])
-		got := strings.Join(res.Failures, "\n")
-		if res.Err != nil || (want == "") != res.Passed() || !strings.Contains(got, want) {
-			t.Errorf("case %q: error %v, failures:\n%s\nwant %q", res.Case, res.Err, got, want)
-		}
-	}
+	return f, sim
 }
