@@ -105,6 +105,7 @@ func (c *checker) checkTemplates() {
 		}
 	}
 	c.checkStatusSchema()
+	c.checkSameObject()
 }
 
 // checkOwnerReferences refuses a template's metadata.ownerReferences: the

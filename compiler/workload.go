@@ -104,3 +104,51 @@ func fieldOf(v *ir.Value, key string) (*ir.Value, ir.Pos) {
 	}
 	return nil, ir.Pos{}
 }
+
+// checkSameObject reports two children that are always one object: the
+// same kind, and names and namespaces written alike, with no includeWhen
+// to choose between them. Each pass would give the object to the first,
+// and fail the other.
+func (c *checker) checkSameObject() {
+	seen := map[string]*ir.Child{}
+	for _, child := range c.bp.Children {
+		if child.External || child.IncludeWhen != nil || len(child.ForEach) > 0 || child.Template == nil || !kindResolved(child) {
+			continue
+		}
+		name := valueText(lookupPath(child.Template, "metadata", "name"))
+		if name == "" {
+			continue
+		}
+		key := child.Group + "/" + child.Kind + " " + valueText(lookupPath(child.Template, "metadata", "namespace")) + "/" + name
+		if first, dup := seen[key]; dup {
+			c.errs.Add(child.Pos, diag.InvalidValue, "give each its own metadata.name, or an includeWhen that leaves one out",
+				"children %q and %q are the same %s: both are named %s", first.ID, child.ID, child.Kind, name)
+			continue
+		}
+		seen[key] = child
+	}
+}
+
+// valueText is how a name or namespace is written: the literal, or the
+// expressions' source; "" when it is neither.
+func valueText(v *ir.Value) string {
+	switch {
+	case v == nil:
+		return ""
+	case v.Kind == ir.Literal:
+		return fmt.Sprint(v.Literal)
+	case v.Kind == ir.Expression:
+		return "${" + v.Expr.Source + "}"
+	case v.Kind == ir.Interpolation:
+		var b strings.Builder
+		for _, part := range v.Parts {
+			if part.Expr != nil {
+				b.WriteString("${" + part.Expr.Source + "}")
+			} else {
+				b.WriteString(part.Text)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}

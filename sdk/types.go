@@ -87,8 +87,9 @@ type Result struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// Resources are the children that should exist, as full objects. They
 	// are applied with server-side apply; a child an earlier Result returned
-	// and this one does not is deleted.
-	Resources []Resource `json:"resources,omitempty"`
+	// and this one does not is deleted. Nil (resources left out) keeps the
+	// children as they are; an empty slice deletes them all.
+	Resources []Resource `json:"resources,omitzero"`
 	// Conditions are added to status.conditions next to the runtime's own
 	// Ready, Progressing and Degraded.
 	Conditions []Condition `json:"conditions,omitempty"`

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -194,12 +195,19 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		WithTypeConverters(builtinTypes{clientgoapplyconfigurations.NewTypeConverter(clientgoscheme.Scheme)}, managedfields.NewDeducedTypeConverter()).
 		WithRESTMapper(RESTMapper(bp)).
 		WithStatusSubresource(withStatus...).
+		// The runtime reads who wrote an object before it deletes it, as
+		// metadata only; every other read hides them, as the runtime's
+		// caches do.
+		WithReturnManagedFields().
 		Build()
 	count := func() { s.writes.Add(1) }
 	s.Client = interceptor.NewClient(s.base, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if err := c.Get(ctx, key, obj, opts...); err != nil {
 				return err
+			}
+			if _, metadata := obj.(*metav1.PartialObjectMetadata); !metadata {
+				obj.SetManagedFields(nil)
 			}
 			dropNullStatus(obj)
 			defaultServicePorts(obj)
@@ -209,6 +217,12 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 			if err := c.List(ctx, list, opts...); err != nil {
 				return err
 			}
+			_ = meta.EachListItem(list, func(o runtime.Object) error {
+				if m, ok := o.(metav1.Object); ok {
+					m.SetManagedFields(nil)
+				}
+				return nil
+			})
 			if ul, ok := list.(*unstructured.UnstructuredList); ok {
 				for i := range ul.Items {
 					dropNullStatus(&ul.Items[i])

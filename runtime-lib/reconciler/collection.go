@@ -80,6 +80,9 @@ func (p *pass) collection(ctx context.Context, c *ir.Child) {
 			p.childError(ctx, c, fmt.Errorf("%s: two items of collection %q render %s: the list holds that item twice (listType=set, or listType=map with a key, in the schema refuses duplicates), or metadata.name does not use the iterator (put it there)", c.Pos, c.ID, key))
 			return
 		}
+		if p.taken(ctx, c, key) {
+			return
+		}
 		wanted[key] = true
 		var current *unstructured.Unstructured
 		for _, obj := range p.observed[c.ID] {

@@ -7,7 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/ir"
@@ -55,7 +57,7 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	case p.createdFor(existing):
 		return existing, true
 	}
-	conflict := &ConflictError{Object: keyOf(existing).String(), Owner: describeOwner(existing)}
+	conflict := &ConflictError{Object: keyOf(existing).String(), Owner: describeOwner(existing, p.cr)}
 	err = fmt.Errorf("child %q: %w", c.ID, conflict)
 	p.keep[c.ID] = true
 	p.failed[c.ID] = true
@@ -90,11 +92,15 @@ func (p *pass) ensure(ctx context.Context, c *ir.Child, desired, current *unstru
 	return p.apply(ctx, c, desired)
 }
 
-// describeOwner says who an object belongs to, from its metadata: a
-// controller's owner reference, another custom resource's inventory, or
+// describeOwner says who an object belongs to, from its metadata: cr
+// itself by an owner reference left on a child whose labels were removed,
+// a controller's owner reference, another custom resource's inventory, or
 // the manager that created it.
-func describeOwner(obj *unstructured.Unstructured) string {
+func describeOwner(obj, cr *unstructured.Unstructured) string {
 	for _, ref := range obj.GetOwnerReferences() {
+		if ref.UID == cr.GetUID() {
+			return fmt.Sprintf("it names this %s as its owner, but lacks the labels Inrun gives its children (%s, %s): they were removed by hand; put them back, or delete the object to have it created again", cr.GetKind(), LabelOwnerUID, LabelBlueprint)
+		}
 		if ref.Controller != nil && *ref.Controller {
 			return fmt.Sprintf("it is controlled by %s %s", ref.Kind, ref.Name)
 		}
@@ -106,8 +112,81 @@ func describeOwner(obj *unstructured.Unstructured) string {
 		ref := obj.GetOwnerReferences()[0]
 		return fmt.Sprintf("it is owned by %s %s", ref.Kind, ref.Name)
 	}
-	if mf := obj.GetManagedFields(); len(mf) > 0 && mf[0].Manager != "" {
-		return fmt.Sprintf("it was created by %s, with no owner", mf[0].Manager)
+	if w := writer(obj.GetManagedFields()); w != "" {
+		return fmt.Sprintf("it was created by %s, with no owner", w)
 	}
 	return "it has no owner: someone created it by hand"
+}
+
+// writer is the first manager that wrote an object's own fields, not its
+// status: the one that made it, as far as the API server tells (the
+// Deployment controller writes a Deployment's status, not the
+// Deployment).
+func writer(managed []metav1.ManagedFieldsEntry) string {
+	var oldest *metav1.ManagedFieldsEntry
+	for i, mf := range managed {
+		if mf.Subresource != "" || mf.Manager == "" {
+			continue
+		}
+		if oldest == nil || (mf.Time != nil && oldest.Time != nil && mf.Time.Before(oldest.Time)) {
+			oldest = &managed[i]
+		}
+	}
+	if oldest == nil {
+		return ""
+	}
+	return oldest.Manager
+}
+
+// NotWrittenError says an object carries a custom resource's inventory
+// labels but was never written by Inrun: someone copied the labels onto
+// an object of their own (kubectl get -o yaml of a child, a new name,
+// kubectl create). Inrun leaves it as it is.
+type NotWrittenError struct {
+	// Object names it, as "Kind namespace/name".
+	Object string
+	// Creator says who wrote it, as far as its managed fields tell.
+	Creator string
+}
+
+func (e *NotWrittenError) Error() string {
+	return fmt.Sprintf("%s carries this custom resource's labels, but Inrun never wrote it (%s): left as it is; remove the labels %s and %s from it to say it is not a child", e.Object, e.Creator, LabelOwnerUID, LabelChild)
+}
+
+// ReasonLeftAlone is the reason of the Warning Event recorded for an
+// object Inrun would have deleted, had it written it.
+const ReasonLeftAlone = "NotInrunsObject"
+
+// wroteIt returns a *NotWrittenError unless Inrun wrote obj: the managed
+// fields of the object, as the API server has it, name the field owner
+// Inrun writes with. Labels prove nothing on their own; the API server
+// records every writer. The caches keep no managed fields, so the API
+// server is asked, for the object's metadata only; only an object about
+// to be deleted is checked.
+func (p *pass) wroteIt(ctx context.Context, obj *unstructured.Unstructured) error {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := p.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return err
+	}
+	if live.UID != obj.GetUID() {
+		// Another object under its name: the observed one is gone.
+		return apierrors.NewNotFound(schema.GroupResource{Group: obj.GroupVersionKind().Group, Resource: obj.GetKind()}, obj.GetName())
+	}
+	for _, mf := range live.ManagedFields {
+		if mf.Manager == p.opts.FieldOwner {
+			return nil
+		}
+	}
+	creator := "no writer is recorded"
+	if w := writer(live.ManagedFields); w != "" {
+		creator = "written by " + w
+	}
+	return &NotWrittenError{Object: keyOf(obj).String(), Creator: creator}
+}
+
+// leftAlone reports an object Inrun would have deleted had it written it.
+func (p *pass) leftAlone(obj *unstructured.Unstructured, err *NotWrittenError) {
+	p.rep.LeftAlone = append(p.rep.LeftAlone, err.Object)
+	p.opts.Recorder.Eventf(p.cr, obj, corev1.EventTypeWarning, ReasonLeftAlone, "Delete", "%v", err)
 }

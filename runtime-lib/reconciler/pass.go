@@ -102,6 +102,61 @@ func (k objectKey) String() string {
 	return k.gvk.Kind + " " + k.namespace + "/" + k.name
 }
 
+// identityKey is an object's kind, namespace and name: what stays the
+// same when its apiVersion moves to another version.
+type identityKey struct {
+	gk              schema.GroupKind
+	namespace, name string
+}
+
+func identityOf(u *unstructured.Unstructured) identityKey {
+	return identityKey{gk: u.GroupVersionKind().GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}
+}
+
+// taken reports, as c's error, that another child already has the object
+// key names this pass: two children of one name would overwrite each
+// other on every pass. The first in order keeps it.
+func (p *pass) taken(ctx context.Context, c *ir.Child, key objectKey) bool {
+	want := identityKey{gk: key.gvk.GroupKind(), namespace: key.namespace, name: key.name}
+	other := ""
+	for id, k := range p.wanted {
+		if id != c.ID && (identityKey{gk: k.gvk.GroupKind(), namespace: k.namespace, name: k.name}) == want {
+			other = id
+		}
+	}
+	for id, items := range p.wantedItems {
+		for k := range items {
+			if id != c.ID && (identityKey{gk: k.gvk.GroupKind(), namespace: k.namespace, name: k.name}) == want {
+				other = id
+			}
+		}
+	}
+	if other == "" {
+		return false
+	}
+	p.childError(ctx, c, fmt.Errorf("%s is child %q's already: two children cannot be one object; give each its own metadata.name, or make their includeWhen exclusive", key, strings.TrimPrefix(other, remotePrefix)))
+	p.keep[c.ID] = true
+	return true
+}
+
+// wantedAnywhere returns the identities of every object a child has this
+// pass, whatever the child.
+func (p *pass) wantedAnywhere() map[identityKey]bool {
+	out := map[identityKey]bool{}
+	add := func(k objectKey) {
+		out[identityKey{gk: k.gvk.GroupKind(), namespace: k.namespace, name: k.name}] = true
+	}
+	for _, k := range p.wanted {
+		add(k)
+	}
+	for _, items := range p.wantedItems {
+		for k := range items {
+			add(k)
+		}
+	}
+	return out
+}
+
 // observe lists this custom resource's children by their inventory labels.
 func (p *pass) observe(ctx context.Context) error {
 	p.live = map[string]*unstructured.Unstructured{}
@@ -329,6 +384,9 @@ func (p *pass) children(ctx context.Context) {
 			continue
 		}
 		key := keyOf(desired)
+		if p.taken(ctx, c, key) {
+			continue
+		}
 		p.wanted[c.ID] = key
 		var current *unstructured.Unstructured
 		for _, obj := range p.observed[c.ID] {
@@ -757,6 +815,7 @@ func (p *pass) addFinalizer(ctx context.Context) error {
 // turned false, a template removed, or a name that changed. Children that
 // failed or wait this pass are kept.
 func (p *pass) prune(ctx context.Context) {
+	wanted := p.wantedAnywhere()
 	for id, objs := range p.observed {
 		if p.keep[id] {
 			continue
@@ -768,6 +827,11 @@ func (p *pass) prune(ctx context.Context) {
 			switch {
 			case collection && items[keyOf(obj)]:
 				continue // still one of the collection's items
+			case wanted[identityOf(obj)]:
+				// Another child has it now: an id renamed, an object a
+				// reconciler returns under another id. Deleting it would
+				// take down what the pass just applied.
+				continue
 			case collection: // its item went away
 			case rendered && keyOf(obj) == want:
 				continue // still wanted
@@ -777,7 +841,13 @@ func (p *pass) prune(ctx context.Context) {
 			default:
 				continue
 			}
-			if err := p.delete(ctx, obj); err != nil {
+			err := p.delete(ctx, obj)
+			var notOurs *NotWrittenError
+			if errors.As(err, &notOurs) {
+				p.leftAlone(obj, notOurs)
+				continue
+			}
+			if err != nil {
 				err = fmt.Errorf("pruning %s: %w", keyOf(obj), err)
 				p.rep.Errors = append(p.rep.Errors, err)
 				p.opts.Recorder.Eventf(p.cr, obj, corev1.EventTypeWarning, "PruneFailed", "Delete", "%v", err)
@@ -794,12 +864,20 @@ func (p *pass) prune(ctx context.Context) {
 }
 
 // delete deletes a child. Only objects listed by this custom resource's
-// inventory reach it; the check makes that a promise, not a property of
-// the callers. The UID precondition makes sure the object deleted is the
-// one observed, not another created since under its name.
+// inventory reach it, and only those Inrun wrote are deleted (written):
+// the checks make that a promise, not a property of the callers. The UID
+// precondition makes sure the object deleted is the one observed, not
+// another created since under its name. An object that carries the
+// inventory without Inrun having written it is a *NotWrittenError.
 func (p *pass) delete(ctx context.Context, obj *unstructured.Unstructured) error {
 	if !p.createdFor(obj) {
 		return fmt.Errorf("refusing to delete %s: it was not created for this custom resource", keyOf(obj))
+	}
+	if err := p.wroteIt(ctx, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
 	}
 	uid := obj.GetUID()
 	err := p.opts.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})

@@ -300,6 +300,9 @@ type Report struct {
 	Created []string
 	Applied []string
 	Pruned  []string
+	// LeftAlone lists the objects prune or cleanup would have deleted
+	// that carry the inventory labels but that Inrun never wrote.
+	LeftAlone []string
 	// Pending are children not rendered yet, with what they wait for.
 	Pending map[string]string
 	// Errors are the problems found: failed expressions, refused writes.
@@ -421,7 +424,13 @@ func (r *Reconciler) finalize(ctx context.Context, cr *unstructured.Unstructured
 			if p.ownedByGC(obj) {
 				continue
 			}
-			if err := p.delete(ctx, obj); err != nil {
+			err := p.delete(ctx, obj)
+			var notOurs *NotWrittenError
+			if errors.As(err, &notOurs) {
+				p.leftAlone(obj, notOurs)
+				continue // not Inrun's to delete, nor to wait for
+			}
+			if err != nil {
 				return r.fail(ctx, cr, rep, "CleanupFailed", err)
 			}
 			remaining++

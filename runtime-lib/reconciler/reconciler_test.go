@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +45,9 @@ func fixtureOf(t *testing.T, path string, opts reconciler.Options, cr map[string
 	}
 	f := &fixture{t: t, bp: bp, store: simulate.NewStore(bp)}
 	opts.Client = f.store
+	if opts.Recorder == nil {
+		opts.Recorder = f.store
+	}
 	if f.rec, err = reconciler.New(bp, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -565,5 +570,166 @@ func TestDeprecationChangesWhileRunning(t *testing.T) {
 	f.sync()
 	if cond := condition(f.get(), reconciler.ConditionDeprecated); cond != nil {
 		t.Errorf("no longer deprecated, Deprecated = %v", cond)
+	}
+}
+
+// TestLabelsCopiedOntoAnObjectAreNotOwnership has someone copy a child's
+// labels onto ConfigMaps of their own (kubectl get -o yaml, a new name,
+// kubectl create): prune and cleanup leave them as they are, with a
+// Warning, and delete the children Inrun wrote.
+func TestLabelsCopiedOntoAnObjectAreNotOwnership(t *testing.T) {
+	f := newFixture(t, spec())
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var impostors []*unstructured.Unstructured
+	for _, c := range []struct{ ns, name, id string }{{"shop", "my-settings", "service"}, {"elsewhere", "my-copy", "copy"}} {
+		child := f.object(configMapGVK, "elsewhere", "web-copy")
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(configMapGVK)
+		obj.SetNamespace(c.ns)
+		obj.SetName(c.name)
+		labels := child.GetLabels()
+		labels[reconciler.LabelChild] = c.id
+		obj.SetLabels(labels)
+		obj.SetAnnotations(child.GetAnnotations())
+		if err := f.store.Create(ctx, obj, client.FieldOwner("kubectl-create")); err != nil {
+			t.Fatal(err)
+		}
+		impostors = append(impostors, obj)
+	}
+
+	// The service's includeWhen turns false: prune deletes the Service,
+	// not the ConfigMap that says it is the service child.
+	f.patchSpec("expose", false)
+	rep := f.sync()
+	if f.object(serviceGVK, "shop", "web") != nil {
+		t.Error("the Service Inrun wrote was not pruned")
+	}
+	if f.object(configMapGVK, "shop", "my-settings") == nil {
+		t.Fatal("prune deleted a ConfigMap Inrun never wrote")
+	}
+	// The copy child's name is not my-copy: that ConfigMap is a prune
+	// candidate too.
+	if got := fmt.Sprint(rep.LeftAlone); got != "[ConfigMap shop/my-settings ConfigMap elsewhere/my-copy]" && got != "[ConfigMap elsewhere/my-copy ConfigMap shop/my-settings]" {
+		t.Errorf("left alone %v; want both ConfigMaps", rep.LeftAlone)
+	}
+	if got := fmt.Sprint(f.store.Events(f.bp.Resource.GroupVersionKind, client.ObjectKeyFromObject(f.cr), 0)); !strings.Contains(got, "never wrote it (written by kubectl-create)") {
+		t.Errorf("no Warning names the writer: %s", got)
+	}
+
+	// Deleting the custom resource deletes the cross-namespace copy Inrun
+	// wrote, not the one someone made, and is not held up by it.
+	live := f.get()
+	if err := f.store.Delete(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3 && f.object(f.bp.Resource.GroupVersionKind, "shop", "web") != nil; i++ {
+		f.sync()
+	}
+	if f.object(configMapGVK, "elsewhere", "web-copy") != nil {
+		t.Error("cleanup left the child Inrun wrote in another namespace")
+	}
+	for _, o := range impostors {
+		if f.object(configMapGVK, o.GetNamespace(), o.GetName()) == nil {
+			t.Errorf("ConfigMap %s/%s, which Inrun never wrote, was deleted", o.GetNamespace(), o.GetName())
+		}
+	}
+	if cr := f.object(f.bp.Resource.GroupVersionKind, "shop", "web"); cr != nil {
+		t.Errorf("the custom resource is still there, finalizers %v; an object Inrun did not write must not hold it", cr.GetFinalizers())
+	}
+}
+
+// TestRenamedChildIsNotPruned gives a child a new id under the same name:
+// the object is the new child's, and not deleted as the old one's.
+func TestRenamedChildIsNotPruned(t *testing.T) {
+	f := newFixture(t, spec())
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	uid := f.object(deploymentGVK, "shop", "web").GetUID()
+	src, err := os.ReadFile("testdata/blueprint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := strings.Replace(string(src), "  - id: deployment\n", "  - id: web\n", 1)
+	renamed = strings.ReplaceAll(renamed, "deployment.status", "web.status")
+	path := filepath.Join(t.TempDir(), "blueprint.yaml")
+	for name, data := range map[string]string{path: renamed, filepath.Join(filepath.Dir(path), "crd.yaml"): mustRead(t, "testdata/crd.yaml")} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bp, err := compiler.CompileFile(path, compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.rec, err = reconciler.New(bp, reconciler.Options{Client: f.store}); err != nil {
+		t.Fatal(err)
+	}
+	rep := f.sync()
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := f.object(deploymentGVK, "shop", "web")
+	if d == nil || d.GetUID() != uid {
+		t.Fatalf("the Deployment was deleted (pruned %v); want it kept, with UID %s", rep.Pruned, uid)
+	}
+	if id := d.GetLabels()[reconciler.LabelChild]; id != "web" {
+		t.Errorf("child label %q, want the new id web", id)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestTwoChildrenOneObject has two children whose names, written
+// differently, come out the same: the first keeps the object, the second
+// fails the pass, saying so; nothing is written back and forth.
+func TestTwoChildrenOneObject(t *testing.T) {
+	dir := t.TempDir()
+	bp := `apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: twice}
+crd: {file: crd.yaml}
+onReconcile:
+  - id: first
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${self.metadata.name}-cfg"}
+      data: {v: one}
+  - id: second
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: '${self.metadata.name + "-cfg"}'}
+      data: {v: two}
+`
+	for name, data := range map[string]string{"blueprint.yaml": bp, "crd.yaml": mustRead(t, "testdata/crd.yaml")} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := fixtureOf(t, filepath.Join(dir, "blueprint.yaml"), reconciler.Options{}, website(spec()))
+	rep := f.sync()
+	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), `ConfigMap shop/web-cfg is child "first"'s already`) {
+		t.Fatalf("errors %v; want the second child refused", err)
+	}
+	cm := f.object(configMapGVK, "shop", "web-cfg")
+	if v, _, _ := unstructured.NestedString(cm.Object, "data", "v"); v != "one" || cm.GetLabels()[reconciler.LabelChild] != "first" {
+		t.Errorf("the ConfigMap holds %q for child %q; want the first child's", v, cm.GetLabels()[reconciler.LabelChild])
+	}
+	before := f.store.Writes()
+	f.sync()
+	if n := f.store.Writes() - before; n > 1 {
+		t.Errorf("a second pass wrote %d times; the two children must not take the object in turns", n)
 	}
 }

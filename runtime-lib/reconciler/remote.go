@@ -94,6 +94,17 @@ func wireObject(obj *unstructured.Unstructured) map[string]any {
 	return o.Object
 }
 
+// remoteChildrenStay keeps the reconciler's children as they are this
+// pass: neither written nor pruned, and still its children.
+func (p *pass) remoteChildrenStay() {
+	for label, objs := range p.observed {
+		if strings.HasPrefix(label, remotePrefix) {
+			p.keep[label] = true
+			p.wanted[label] = keyOf(objs[0])
+		}
+	}
+}
+
 // remote calls the remote reconciler and applies its Result: resources
 // with server-side apply, the rest for status. A failed call or a refused
 // Result changes nothing: every remote child is kept.
@@ -116,12 +127,7 @@ func (p *pass) remote(ctx context.Context) {
 		case p.wf.finished():
 			// A finished workflow calls nothing: its children and the
 			// reconciler's status stay as the last step left them.
-			keepAll()
-			for label, objs := range p.observed {
-				if strings.HasPrefix(label, remotePrefix) {
-					p.wanted[label] = keyOf(objs[0]) // still the workflow's children
-				}
-			}
+			p.remoteChildrenStay()
 			p.expire(ctx)
 			return
 		case p.deadline(ctx):
@@ -167,6 +173,11 @@ func (p *pass) remote(ctx context.Context) {
 		return
 	}
 	p.remoteState = remoteState{called: true, status: res.Status, conditions: res.Conditions}
+	if res.Resources == nil {
+		// A Result without resources says nothing of the children: an
+		// error path that forgot them must not delete them. [] does.
+		p.remoteChildrenStay()
+	}
 	for _, r := range res.Resources {
 		p.applyRemote(ctx, r)
 	}
@@ -259,6 +270,9 @@ func (p *pass) applyRemote(ctx context.Context, res sdk.Resource) {
 		return
 	}
 	key := keyOf(desired)
+	if p.taken(ctx, c, key) {
+		return
+	}
 	p.wanted[label] = key
 	if !p.canOwn(desired) && !controllerutil.ContainsFinalizer(p.cr, Finalizer) {
 		if err := p.addFinalizer(ctx); err != nil {

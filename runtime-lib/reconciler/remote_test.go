@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
@@ -29,6 +30,9 @@ type webapp struct {
 	finalizing atomic.Int32
 	done       bool
 	conditions []sdk.Condition
+	// bare answers with a Result whose resources are this: nil leaves
+	// them out.
+	bare *[]sdk.Resource
 }
 
 func (w *webapp) reconcile(_ context.Context, req *sdk.Request) (*sdk.Result, error) {
@@ -40,6 +44,9 @@ func (w *webapp) reconcile(_ context.Context, req *sdk.Request) (*sdk.Result, er
 	}
 	if w.fail != nil {
 		return nil, w.fail
+	}
+	if w.bare != nil {
+		return &sdk.Result{Resources: *w.bare}, nil
 	}
 	name, _, _ := unstructured.NestedString(req.Object, "metadata", "name")
 	deploy := map[string]any{
@@ -413,5 +420,33 @@ func TestRemoteConflictAsksAgain(t *testing.T) {
 	}
 	if cond := condition(f.get(), reconciler.ConditionDegraded); cond["status"] != "False" {
 		t.Errorf("Degraded = %v after the fixed reconciler answered", cond)
+	}
+}
+
+// TestRemoteResultWithoutResourcesKeepsChildren: a Result that leaves
+// resources out, as an error path that forgets them does, says nothing of
+// the children, which stay; resources: [] deletes them.
+func TestRemoteResultWithoutResourcesKeepsChildren(t *testing.T) {
+	f := newRemoteFixture(t)
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		resources []sdk.Resource
+		kept      bool
+	}{{nil, true}, {[]sdk.Resource{}, false}} {
+		f.app.mu.Lock()
+		f.app.bare = &tc.resources
+		f.app.mu.Unlock()
+		f.patchSpec("replicas", int64(len(tc.resources)+3)) // a new request
+		rep := f.sync()
+		if err := rep.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, gvk := range []schema.GroupVersionKind{deploymentGVK, serviceGVK} {
+			if kept := f.object(gvk, "shop", "app") != nil; kept != tc.kept {
+				t.Errorf("resources %#v: %s kept %v, want %v (pruned %v)", tc.resources, gvk.Kind, kept, tc.kept, rep.Pruned)
+			}
+		}
 	}
 }
