@@ -294,7 +294,7 @@ request.`,
 	}
 	create.Flags().StringVar(&name, "name", "", "whose token it is, such as ci or alice: intents it makes are labelled with it (required)")
 	create.Flags().StringSliceVar(&scopes, "scope", nil, "a scope the token carries; repeat for more (required)")
-	create.Flags().DurationVar(&ttl, "ttl", 0, "expire the token this long after now, such as 720h (default: never)")
+	create.Flags().DurationVar(&ttl, "ttl", 0, "expire the token this long after now, such as 720h (default, or 0: never); a rotation gives the new token as long")
 	_ = create.MarkFlagRequired("name")
 	_ = create.MarkFlagRequired("scope")
 
@@ -312,14 +312,17 @@ request.`,
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tNAME\tSCOPES\tSTATE\tCREATED\tEXPIRES")
+			fmt.Fprintln(w, "ID\tNAME\tSCOPES\tSTATE\tCREATED\tEXPIRES\tROTATED TO")
 			now := time.Now()
 			for _, i := range infos {
-				exp := "never"
+				exp, to := "never", "-"
 				if i.Expires != nil {
 					exp = i.Expires.Format(time.RFC3339)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", i.ID, i.Name, strings.Join(i.Scopes, ","), i.State(now), i.Created.Format(time.RFC3339), exp)
+				if i.RotatedTo != "" {
+					to = i.RotatedTo
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i.ID, i.Name, strings.Join(i.Scopes, ","), i.State(now), i.Created.Format(time.RFC3339), exp, to)
 			}
 			return w.Flush()
 		},

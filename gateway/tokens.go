@@ -47,6 +47,8 @@ const (
 	keyExpires                   = "expires"
 	keyCreated                   = "created"
 	keyRevoked                   = "revoked"
+	keyLifetime                  = "lifetime"
+	keyRotatedTo                 = "rotated-to"
 	tokenPre                     = "inrun_"
 )
 
@@ -61,6 +63,11 @@ type TokenInfo struct {
 	Created time.Time  `json:"created"`
 	Expires *time.Time `json:"expires,omitempty"`
 	Revoked *time.Time `json:"revoked,omitempty"`
+	// Lifetime is the --ttl it was made with, zero for none: what a
+	// rotation gives its successor, whatever the grace did to Expires.
+	Lifetime time.Duration `json:"lifetime,omitempty"`
+	// RotatedTo is the id of the token it was rotated into.
+	RotatedTo string `json:"rotatedTo,omitempty"`
 }
 
 // State says whether the token is active, expired or revoked at now.
@@ -122,6 +129,9 @@ func (t *Tokens) Create(ctx context.Context, opts CreateOptions) (string, *Token
 	if len(opts.Scopes) == 0 {
 		return "", nil, errors.New("give the token at least one scope (--scope): the Blueprints' serve.tokens grant verbs to scopes")
 	}
+	if opts.TTL < 0 {
+		return "", nil, fmt.Errorf("--ttl %s is negative: give how long the token lives, such as 720h, or leave it out for a token that never expires", opts.TTL)
+	}
 	for _, s := range opts.Scopes {
 		if !scopeNameRE.MatchString(s) {
 			return "", nil, fmt.Errorf("scope %q: use lower-case letters, digits and '-', as in deploy", s)
@@ -137,6 +147,7 @@ func (t *Tokens) Create(ctx context.Context, opts CreateOptions) (string, *Token
 	if opts.TTL > 0 {
 		exp := now.Add(opts.TTL)
 		info.Expires = &exp
+		info.Lifetime = opts.TTL
 	}
 	for range 5 {
 		info.ID = randomID(10)
@@ -197,18 +208,24 @@ func (t *Tokens) Rotate(ctx context.Context, id string, grace time.Duration) (st
 	if err != nil {
 		return "", nil, err
 	}
-	if old.State(t.now()) == "revoked" {
+	switch {
+	case old.State(t.now()) == "revoked":
 		return "", nil, fmt.Errorf("token %s is revoked; create a new one instead", id)
+	case old.RotatedTo != "":
+		return "", nil, fmt.Errorf("token %s was rotated already, into %s: rotate %s instead", id, old.RotatedTo, old.RotatedTo)
+	case old.State(t.now()) == "expired":
+		return "", nil, fmt.Errorf("token %s expired at %s; create a new one instead: inrun serve token create --name %s", id, old.Expires.Format(time.RFC3339), old.Name)
 	}
-	opts := CreateOptions{Name: old.Name, Scopes: old.Scopes}
-	if old.Expires != nil {
-		opts.TTL = old.Expires.Sub(old.Created)
+	opts := CreateOptions{Name: old.Name, Scopes: old.Scopes, TTL: old.Lifetime}
+	if old.Lifetime == 0 && old.Expires != nil {
+		opts.TTL = old.Expires.Sub(old.Created) // made before the lifetime was kept
 	}
 	tok, info, err := t.Create(ctx, opts)
 	if err != nil {
 		return "", nil, err
 	}
 	_, err = t.update(ctx, id, func(i *TokenInfo) {
+		i.RotatedTo = info.ID
 		if grace <= 0 {
 			now := t.now()
 			i.Revoked = &now
@@ -326,6 +343,12 @@ func encodeInfo(i *TokenInfo) map[string]string {
 	if i.Revoked != nil {
 		m[keyRevoked] = i.Revoked.UTC().Format(time.RFC3339)
 	}
+	if i.Lifetime > 0 {
+		m[keyLifetime] = i.Lifetime.String()
+	}
+	if i.RotatedTo != "" {
+		m[keyRotatedTo] = i.RotatedTo
+	}
 	return m
 }
 
@@ -355,6 +378,12 @@ func decodeInfo(sec *corev1.Secret) (*TokenInfo, error) {
 			*f.to = &ts
 		}
 	}
+	if s := d(keyLifetime); s != "" {
+		if info.Lifetime, err = time.ParseDuration(s); err != nil {
+			return nil, fmt.Errorf("%s: %w", keyLifetime, err)
+		}
+	}
+	info.RotatedTo = d(keyRotatedTo)
 	return info, nil
 }
 
