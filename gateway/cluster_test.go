@@ -350,9 +350,14 @@ func TestIntentLifecycle(t *testing.T) {
 	}
 
 	// Delete it, and wait until it is gone.
-	r = e.do(t, "DELETE", "/v1/targets/app/intents/myorg-payments-api?environment=staging&wait=90s", tok, nil)
+	r = e.do(t, "DELETE", "/v1/targets/app/intents/myorg-payments-api?environment=staging&wait=90s", tok, nil, "Idempotency-Key", `"delete-1"`)
 	if r.status != 200 || get(r.body, "state") != "deleted" {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	// The retry of a delete that waits otherwise is the same request.
+	r = e.do(t, "DELETE", "/v1/targets/app/intents/myorg-payments-api?environment=staging&wait=1s", tok, nil, "Idempotency-Key", `"delete-1"`)
+	if r.status != 200 || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("the retry with another wait: %d %s; want the first answer replayed", r.status, r.raw)
 	}
 	if e.app(t, "apps-staging", "myorg-payments-api") != nil {
 		t.Error("the App is still there")

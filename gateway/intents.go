@@ -433,7 +433,13 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request, req *request) (i
 			return 0, p
 		}
 		var replay *Replay
-		rec, replay, p = s.records.Begin(ctx, req.caller.Name, key, Fingerprint(r.Method, t.Name(), r.PathValue("name"), r.URL.Query().Encode()), r.PathValue("name"))
+		// How long the caller waits is not the request: a retry with
+		// another ?wait= is the same delete.
+		env := ""
+		if field := t.Serve.Namespace.From; field != "" {
+			env = r.URL.Query().Get(field)
+		}
+		rec, replay, p = s.records.Begin(ctx, req.caller.Name, key, Fingerprint(r.Method, t.Name(), r.PathValue("name"), env), r.PathValue("name"))
 		if p != nil {
 			return 0, p
 		}
