@@ -311,10 +311,14 @@ restored custom resource keeps the edited value, unless --force names it.
 			case len(res.Failed) > 0:
 				return fmt.Errorf("%d objects were not restored; run inrun rollback again", len(res.Failed))
 			}
+			left := 0
 			for _, d := range res.Drift {
 				if !d.Forced {
-					return &exitError{code: 2, err: fmt.Errorf("drift left in place: %d fields were edited after the migration (listed above); pass --force <namespace/name> to restore an object's fields all the same", len(res.Drift))}
+					left++
 				}
+			}
+			if left > 0 {
+				return &exitError{code: 2, err: fmt.Errorf("drift left in place: %d fields were edited after the migration (listed above); pass --force <namespace/name> to restore an object's fields all the same", left)}
 			}
 			return nil
 		},

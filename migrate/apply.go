@@ -30,9 +30,10 @@ type Result struct {
 	Failed []error
 }
 
-// ErrRefused is returned, wrapped, by Apply when its plan drops values no
-// field acknowledges; nothing is written.
-var ErrRefused = errors.New("the migration would drop values")
+// ErrRefused is returned, wrapped, by Apply when its plan is refused: it
+// drops values no field acknowledges, or (a kind move) objects are in the
+// way; nothing is written.
+var ErrRefused = errors.New("the migration was refused")
 
 // Apply moves every object the plan finds: for each, a snapshot, its
 // ledger entry, then the update with the marker, in that order. It returns
@@ -52,7 +53,7 @@ func (m *Migration) Apply(ctx context.Context, opts Options) (*Plan, *Result, er
 				lines = append(lines, fmt.Sprintf("%s: %s %s would be dropped, %s holds %s", l.Object, l.From, Show(l.Dropped, true), m.to(l.Field), Show(l.Kept, true)))
 			}
 		}
-		return p, nil, fmt.Errorf("%w; nothing was written:\n  %s\nmake the values agree, or add acceptLoss: true to the field's migrate section (the snapshots keep the dropped values for rollback)", ErrRefused, strings.Join(lines, "\n  "))
+		return p, nil, fmt.Errorf("%w: it would drop values; nothing was written:\n  %s\nmake the values agree, or add acceptLoss: true to the field's migrate section (the snapshots keep the dropped values for rollback)", ErrRefused, strings.Join(lines, "\n  "))
 	}
 	s := &store{c: opts.Client, ns: opts.Namespace, id: m.ID}
 	if len(p.todo) == 0 {
@@ -89,7 +90,7 @@ func (m *Migration) Apply(ctx context.Context, opts Options) (*Plan, *Result, er
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return p, res, fmt.Errorf("apply stopped after %d of %d objects: %w; run it again to finish (moved objects are skipped)", done, len(p.todo), err)
+		return p, res, fmt.Errorf("apply stopped (%w) with %d of %d objects moved; run it again to finish (moved objects are skipped)", err, res.Moved, len(p.todo))
 	}
 	return p, res, nil
 }

@@ -84,8 +84,9 @@ func TestKindPlanScope(t *testing.T) {
 	if p.Objects != 6 || p.Selected != 5 || p.ToMove != 2 || !p.Refused() {
 		t.Errorf("plan: %d objects, %d selected, %d to move, refused %v", p.Objects, p.Selected, p.ToMove, p.Refused())
 	}
-	if _, _, err := k.Apply(context.Background(), migrate.Options{Client: c}); err == nil || !strings.Contains(err.Error(), "nothing was written") {
-		t.Fatalf("apply: %v", err)
+	_, _, err = k.Apply(context.Background(), migrate.Options{Client: c})
+	if err == nil || !strings.Contains(err.Error(), "the migration was refused: objects are in the way; nothing was written") || strings.Contains(err.Error(), "acceptLoss") {
+		t.Fatalf("apply: %v; want objects in the way, and no word of acceptLoss, which drops no conflict", err)
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetAPIVersion("v1")

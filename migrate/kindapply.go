@@ -259,15 +259,25 @@ func (k *KindMove) Apply(ctx context.Context, opts Options) (*KindPlan, *KindRes
 		return nil, nil, err
 	}
 	if p.Refused() {
-		var lines []string
+		var lines, why, fixes []string
 		lines = append(lines, p.Conflicts...)
 		lines = append(lines, p.Errors...)
-		if !k.AcceptLoss {
+		if len(p.Conflicts) > 0 {
+			why = append(why, "objects are in the way")
+			fixes = append(fixes, "rename or remove the objects in the way, or leave their custom resources out of migrate.selection")
+		}
+		if len(p.Errors) > 0 {
+			why = append(why, "objects cannot be moved")
+			fixes = append(fixes, "fix what each says")
+		}
+		if !k.AcceptLoss && len(p.Losses) > 0 {
 			for _, l := range p.Losses {
 				lines = append(lines, fmt.Sprintf("%s: %s %s would be dropped: %s has no such field", l.Object, l.Path, l.Value, k.To.Kind))
 			}
+			why = append(why, "it would drop values")
+			fixes = append(fixes, "add acceptLoss: true to the migrate section (the snapshots keep the dropped values for rollback)")
 		}
-		return p, nil, fmt.Errorf("%w; nothing was written:\n  %s\nrename or remove the objects in the way, fix the selection, or add acceptLoss: true to the migrate section (the snapshots keep the dropped values for rollback)", ErrRefused, strings.Join(lines, "\n  "))
+		return p, nil, fmt.Errorf("%w: %s; nothing was written:\n  %s\n%s", ErrRefused, strings.Join(why, ", "), strings.Join(lines, "\n  "), strings.Join(fixes, "; "))
 	}
 	res := &KindResult{}
 	if len(p.todo) == 0 {
@@ -304,7 +314,7 @@ func (k *KindMove) Apply(ctx context.Context, opts Options) (*KindPlan, *KindRes
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return p, res, fmt.Errorf("apply stopped after %d of %d objects: %w; run it again to finish (moves begun are finished, none is done twice)", done, len(p.todo), err)
+		return p, res, fmt.Errorf("apply stopped (%w) with %d of %d objects moved; run it again to finish (moves begun are finished, none is done twice)", err, res.Moved, len(p.todo))
 	}
 	return p, res, nil
 }

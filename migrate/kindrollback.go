@@ -101,7 +101,7 @@ func RollbackKind(ctx context.Context, id string, opts RollbackOptions) (*KindMo
 			known = known || e.Object() == f
 		}
 		if !known {
-			return k, nil, fmt.Errorf("--force %s: migration %s moved no object of that name; nothing was written", f, id)
+			return k, nil, fmt.Errorf("--force %s: migration %s moved no object of that name; nothing was written%s", f, id, namespaceHint(f))
 		}
 		force[f] = true
 	}

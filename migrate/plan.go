@@ -241,7 +241,7 @@ func (m *Migration) checkCRD(ctx context.Context, c client.Client) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("the installed CRD %s has no %s: the API server prunes values there before they could move; install the CRD that serves both the old and the new paths (the Blueprint's) first, then plan again", name, strings.Join(missing, ", "))
+		return fmt.Errorf("the installed CRD %s has no %s: the API server prunes values there before they could move; install the CRD that serves both the old and the new paths (the Blueprint's) first, then plan again; or, if inrun clean ended this migration and dropped them, remove the field's migrate section from the Blueprint", name, strings.Join(missing, ", "))
 	}
 	return nil
 }

@@ -117,7 +117,7 @@ func Rollback(ctx context.Context, id string, opts RollbackOptions) (*Migration,
 			known = known || e.Object() == f
 		}
 		if !known {
-			return m, nil, fmt.Errorf("--force %s: migration %s moved no object of that name; nothing was written", f, id)
+			return m, nil, fmt.Errorf("--force %s: migration %s moved no object of that name; nothing was written%s", f, id, namespaceHint(f))
 		}
 		force[f] = true
 	}
@@ -249,4 +249,13 @@ func (m *Migration) restoreOne(ctx context.Context, c client.Client, e Entry, be
 // same compares two values that may be absent.
 func same(a any, aok bool, b any, bok bool) bool {
 	return aok == bok && (!aok || equal(a, b))
+}
+
+// namespaceHint says how to name a namespaced object when name has no
+// namespace: --force takes namespace/name.
+func namespaceHint(name string) string {
+	if strings.Contains(name, "/") {
+		return ""
+	}
+	return "; give a namespaced object as namespace/name, such as default/" + name
 }

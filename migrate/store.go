@@ -127,7 +127,7 @@ func (s *store) headData(ctx context.Context) ([]byte, error) {
 	var cm corev1.ConfigMap
 	if err := s.c.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: headName(s.id)}, &cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("no ledger of migration %s in namespace %s (ConfigMap %s): it was never applied there", s.id, s.ns, headName(s.id))
+			return nil, fmt.Errorf("no ledger of migration %s in namespace %s (ConfigMap %s): it was never applied there, or inrun clean ended it (which deletes the ledger and the snapshots: it can no longer be rolled back)", s.id, s.ns, headName(s.id))
 		}
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"io"
 
@@ -34,9 +35,29 @@ type readThroughTarget struct {
 	cache Target
 }
 
+// Fetch reads desc from the cache when the cache holds it whole and
+// intact, else from the registry: a copy damaged on disk costs a fetch,
+// not a refusal of a pattern the registry holds intact.
 func (t *readThroughTarget) Fetch(ctx context.Context, desc ocispec.Descriptor) (io.ReadCloser, error) {
 	if ok, err := t.cache.Exists(ctx, desc); err == nil && ok {
-		return t.cache.Fetch(ctx, desc)
+		if data, ok := t.intact(ctx, desc); ok {
+			return io.NopCloser(bytes.NewReader(data)), nil
+		}
 	}
 	return t.Target.Fetch(ctx, desc)
+}
+
+// intact returns the cache's copy of desc when it has desc's size and
+// digest.
+func (t *readThroughTarget) intact(ctx context.Context, desc ocispec.Descriptor) ([]byte, bool) {
+	rc, err := t.cache.Fetch(ctx, desc)
+	if err != nil {
+		return nil, false
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, desc.Size+1))
+	if err != nil || int64(len(data)) != desc.Size || desc.Digest.Validate() != nil || desc.Digest.Algorithm().FromBytes(data) != desc.Digest {
+		return nil, false
+	}
+	return data, true
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -238,7 +241,8 @@ func TestReadThrough(t *testing.T) {
 	signer, key := newKey(t)
 	push(t, s, "team/website", website(), signer)
 	ctx := context.Background()
-	cache, err := registry.OpenLayout(ctx, t.TempDir(), nil)
+	cacheDir := t.TempDir()
+	cache, err := registry.OpenLayout(ctx, cacheDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,5 +270,30 @@ func TestReadThrough(t *testing.T) {
 	}
 	if warm := blobGets.Load(); warm != 0 {
 		t.Errorf("a warm fetch read %d manifests and blobs by digest from the registry (cold: %d), want 0", warm, cold)
+	}
+
+	// Copies damaged on disk are read from the registry instead.
+	damaged := 0
+	_ = filepath.WalkDir(cacheDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(filepath.Dir(path)) != "sha256" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || len(data) == 0 {
+			return err
+		}
+		data[len(data)/2] ^= 0xff
+		damaged++
+		return os.WriteFile(path, data, 0o644)
+	})
+	if damaged == 0 {
+		t.Fatal("no blob in the cache to damage")
+	}
+	blobGets.Store(0)
+	if f, err = registry.Fetch(ctx, reg, r, registry.FetchOptions{Trusted: []registry.PublicKey{key}}); err != nil || f.Unverified != nil {
+		t.Fatalf("with a damaged cache: %v; want the registry's intact copies", err)
+	}
+	if n := blobGets.Load(); n != cold {
+		t.Errorf("with every blob of the cache damaged, %d were read from the registry; want as many as cold, %d", n, cold)
 	}
 }
