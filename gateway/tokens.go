@@ -40,16 +40,16 @@ const (
 	// LabelToken marks the Secrets that hold tokens.
 	LabelToken = "gateway.inrun.dev/token"
 	// SecretType is the type of a token's Secret.
-	SecretType corev1.SecretType = "inrun.dev/gateway-token"
-	keyHash                      = "sha256"
-	keyName                      = "name"
-	keyScopes                    = "scopes"
-	keyExpires                   = "expires"
-	keyCreated                   = "created"
-	keyRevoked                   = "revoked"
-	keyLifetime                  = "lifetime"
-	keyRotatedTo                 = "rotated-to"
-	tokenPre                     = "inrun_"
+	SecretType   corev1.SecretType = "inrun.dev/gateway-token"
+	keyHash                        = "sha256"
+	keyName                        = "name"
+	keyScopes                      = "scopes"
+	keyExpires                     = "expires"
+	keyCreated                     = "created"
+	keyRevoked                     = "revoked"
+	keyLifetime                    = "lifetime"
+	keyRotatedTo                   = "rotated-to"
+	tokenPre                       = "inrun_"
 )
 
 // TokenInfo describes a token, never its secret.
