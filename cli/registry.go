@@ -273,6 +273,10 @@ in docs/registry.md; plain oras and crane can read and copy patterns.
 			if err := p.Validate(); err != nil {
 				return err
 			}
+			// A version taken is refused before the tests, not after.
+			if err := registry.VersionFree(ctx, r, ref, p); err != nil {
+				return err
+			}
 			fmt.Fprintf(out, "Pattern %s: %s\n", ref, strings.Join(slices.Sorted(maps.Keys(files)), ", "))
 			if d := p.Deprecation; d != nil {
 				fmt.Fprintf(out, "Deprecated %s: %s\n", deprecationScope(d), d)

@@ -40,6 +40,33 @@ type Pushed struct {
 	IndexErr error
 }
 
+// VersionFree returns an error when ref's repository in reg has p's
+// version naming another pattern already, which Push would refuse: a
+// caller checks it before the tests that come before Push.
+func VersionFree(ctx context.Context, reg Registry, ref Reference, p *Pattern) error {
+	pattern, err := Pack(ctx, memory.New(), p)
+	if err != nil {
+		return err
+	}
+	dst, err := reg.Repository(ctx, ref.Repository)
+	if err != nil {
+		return err
+	}
+	return versionFree(ctx, dst, ref, p.Version, pattern)
+}
+
+func versionFree(ctx context.Context, dst Target, ref Reference, version string, pattern ocispec.Descriptor) error {
+	tagged := ref
+	tagged.Reference = version
+	switch old, err := dst.Resolve(ctx, version); {
+	case err == nil && old.Digest != pattern.Digest:
+		return fmt.Errorf("%s already names another pattern (%s); a published version never changes: push this one as a new version", tagged, old.Digest)
+	case err != nil && !errors.Is(err, errdef.ErrNotFound):
+		return fmt.Errorf("reading %s: %w", tagged, err)
+	}
+	return nil
+}
+
 // Push packs p, signs its proof, and pushes both to repository repo of reg,
 // then tags the pattern with its version and updates the index.
 //
@@ -77,11 +104,8 @@ func Push(ctx context.Context, reg Registry, ref Reference, p *Pattern, opts Pus
 	}
 	tagged := ref
 	tagged.Reference = p.Version
-	switch old, err := dst.Resolve(ctx, p.Version); {
-	case err == nil && old.Digest != pattern.Digest:
-		return nil, fmt.Errorf("%s already names another pattern (%s); a published version never changes: push this one as a new version", tagged, old.Digest)
-	case err != nil && !errors.Is(err, errdef.ErrNotFound):
-		return nil, fmt.Errorf("reading %s: %w", tagged, err)
+	if err := versionFree(ctx, dst, ref, p.Version, pattern); err != nil {
+		return nil, err
 	}
 	for _, root := range []ocispec.Descriptor{pattern, proof} {
 		if err := oras.CopyGraph(ctx, mem, dst, root, oras.DefaultCopyGraphOptions); err != nil {

@@ -477,6 +477,13 @@ func TestPushRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "already names another pattern") {
 			t.Errorf("push over a published version = %v, want a refusal", err)
 		}
+		// Said before any test runs, and not of the same pattern again.
+		if err := registry.VersionFree(ctx, reg, ref(t, s, "team/website"), changed); err == nil || !strings.Contains(err.Error(), "already names another pattern") {
+			t.Errorf("VersionFree of another pattern under a published version = %v, want a refusal", err)
+		}
+		if err := registry.VersionFree(ctx, reg, ref(t, s, "team/website"), website()); err != nil {
+			t.Errorf("VersionFree of the published pattern itself = %v", err)
+		}
 
 		bad := website()
 		bad.Files["../escape"] = []byte("x")
