@@ -430,6 +430,8 @@ func (s *Server) waitFor(r *http.Request) (time.Duration, *Problem) {
 		d = time.Duration(n) * time.Second
 	} else if pd, err := time.ParseDuration(v); err == nil && pd >= 0 {
 		d = pd
+	} else if strings.HasPrefix(v, "-") {
+		return 0, problem(http.StatusBadRequest, CodeBadQuery, "write wait=30s, wait=30 (seconds) or wait=true; leave it out not to wait", "wait=%s is negative", v)
 	} else {
 		return 0, problem(http.StatusBadRequest, CodeBadQuery, "write wait=30s, wait=30 (seconds) or wait=true", "wait=%s is not a duration", v)
 	}

@@ -106,7 +106,11 @@ func (t *Target) Validate(body []byte) (Intent, *Problem) {
 		v := raw[k]
 		if k == "target" {
 			if s, ok := v.(string); !ok || s != t.Name() {
-				add("target", "target is %s, but this is target %s: send it to /v1/targets/%s/intents, or leave target out", describeJSON(v), t.Name(), jsonString(v))
+				to := "the target it names"
+				if name, ok := v.(string); ok && ValidName(name) {
+					to = "/v1/targets/" + name + "/intents"
+				}
+				add("target", "target is %s, but this is target %s: send it to %s, or leave target out", describeJSON(v), t.Name(), to)
 			}
 			continue
 		}
