@@ -179,9 +179,14 @@ func (r *Recorder) NeedLeaderElection() bool { return false }
 
 // record creates ev, or continues its series.
 func (r *Recorder) record(ctx context.Context, ev *eventsv1.Event) {
+	// The objects' resourceVersions are left out of the key: every status
+	// write moves the custom resource's, and every apply the child's, so
+	// the same Event on the next reconcile would start a series of its own.
 	key := seriesKey{regarding: ev.Regarding, eventType: ev.Type, reason: ev.Reason, action: ev.Action, note: ev.Note}
+	key.regarding.ResourceVersion = ""
 	if ev.Related != nil {
 		key.related = *ev.Related
+		key.related.ResourceVersion = ""
 	}
 	now := ev.EventTime.Time
 	r.mu.Lock()

@@ -95,7 +95,11 @@ func TestSeries(t *testing.T) {
 		first.ReportingController != "test" || first.Type != corev1.EventTypeWarning || first.Reason != "Failed" || first.Action != "Reconcile" {
 		t.Errorf("created Event: %+v", first)
 	}
+	// The next reconcile sees the objects at other resourceVersions: the
+	// same Event all the same.
+	regarding.ResourceVersion, related.ResourceVersion = "2", "7"
 	record(time.Second, "boom")
+	regarding.ResourceVersion, related.ResourceVersion = "", ""
 	if evs := events(); len(evs) != 1 || count(evs[0]) != 2 {
 		t.Fatalf("after the first repeat: want one Event of count 2, got %+v", evs)
 	}
