@@ -172,6 +172,24 @@ func (p *pass) observe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A child within the custom resource's reach always carries its
+	// owner reference: an object there with the inventory labels and
+	// without it had the labels copied onto it (kubectl get -o yaml, a new
+	// name, kubectl create). It is none of the children: neither read
+	// nor pruned. One of a child's name is claimed again, as on create.
+	for id, objs := range observed {
+		kept := objs[:0]
+		for _, obj := range objs {
+			if !p.canOwn(obj) || p.ownedByGC(obj) {
+				kept = append(kept, obj)
+			}
+		}
+		if len(kept) == 0 {
+			delete(observed, id)
+		} else {
+			observed[id] = kept
+		}
+	}
 	p.observed = observed
 	p.typed = typed
 	p.partial = make(map[*unstructured.Unstructured]bool, len(typed))

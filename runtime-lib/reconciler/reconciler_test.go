@@ -610,10 +610,12 @@ func TestLabelsCopiedOntoAnObjectAreNotOwnership(t *testing.T) {
 	if f.object(configMapGVK, "shop", "my-settings") == nil {
 		t.Fatal("prune deleted a ConfigMap Inrun never wrote")
 	}
-	// The copy child's name is not my-copy: that ConfigMap is a prune
-	// candidate too.
-	if got := fmt.Sprint(rep.LeftAlone); got != "[ConfigMap shop/my-settings ConfigMap elsewhere/my-copy]" && got != "[ConfigMap elsewhere/my-copy ConfigMap shop/my-settings]" {
-		t.Errorf("left alone %v; want both ConfigMaps", rep.LeftAlone)
+	// In the custom resource's namespace, an object without its owner
+	// reference is no child at all; in another, where children have none,
+	// the copy's child's name is not my-copy: a prune candidate, left
+	// alone.
+	if got := fmt.Sprint(rep.LeftAlone); got != "[ConfigMap elsewhere/my-copy]" {
+		t.Errorf("left alone %v; want the ConfigMap in another namespace", rep.LeftAlone)
 	}
 	if got := fmt.Sprint(f.store.Events(f.bp.Resource.GroupVersionKind, client.ObjectKeyFromObject(f.cr), 0)); !strings.Contains(got, "never wrote it (written by kubectl-create)") {
 		t.Errorf("no Warning names the writer: %s", got)
@@ -731,5 +733,28 @@ onReconcile:
 	f.sync()
 	if n := f.store.Writes() - before; n > 1 {
 		t.Errorf("a second pass wrote %d times; the two children must not take the object in turns", n)
+	}
+}
+
+// TestOwnerReferenceRemovedIsWrittenBack: a child whose owner reference
+// someone removed is still the custom resource's (its labels say so when
+// claimed): it gets the reference back, and is not created again.
+func TestOwnerReferenceRemovedIsWrittenBack(t *testing.T) {
+	f := newFixture(t, spec())
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := f.object(deploymentGVK, "shop", "web")
+	uid := d.GetUID()
+	d.SetOwnerReferences(nil)
+	if err := f.store.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync().Err(); err != nil {
+		t.Fatal(err)
+	}
+	d = f.object(deploymentGVK, "shop", "web")
+	if d.GetUID() != uid || len(d.GetOwnerReferences()) != 1 || d.GetOwnerReferences()[0].UID != f.cr.GetUID() {
+		t.Errorf("Deployment UID %s (was %s), owners %v; want the same object, owned again", d.GetUID(), uid, d.GetOwnerReferences())
 	}
 }
