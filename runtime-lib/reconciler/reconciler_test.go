@@ -657,13 +657,7 @@ func TestRenamedChildIsNotPruned(t *testing.T) {
 	}
 	renamed := strings.Replace(string(src), "  - id: deployment\n", "  - id: web\n", 1)
 	renamed = strings.ReplaceAll(renamed, "deployment.status", "web.status")
-	path := filepath.Join(t.TempDir(), "blueprint.yaml")
-	for name, data := range map[string]string{path: renamed, filepath.Join(filepath.Dir(path), "crd.yaml"): mustRead(t, "testdata/crd.yaml")} {
-		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bp, err := compiler.CompileFile(path, compiler.Options{})
+	bp, err := compiler.CompileFile(withCRD(t, renamed), compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,20 +677,27 @@ func TestRenamedChildIsNotPruned(t *testing.T) {
 	}
 }
 
-func mustRead(t *testing.T, path string) string {
+// withCRD writes the Blueprint src beside a copy of testdata/crd.yaml and
+// returns its path.
+func withCRD(t *testing.T, src string) string {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	dir := t.TempDir()
+	crd, err := os.ReadFile("testdata/crd.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(data)
+	for name, data := range map[string][]byte{"blueprint.yaml": []byte(src), "crd.yaml": crd} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "blueprint.yaml")
 }
 
 // TestTwoChildrenOneObject has two children whose names, written
 // differently, come out the same: the first keeps the object, the second
 // fails the pass, saying so; nothing is written back and forth.
 func TestTwoChildrenOneObject(t *testing.T) {
-	dir := t.TempDir()
 	bp := `apiVersion: inrun.dev/v1alpha1
 kind: Blueprint
 metadata: {name: twice}
@@ -715,12 +716,7 @@ onReconcile:
       metadata: {name: '${self.metadata.name + "-cfg"}'}
       data: {v: two}
 `
-	for name, data := range map[string]string{"blueprint.yaml": bp, "crd.yaml": mustRead(t, "testdata/crd.yaml")} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f := fixtureOf(t, filepath.Join(dir, "blueprint.yaml"), reconciler.Options{}, website(spec()))
+	f := fixtureOf(t, withCRD(t, bp), reconciler.Options{}, website(spec()))
 	rep := f.sync()
 	if err := rep.Err(); err == nil || !strings.Contains(err.Error(), `ConfigMap shop/web-cfg is child "first"'s already`) {
 		t.Fatalf("errors %v; want the second child refused", err)
