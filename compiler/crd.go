@@ -112,7 +112,8 @@ func (d *decoder) readCRD(field, file string, fileNode *yaml.Node, version strin
 		namespaced: crd.Spec.Scope != apiextensionsv1.ClusterScoped,
 	}
 	m.gvk.Group, m.gvk.Kind = crd.Spec.Group, crd.Spec.Names.Kind
-	if m.gvk.Kind == "" || m.plural == "" || m.gvk.Group == "" {
+	named := m.gvk.Kind != "" && m.plural != "" && m.gvk.Group != ""
+	if !named {
 		d.add(crdPos, diag.InvalidCRD, "set spec.group, spec.names.kind and spec.names.plural", "%s %q has no group, kind or plural", field, file)
 	}
 
@@ -148,7 +149,40 @@ func (d *decoder) readCRD(field, file string, fileNode *yaml.Node, version strin
 		return m
 	}
 	m.schema, m.structural = chosen.Schema.OpenAPIV3Schema, st
+	if field == "crd.file" && named {
+		// The Blueprint's own CRD is installed from this file: what the
+		// API server would refuse is said here, at its line, not when a
+		// custom resource meets it. Another operator's (uses) is
+		// installed already.
+		d.crdRefused(path, data, &crd)
+	}
 	return m
+}
+
+// crdRefused reports, in the CRD file at path, what the API server would
+// refuse when the CRD is installed.
+func (d *decoder) crdRefused(path string, data []byte, crd *apiextensionsv1.CustomResourceDefinition) {
+	fes := crdRefusals(crd)
+	if len(fes) == 0 {
+		return
+	}
+	var doc yaml.Node
+	_ = yaml.Unmarshal(data, &doc)
+	root := &doc
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		root = doc.Content[0]
+	}
+	for _, fe := range fes {
+		pos := ir.Pos{File: path, Line: 1, Col: 1}
+		if n := yamlpos.At(root, fe.Field, false); n != nil && n.Line > 0 {
+			pos.Line, pos.Col = n.Line, n.Column
+		}
+		hint := "fix the CRD: the API server refuses it as it is"
+		if strings.Contains(fe.Detail, "estimated rule cost exceeds budget") {
+			hint = "bound what the rule reads: maxItems on arrays, maxLength on strings (on the items of an array of strings too), maxProperties on maps"
+		}
+		d.add(pos, diag.InvalidCRD, hint, "the API server would refuse this CRD when it is installed: %s", oneLine(fe.Error()))
+	}
 }
 
 // versionField names the field that picks a CRD's version, next to the

@@ -222,6 +222,11 @@ var elsewhereTests = []struct {
 	files: map[string]string{"testdata/crd.yaml": strings.Replace(websiteCRD, "    plural: websites\n", "", 1)},
 	want:  []wantError{{"testdata/crd.yaml:1:1", diag.InvalidCRD, `^crd.file "crd.yaml" has no group, kind or plural; set spec.group`}},
 }, {
+	name:  "CRD the API server refuses",
+	src:   header + "  file: crd.yaml\n",
+	files: map[string]string{"testdata/crd.yaml": strings.Replace(websiteCRD, "                  default: 2\n", "                  default: 2\n                  enum: [1, 3]\n", 1)},
+	want:  []wantError{{"testdata/crd.yaml:31:28", diag.InvalidCRD, `^the API server would refuse this CRD when it is installed: spec.versions\[0\].schema.openAPIV3Schema.properties\[spec\].properties\[replicas\].default: Unsupported value: 2: supported values: "1", "3"; fix the CRD`}},
+}, {
 	name:  "CRD without storage version",
 	src:   header + "  file: crd.yaml\n",
 	files: map[string]string{"testdata/crd.yaml": strings.Replace(websiteCRD, "storage: true", "storage: false", 1)},

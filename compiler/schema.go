@@ -328,7 +328,11 @@ func (s *shortSchema) validate(bp *ir.Blueprint, errs *diag.List) {
 			return
 		}
 		seen[pos] = true
-		errs.Add(pos, diag.InvalidValue, "", "%s: the API server would refuse the generated CRD: %s", name, oneLine(fe.ErrorBody()))
+		hint := ""
+		if strings.Contains(fe.Detail, "estimated rule cost exceeds budget") {
+			hint = "bound what the rule reads: maxItems= on a list, maxLength= on a string; for the strings of a list, declare a type with a maxLength (types: {Host: string | maxLength=253}) and make the list []Host"
+		}
+		errs.Add(pos, diag.InvalidValue, hint, "%s: the API server would refuse the generated CRD: %s", name, oneLine(fe.ErrorBody()))
 	}
 	if fes := structuralschema.ValidateStructural(base, st); len(fes) > 0 {
 		for _, fe := range fes {
@@ -372,6 +376,11 @@ func (s *shortSchema) validate(bp *ir.Blueprint, errs *diag.List) {
 		errs.Add(bp.Resource.Pos, diag.InvalidValue, "", "the defaults of the generated schema cannot be checked: %v", err)
 	}
 	for _, fe := range fes {
+		report(fe)
+	}
+	// The rest of what the API server checks: the rules' estimated cost,
+	// list-map keys, ... Problems found above are not reported twice.
+	for _, fe := range crdRefusals(s.crd) {
 		report(fe)
 	}
 }

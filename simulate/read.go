@@ -56,7 +56,7 @@ func (p *parser) file(data []byte) *File {
 	if n := top.Get("reply"); n != nil {
 		if f.Reply = p.object(n, "reply"); f.Reply != nil {
 			p.checkReply(n, "reply", f.Reply, false)
-			if k, _ := field(yamlpos.Resolve(n), "step"); k != nil {
+			if k, _ := yamlpos.Field(yamlpos.Resolve(n), "step"); k != nil {
 				pos := p.Pos(k)
 				f.replyStep = &pos
 			}
@@ -370,7 +370,7 @@ func (p *parser) mark(path string, n *yaml.Node) {
 // markStep notes where the step of the reply at n is, if it has one:
 // checkCase refuses it for a Blueprint without reconcile.workflow.
 func (p *parser) markStep(n *yaml.Node, path string) {
-	if k, _ := field(yamlpos.Resolve(n), "step"); k != nil {
+	if k, _ := yamlpos.Field(yamlpos.Resolve(n), "step"); k != nil {
 		p.mark(path+".step", k)
 	}
 }
@@ -401,7 +401,7 @@ func (p *parser) checkReply(n *yaml.Node, path string, reply map[string]any, fin
 		code := replyCode(fe.Problem)
 		at := p.Key(n)
 		if fe.Path != "" {
-			at = pathNode(n, fe.Path, code == diag.UnknownField)
+			at = yamlpos.At(n, fe.Path, code == diag.UnknownField)
 		}
 		field := path
 		switch {
@@ -428,68 +428,6 @@ func replyCode(problem string) diag.Code {
 		return diag.MissingField
 	}
 	return diag.InvalidValue
-}
-
-// pathNode returns the node a reply path such as resources[2].metadata.name
-// or labels["app.kubernetes.io/name"] names under n, or the nearest node
-// on its way that exists. With key set, a field's key node is returned
-// instead of its value.
-func pathNode(n *yaml.Node, path string, key bool) *yaml.Node {
-	at := yamlpos.Resolve(n)
-	for path != "" {
-		var next, keyNode *yaml.Node
-		switch {
-		case path[0] == '.':
-			path = path[1:]
-			continue
-		case strings.HasPrefix(path, `["`):
-			q, err := strconv.QuotedPrefix(path[1:])
-			if err != nil {
-				return at
-			}
-			name, _ := strconv.Unquote(q)
-			path = strings.TrimPrefix(path[1+len(q):], "]")
-			keyNode, next = field(at, name)
-		case path[0] == '[':
-			end := strings.IndexByte(path, ']')
-			i, err := strconv.Atoi(path[1:max(end, 1)])
-			if end < 0 || err != nil {
-				return at
-			}
-			path = path[end+1:]
-			if at.Kind == yaml.SequenceNode && i >= 0 && i < len(at.Content) {
-				next = at.Content[i]
-			}
-		default:
-			end := strings.IndexAny(path, ".[")
-			if end < 0 {
-				end = len(path)
-			}
-			keyNode, next = field(at, path[:end])
-			path = path[end:]
-		}
-		if next == nil {
-			return at
-		}
-		if key && path == "" && keyNode != nil {
-			return keyNode
-		}
-		at = yamlpos.Resolve(next)
-	}
-	return at
-}
-
-// field returns the key and value nodes of name in mapping n.
-func field(n *yaml.Node, name string) (key, value *yaml.Node) {
-	if n.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == name {
-			return n.Content[i], n.Content[i+1]
-		}
-	}
-	return nil, nil
 }
 
 // replyBody is a recorded reply as served: JSON, with apiVersion and kind

@@ -42,14 +42,14 @@ func refused(path string, bp *ir.Blueprint, err error) error {
 			if s, ok := suggest.Closest(lastField(p), siblings(bp, p)); ok {
 				hint = "did you mean " + parentPath(p) + s + "?"
 			}
-			r.Errorf(pathNode(root, p, true), diag.UnknownField, hint, "%s: unknown field %s: the CRD does not declare it, and the API server refuses it", unknown.Kind, p)
+			r.Errorf(yamlpos.At(root, p, true), diag.UnknownField, hint, "%s: unknown field %s: the CRD does not declare it, and the API server refuses it", unknown.Kind, p)
 		}
 		return diags.Err()
 	}
 	for _, c := range status.Status().Details.Causes {
 		at := root
 		if c.Field != "" {
-			at = pathNode(root, c.Field, c.Type == metav1.CauseTypeFieldValueRequired)
+			at = yamlpos.At(root, c.Field, c.Type == metav1.CauseTypeFieldValueRequired)
 		}
 		hint := "change it to a value the CRD's schema allows"
 		if c.Type == metav1.CauseTypeFieldValueRequired {
