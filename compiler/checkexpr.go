@@ -286,7 +286,7 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 		}
 		return
 	}
-	x.Checked = ast
+	x.Checked = expr.OrderMapIteration(env.CEL(), ast)
 	x.Type = ast.OutputType().String()
 	c.checkNullComparisons(x, ast)
 	refs := map[string]bool{}

@@ -83,6 +83,9 @@ func (inrunLib) CompileOptions() []cel.EnvOption {
 			return mergeMaps(a, b, true)
 		}))),
 		cel.Function("omit", cel.MemberOverload("inrun_map_omit_list", []*cel.Type{mapKV, cel.ListType(cel.TypeParamType("K"))}, mapKV, cel.BinaryBinding(omit))),
+		// Not for Blueprints: OrderMapIteration wraps the maps that
+		// comprehensions iterate in it.
+		cel.Function(orderedFunction, cel.Overload("inrun_ordered_map", []*cel.Type{mapKV}, mapKV, cel.UnaryBinding(ordered))),
 		cel.Function("string",
 			cel.Overload("inrun_string_metav1_time", []*cel.Type{TimeType}, cel.StringType, cel.UnaryBinding(timeString)),
 			cel.Overload("inrun_string_metav1_microtime", []*cel.Type{MicroTimeType}, cel.StringType, cel.UnaryBinding(timeString))),

@@ -111,3 +111,49 @@ onReconcile:
 		}
 	}
 }
+
+// TestMapIterationIsOrdered renders a list from a map, and from the CR's
+// labels, in every pass alike: keys in order, not Go's random map order
+// (the child was written again on every pass).
+func TestMapIterationIsOrdered(t *testing.T) {
+	bp := compileBlueprint(t, "order.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: order}
+crd: {file: ../packs/website/manifests/crd.yaml}
+onReconcile:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${self.metadata.name}"}
+      data:
+        conf: '${ {"h": 8, "c": 3, "a": 1, "f": 6, "b": 2, "g": 7, "e": 5, "d": 4}.transformList(k, v, k + "=" + string(v)).join(",") }'
+        labels: '${ self.metadata.?labels.orValue({}).map(k, k).join(",") }'
+`))
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]any{}
+	for _, k := range []string{"z", "y", "x", "w", "v", "u", "t", "s"} {
+		labels[k] = "1"
+	}
+	for range 10 {
+		cr := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+			"metadata": map[string]any{"name": "o", "namespace": "default", "labels": labels},
+			"spec":     map[string]any{"replicas": int64(1)},
+		}}
+		out, err := sim.Run(context.Background(), simulate.Input{CR: cr, Passes: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Children["config"]) != 1 {
+			t.Fatalf("errors %v", out.Last().Errors)
+		}
+		data := out.Children["config"][0].Object["data"].(map[string]any)
+		if data["conf"] != "a=1,b=2,c=3,d=4,e=5,f=6,g=7,h=8" || data["labels"] != "s,t,u,v,w,x,y,z" || out.IdleWrites != 0 {
+			t.Fatalf("data %v, idle writes %d; want the keys in order, and nothing written again", data, out.IdleWrites)
+		}
+	}
+}
