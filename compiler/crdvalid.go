@@ -27,8 +27,8 @@ func crdRefusals(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList 
 	fes := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), internal)
 	for _, fe := range fes {
 		for hoisted, per := range map[string]string{
-			"spec.validation.":               "spec.versions[0].schema.",
-			"spec.subresources":              "spec.versions[0].subresources",
+			"spec.validation.":              "spec.versions[0].schema.",
+			"spec.subresources":             "spec.versions[0].subresources",
 			"spec.additionalPrinterColumns": "spec.versions[0].additionalPrinterColumns",
 		} {
 			if rest, ok := strings.CutPrefix(fe.Field, hoisted); ok {
