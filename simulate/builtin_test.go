@@ -157,3 +157,37 @@ onReconcile:
 		}
 	}
 }
+
+// TestUnknownFieldOfABuiltinKind: a field a map literal names that the
+// kind does not have is refused as the API server refuses it, naming it.
+func TestUnknownFieldOfABuiltinKind(t *testing.T) {
+	bp := compileBlueprint(t, "typo.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: typo}
+crd: {file: ../packs/website/manifests/crd.yaml}
+onReconcile:
+  - id: service
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: "${self.metadata.name}"}
+      spec:
+        ports: '${ [{"port": 80, "targetPrt": 8080}] }'
+`))
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "web", "namespace": "default"},
+		"spec":     map[string]any{"replicas": int64(1)},
+	}}
+	out, err := sim.Run(context.Background(), simulate.Input{CR: cr, Passes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := fmt.Sprint(out.Last().Errors); !strings.Contains(errs, `.spec.ports[port=80,protocol="TCP"].targetPrt: field not declared in schema`) {
+		t.Errorf("errors %s; want the unknown field named", errs)
+	}
+}

@@ -57,7 +57,9 @@ type Store struct {
 	// own account (a pruned object, a refused write undone) is not counted.
 	base   client.WithWatch
 	rules  *crdRules
-	writes atomic.Int64
+	// builtin types built-in kinds' objects for server-side apply.
+	builtin builtinTypes
+	writes  atomic.Int64
 	// written names the writes that succeeded, in order, for messages
 	// that say what a pass changed.
 	mu      sync.Mutex
@@ -190,9 +192,10 @@ func newStore(bp *ir.Blueprint, scheme *runtime.Scheme) *Store {
 		}
 	}
 	s.admit = len(all) > 1
+	s.builtin = builtinTypes{clientgoapplyconfigurations.NewTypeConverter(clientgoscheme.Scheme)}
 	s.base = fake.NewClientBuilder().
 		WithScheme(scheme).
-		WithTypeConverters(builtinTypes{clientgoapplyconfigurations.NewTypeConverter(clientgoscheme.Scheme)}, managedfields.NewDeducedTypeConverter()).
+		WithTypeConverters(s.builtin, managedfields.NewDeducedTypeConverter()).
 		WithRESTMapper(RESTMapper(bp)).
 		WithStatusSubresource(withStatus...).
 		// The runtime reads who wrote an object before it deletes it, as
@@ -510,7 +513,17 @@ func (s *Store) applied(ctx context.Context, ac runtime.ApplyConfiguration, stat
 		return write()
 	}
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil || !s.isCR(u.GroupVersionKind()) {
+	if err := u.UnmarshalJSON(data); err != nil {
+		return write()
+	}
+	if !s.isCR(u.GroupVersionKind()) {
+		// A field the kind does not have, as the API server says it
+		// (the fake client's merge would not name it).
+		if clientgoscheme.Scheme.Recognizes(u.GroupVersionKind()) {
+			if _, err := s.builtin.ObjectToTyped(u); err != nil {
+				return apierrors.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s/%s; %s): %v", u.GetNamespace(), u.GetName(), u.GroupVersionKind(), err))
+			}
+		}
 		return write()
 	}
 	applied := u.Object
