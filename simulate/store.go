@@ -56,8 +56,8 @@ type Store struct {
 	bp *ir.Blueprint
 	// base is the store without the interceptors: what Store writes on its
 	// own account (a pruned object, a refused write undone) is not counted.
-	base   client.WithWatch
-	rules  *crdRules
+	base  client.WithWatch
+	rules *crdRules
 	// builtin types built-in kinds' objects for server-side apply.
 	builtin builtinTypes
 	writes  atomic.Int64
