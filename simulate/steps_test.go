@@ -150,3 +150,32 @@ func packCases(t *testing.T, pack, sub, name, cases string) (*simulate.File, *si
 	}
 	return f, sim
 }
+
+const compositionGenerations = `cases:
+  - name: generations as on a cluster
+    cr: ../manifests/cr.yaml
+    expect:
+      children:
+        - id: database
+          match: {metadata: {generation: 1}}
+        - id: database.server
+          match: {metadata: {generation: 1}}
+        - id: database.service
+          match:
+            metadata:
+              generation: !absent
+        - id: database.credentials
+          match:
+            metadata:
+              generation: !absent
+`
+
+// TestCompositionGenerations: with Blueprints that use others, objects
+// get a generation where the API server gives one (a Deployment, a custom
+// resource), and none where it does not (a Service, a Secret).
+func TestCompositionGenerations(t *testing.T) {
+	f, sim := packCases(t, "declarative", "07-composition", "generations.yaml", compositionGenerations)
+	if res := sim.RunCase(context.Background(), f, &f.Cases[0]); !res.Passed() {
+		t.Errorf("case %q: %v\n%s", res.Case, res.Err, strings.Join(res.Failures, "\n"))
+	}
+}

@@ -638,11 +638,16 @@ func (s *Store) settle(ctx context.Context, gvk schema.GroupVersionKind, key cli
 	if st := s.schemas[gvk]; st != nil {
 		defaulting.Default(u.Object, st)
 	}
+	// Only some kinds count their spec's changes (a ConfigMap has no
+	// generation on a cluster); custom resources all do.
+	generational := s.isCR(gvk) || s.schemas[gvk] != nil || builtin.Generational(gvk.GroupKind())
 	switch {
 	case u.GetUID() == "":
 		u.SetUID(s.nextUID())
-		u.SetGeneration(1)
-	case before != nil && !equality.Semantic.DeepEqual(before.Object["spec"], u.Object["spec"]) && u.GetGeneration() == before.GetGeneration():
+		if generational {
+			u.SetGeneration(1)
+		}
+	case generational && before != nil && !equality.Semantic.DeepEqual(before.Object["spec"], u.Object["spec"]) && u.GetGeneration() == before.GetGeneration():
 		u.SetGeneration(before.GetGeneration() + 1)
 	}
 	if equality.Semantic.DeepEqual(orig.Object, u.Object) {

@@ -39,3 +39,29 @@ var clusterScoped = map[schema.GroupKind]bool{
 	{Group: "storagemigration.k8s.io", Kind: "StorageVersionMigration"}:               true,
 	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:                 true,
 }
+
+// Generational reports whether the API server gives objects of gk a
+// metadata.generation, counting changes of their spec: workloads, Pods,
+// Ingresses and the like do; Services, ConfigMaps, Secrets, RBAC and the
+// other kinds without a spec to roll out do not. Custom resources always
+// do; gk is a built-in kind's. (Read from a real API server's answers to a
+// create of each built-in kind.)
+func Generational(gk schema.GroupKind) bool { return generational[gk] }
+
+var generational = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}:                                             true,
+	{Group: "apps", Kind: "ReplicaSet"}:                                             true,
+	{Group: "apps", Kind: "StatefulSet"}:                                            true,
+	{Group: "apps", Kind: "DaemonSet"}:                                              true,
+	{Group: "batch", Kind: "Job"}:                                                   true,
+	{Group: "batch", Kind: "CronJob"}:                                               true,
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:                         true,
+	{Group: "networking.k8s.io", Kind: "Ingress"}:                                   true,
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:                             true,
+	{Group: "policy", Kind: "PodDisruptionBudget"}:                                  true,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:   true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}: true,
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:                             true,
+	{Group: "resource.k8s.io", Kind: "DeviceClass"}:                                 true,
+	{Kind: "Pod"}: true,
+}
