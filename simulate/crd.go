@@ -117,7 +117,13 @@ func (r *crdRules) admit(ctx context.Context, obj, old *unstructured.Unstructure
 	}
 	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, obj.Object, r.structural, false)...)
 	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, r.structural, obj.Object)...)
-	if len(errs) == 0 {
+	// The rules run beside the schema's errors, unless one of those would
+	// make a rule misread the object (the API server's hasBlockingErr).
+	if blocked := blockingErr(errs); r.cel == nil {
+		// A schema without rules has no validator.
+	} else if blocked != nil {
+		errs = append(errs, blocked)
+	} else {
 		var oldObj any
 		if old != nil {
 			oldObj = old.Object
@@ -126,6 +132,18 @@ func (r *crdRules) admit(ctx context.Context, obj, old *unstructured.Unstructure
 		errs = append(errs, celErrs...)
 	}
 	return errs
+}
+
+// blockingErr is the API server's refusal to run the rules over an object
+// with a missing, oversized, unsupported or mistyped field.
+func blockingErr(errs fieldpath.ErrorList) *fieldpath.Error {
+	for _, err := range errs {
+		switch err.Type {
+		case fieldpath.ErrorTypeNotSupported, fieldpath.ErrorTypeRequired, fieldpath.ErrorTypeTooLong, fieldpath.ErrorTypeTooMany, fieldpath.ErrorTypeTypeInvalid:
+			return fieldpath.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
+		}
+	}
+	return nil
 }
 
 // validateMeta checks the name, namespace, labels and annotations as the
