@@ -103,14 +103,17 @@ func withUsed(out io.Writer, bps []*ir.Blueprint, what string) []*ir.Blueprint {
 }
 
 // casesArg takes the file of cases that simulate and e2e may be given as
-// their argument, in place of --file.
-func casesArg(cmd *cobra.Command, args []string, file *string) error {
-	if len(args) == 0 {
-		return nil
-	}
-	if cmd.Flags().Changed("file") && *file != args[0] {
+// their argument, in place of --file. Given neither, the file is the
+// default one beside the Blueprint -f names.
+func casesArg(cmd *cobra.Command, args []string, file *string, blueprint string) error {
+	switch {
+	case len(args) == 0 && !cmd.Flags().Changed("file") && cmd.Flags().Changed("blueprint"):
+		*file = filepath.Join(filepath.Dir(blueprint), *file)
+	case len(args) == 0:
+	case cmd.Flags().Changed("file") && *file != args[0]:
 		return fmt.Errorf("the cases are given twice, as %s and --file %s: keep one", args[0], *file)
+	default:
+		*file = args[0]
 	}
-	*file = args[0]
 	return nil
 }

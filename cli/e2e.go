@@ -84,7 +84,7 @@ func newE2ECommand() *cobra.Command {
   inrun e2e test/upgrade.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := casesArg(cmd, args, &file); err != nil {
+			if err := casesArg(cmd, args, &file, path); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -143,7 +143,7 @@ func newE2ECommand() *cobra.Command {
 	}
 	addBlueprintFlag(cmd, &path)
 	fl := cmd.Flags()
-	fl.StringVar(&file, "file", e2e.DefaultFile, "the cases to run")
+	fl.StringVar(&file, "file", e2e.DefaultFile, "the cases to run (beside the Blueprint -f names, by default)")
 	fl.StringVar(&kubeContext, "context", "", "run on this kubeconfig context instead of a local control plane")
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "run on a cluster of this kubeconfig (its current context unless --context) instead of a local control plane")
 	fl.BoolVar(&keep, "keep", false, "leave the namespaces, the runtime and the local control plane up afterwards, print how to reach them, and wait for Ctrl-C")

@@ -206,3 +206,23 @@ func TestRenderIsOffline(t *testing.T) {
 		t.Errorf("render with a bad reply: %v; want its problems with their lines", err)
 	}
 }
+
+// TestSimulateCasesFile: the cases are found beside the Blueprint -f
+// names, may be given as the argument, and not twice.
+func TestSimulateCasesFile(t *testing.T) {
+	dir := t.TempDir()
+	site := filepath.Join(dir, "site")
+	if out, err := run(t, dir, "init", site); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	out, err := run(t, dir, "simulate", "-f", "site/blueprint.yaml")
+	if err != nil || !strings.Contains(out, filepath.Join("site", "test", "simulate.yaml")+": ") {
+		t.Errorf("simulate -f site/blueprint.yaml: %v\n%s\nwant site/test/simulate.yaml run", err, out)
+	}
+	if out, err := run(t, site, "simulate", "test/simulate.yaml"); err != nil || !strings.Contains(out, "test/simulate.yaml: ") {
+		t.Errorf("simulate test/simulate.yaml: %v\n%s", err, out)
+	}
+	if _, err := run(t, site, "simulate", "test/simulate.yaml", "--file", "other.yaml"); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("the cases given twice: %v", err)
+	}
+}

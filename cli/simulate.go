@@ -38,10 +38,10 @@ Exit status: 0 when every case passes, 1 otherwise.`,
 		Example: `  inrun simulate
   inrun simulate --run 'scaled to zero'
   inrun simulate test/refusals.yaml
-  inrun simulate -f other/blueprint.yaml --file other/test/simulate.yaml`,
+  inrun simulate -f other/blueprint.yaml      # and other/test/simulate.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := casesArg(cmd, args, &file); err != nil {
+			if err := casesArg(cmd, args, &file, path); err != nil {
 				return err
 			}
 			var filter *regexp.Regexp
@@ -111,7 +111,7 @@ Exit status: 0 when every case passes, 1 otherwise.`,
 		},
 	}
 	addBlueprintFlag(cmd, &path)
-	cmd.Flags().StringVar(&file, "file", "test/simulate.yaml", "the cases to run")
+	cmd.Flags().StringVar(&file, "file", "test/simulate.yaml", "the cases to run (beside the Blueprint -f names, by default)")
 	cmd.Flags().StringVar(&run, "run", "", "run only the cases whose name matches this regular expression")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only failing cases and the summary")
 	return cmd
