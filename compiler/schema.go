@@ -321,13 +321,13 @@ func (s *shortSchema) validate(bp *ir.Blueprint, errs *diag.List) {
 		return
 	}
 	base := field.NewPath("spec").Child("versions").Index(0).Child("schema").Child("openAPIV3Schema")
-	seen := map[diag.Pos]bool{}
+	seen := map[int]bool{} // lines: one problem of the API server's per marker
 	report := func(fe *field.Error) {
 		pos, name := s.source(fe.Field)
-		if s.reported[pos.Line] || seen[pos] {
+		if s.reported[pos.Line] || seen[pos.Line] {
 			return
 		}
-		seen[pos] = true
+		seen[pos.Line] = true
 		hint := ""
 		if strings.Contains(fe.Detail, "estimated rule cost exceeds budget") {
 			hint = "bound what the rule reads: maxItems= on a list, maxLength= on a string; for the strings of a list, declare a type with a maxLength (types: {Host: string | maxLength=253}) and make the list []Host"
@@ -368,15 +368,14 @@ func (s *shortSchema) validate(bp *ir.Blueprint, errs *diag.List) {
 		}
 	}
 	walk(st, base, true)
-	if !rulesOK {
-		return // defaults are validated with the rules, which do not compile
-	}
-	fes, err := defaulting.ValidateDefaults(context.Background(), base, st, true, true)
-	if err != nil {
-		errs.Add(bp.Resource.Pos, diag.InvalidValue, "", "the defaults of the generated schema cannot be checked: %v", err)
-	}
-	for _, fe := range fes {
-		report(fe)
+	if rulesOK { // defaults are validated with the rules, which must compile
+		fes, err := defaulting.ValidateDefaults(context.Background(), base, st, true, true)
+		if err != nil {
+			errs.Add(bp.Resource.Pos, diag.InvalidValue, "", "the defaults of the generated schema cannot be checked: %v", err)
+		}
+		for _, fe := range fes {
+			report(fe)
+		}
 	}
 	// The rest of what the API server checks: the rules' estimated cost,
 	// list-map keys, ... Problems found above are not reported twice.
