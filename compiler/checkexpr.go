@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -403,7 +404,7 @@ func (c *checker) undefinedField(env *expr.Env, src string, col, line int, field
 	}
 	s := c.varShape(chain[0])
 	if s == nil {
-		return msg, ""
+		return undefinedFieldOfType(env, chain, field, msg)
 	}
 	for i, seg := range chain {
 		name, _, _ := strings.Cut(seg, "[")
@@ -439,6 +440,44 @@ func (c *checker) undefinedField(env *expr.Env, src string, col, line int, field
 		return msg, "declare " + field + " in schema.status to read it: the types of the other status fields are inferred from emit.status, after expressions are checked"
 	}
 	if names := s.fieldNames(); len(names) > 0 && len(names) <= 12 {
+		return msg, "known fields: " + strings.Join(names, ", ")
+	}
+	return msg, ""
+}
+
+// undefinedFieldOfType is undefinedField for a variable that is no child
+// and not self, such as a forEach iterator over the custom resource's list
+// of objects: its fields are its CEL type's.
+func undefinedFieldOfType(env *expr.Env, chain []string, field, msg string) (string, string) {
+	var t *cel.Type
+	for _, v := range env.CEL().Variables() {
+		if v.Name() == chain[0] {
+			t = v.Type()
+		}
+	}
+	fieldsOf := func(t *cel.Type) map[string]*cel.Type {
+		if t == nil {
+			return nil
+		}
+		fields, _ := env.ObjectFields(t.TypeName())
+		return fields
+	}
+	for _, seg := range chain[1:] {
+		if strings.Contains(seg, "[") {
+			return msg, ""
+		}
+		t = fieldsOf(t)[seg]
+	}
+	fields := fieldsOf(t)
+	if len(fields) == 0 {
+		return msg, ""
+	}
+	names := slices.Sorted(maps.Keys(fields))
+	msg = "unknown field " + strings.Join(append(chain, field), ".")
+	if near, ok := closest(field, names); ok {
+		return msg, "did you mean " + strings.Join(append(chain, near), ".") + "?"
+	}
+	if len(names) <= 12 {
 		return msg, "known fields: " + strings.Join(names, ", ")
 	}
 	return msg, ""
