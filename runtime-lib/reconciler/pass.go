@@ -109,24 +109,26 @@ type identityKey struct {
 	namespace, name string
 }
 
-func identityOf(u *unstructured.Unstructured) identityKey {
-	return identityKey{gk: u.GroupVersionKind().GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}
+func identityOf(u *unstructured.Unstructured) identityKey { return keyOf(u).identity() }
+
+func (k objectKey) identity() identityKey {
+	return identityKey{gk: k.gvk.GroupKind(), namespace: k.namespace, name: k.name}
 }
 
 // taken reports, as c's error, that another child already has the object
 // key names this pass: two children of one name would overwrite each
 // other on every pass. The first in order keeps it.
 func (p *pass) taken(ctx context.Context, c *ir.Child, key objectKey) bool {
-	want := identityKey{gk: key.gvk.GroupKind(), namespace: key.namespace, name: key.name}
+	want := key.identity()
 	other := ""
 	for id, k := range p.wanted {
-		if id != c.ID && (identityKey{gk: k.gvk.GroupKind(), namespace: k.namespace, name: k.name}) == want {
+		if id != c.ID && k.identity() == want {
 			other = id
 		}
 	}
 	for id, items := range p.wantedItems {
 		for k := range items {
-			if id != c.ID && (identityKey{gk: k.gvk.GroupKind(), namespace: k.namespace, name: k.name}) == want {
+			if id != c.ID && k.identity() == want {
 				other = id
 			}
 		}
@@ -143,15 +145,12 @@ func (p *pass) taken(ctx context.Context, c *ir.Child, key objectKey) bool {
 // pass, whatever the child.
 func (p *pass) wantedAnywhere() map[identityKey]bool {
 	out := map[identityKey]bool{}
-	add := func(k objectKey) {
-		out[identityKey{gk: k.gvk.GroupKind(), namespace: k.namespace, name: k.name}] = true
-	}
 	for _, k := range p.wanted {
-		add(k)
+		out[k.identity()] = true
 	}
 	for _, items := range p.wantedItems {
 		for k := range items {
-			add(k)
+			out[k.identity()] = true
 		}
 	}
 	return out
@@ -882,7 +881,7 @@ func (p *pass) prune(ctx context.Context) {
 }
 
 // delete deletes a child. Only objects listed by this custom resource's
-// inventory reach it, and only those Inrun wrote are deleted (written):
+// inventory reach it, and only those Inrun wrote are deleted (wroteIt):
 // the checks make that a promise, not a property of the callers. The UID
 // precondition makes sure the object deleted is the one observed, not
 // another created since under its name. An object that carries the
