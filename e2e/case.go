@@ -266,9 +266,11 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 	var response func() *Failure
 	switch {
 	case len(s.Expect.Refused) > 0 && s.Patch == nil:
+		sr.Timeout = 0 // judged at once, not polled
 		sr.Failures = refusedAsExpected("the CR", *cr.refusal, s.Expect.Refused)
 		return sr
 	case len(s.Expect.Refused) > 0:
+		sr.Timeout = 0
 		sr.Failures = refusedAsExpected("the patch", cr.patchCR(ctx, s.Patch), s.Expect.Refused)
 		return sr
 	case s.Request != nil:

@@ -426,7 +426,10 @@ func TestRefused(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "test", "website-cr.yaml"), []byte("apiVersion: example.inrun.dev/v1\nkind: Website\nmetadata: {name: hello}\nspec: {replicas: 2}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, _ := run(t, bp, file)
+	rep, out := run(t, bp, file)
+	if strings.Contains(out, "step 1: expect: not within") {
+		t.Errorf("a refusal is judged at once, yet the output speaks of a wait:\n%s", out)
+	}
 	want := []string{"", "", "expected the API server to refuse it (expect.refused), but it took it", `refused, but the message does not say "spec.image"`}
 	if len(rep.Cases) != len(want) {
 		t.Fatalf("%d cases ran, want %d", len(rep.Cases), len(want))

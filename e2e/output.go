@@ -33,6 +33,8 @@ func (r *run) printStep(s *StepResult) {
 	case s.Err != nil:
 		r.printf("  FAIL  %s (%s): %v\n", label, s.Duration.Round(100*time.Millisecond), s.Err)
 		return
+	case s.Timeout == 0: // expect.refused, judged at once
+		r.printf("  FAIL  %s:\n", label)
 	default:
 		r.printf("  FAIL  %s: not within %s; last observed:\n", label, s.Timeout)
 	}

@@ -60,7 +60,7 @@ func versionFree(ctx context.Context, dst Target, ref Reference, version string,
 	tagged.Reference = version
 	switch old, err := dst.Resolve(ctx, version); {
 	case err == nil && old.Digest != pattern.Digest:
-		return fmt.Errorf("%s already names another pattern (%s); a published version never changes: push this one as a new version", tagged, old.Digest)
+		return fmt.Errorf("%s already names another pattern (%s): its files, or its description, differ from this one's; a published version never changes: push this one as a new version", tagged, old.Digest)
 	case err != nil && !errors.Is(err, errdef.ErrNotFound):
 		return fmt.Errorf("reading %s: %w", tagged, err)
 	}
