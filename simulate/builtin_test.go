@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/simulate"
 )
 
@@ -26,20 +27,7 @@ func TestEveryBuiltinKindSimulates(t *testing.T) {
 			fmt.Fprintf(&b, "      spec: %s\n", spec)
 		}
 	}
-	bp := compileBlueprint(t, "every.yaml", []byte(b.String()))
-	sim, err := simulate.New(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "every", "namespace": "default"},
-		"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
-	}}
-	out, err := sim.Run(context.Background(), simulate.Input{CR: cr, Passes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := runWebsite(t, compileBlueprint(t, "every.yaml", []byte(b.String())), "every", nil, 1)
 	for _, e := range out.Last().Errors {
 		t.Errorf("%v", e)
 	}
@@ -87,20 +75,8 @@ onReconcile:
           spec:
             containers: [{name: web, image: "${self.spec.image}"}]
 `))
-	sim, err := simulate.New(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, refused := range map[string]bool{"web": false, "shop": true} {
-		cr := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-			"metadata": map[string]any{"name": name, "namespace": "default"},
-			"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
-		}}
-		out, err := sim.Run(context.Background(), simulate.Input{CR: cr, Passes: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := runWebsite(t, bp, name, nil, 1)
 		errs := fmt.Sprint(out.Last().Errors)
 		want := `Deployment.apps "shop" is invalid: spec.template.metadata.labels: Invalid value: {"app":"web"}: ` + "`selector` does not match template `labels`"
 		if got := strings.Contains(errs, want); got != refused {
@@ -130,24 +106,12 @@ onReconcile:
         conf: '${ {"h": 8, "c": 3, "a": 1, "f": 6, "b": 2, "g": 7, "e": 5, "d": 4}.transformList(k, v, k + "=" + string(v)).join(",") }'
         labels: '${ self.metadata.?labels.orValue({}).map(k, k).join(",") }'
 `))
-	sim, err := simulate.New(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
 	labels := map[string]any{}
 	for _, k := range []string{"z", "y", "x", "w", "v", "u", "t", "s"} {
 		labels[k] = "1"
 	}
 	for range 10 {
-		cr := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-			"metadata": map[string]any{"name": "o", "namespace": "default", "labels": labels},
-			"spec":     map[string]any{"replicas": int64(1)},
-		}}
-		out, err := sim.Run(context.Background(), simulate.Input{CR: cr, Passes: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := runWebsite(t, bp, "o", labels, 2)
 		if len(out.Children["config"]) != 1 {
 			t.Fatalf("errors %v", out.Last().Errors)
 		}
@@ -174,20 +138,32 @@ onReconcile:
       spec:
         ports: '${ [{"port": 80, "targetPrt": 8080}] }'
 `))
+	out := runWebsite(t, bp, "web", nil, 1)
+	if errs := fmt.Sprint(out.Last().Errors); !strings.Contains(errs, `.spec.ports[port=80,protocol="TCP"].targetPrt: field not declared in schema`) {
+		t.Errorf("errors %s; want the unknown field named", errs)
+	}
+}
+
+// runWebsite runs a Website of the website pack's CRD, named name in the
+// default namespace with labels, through passes of a Simulator of bp.
+func runWebsite(t *testing.T, bp *ir.Blueprint, name string, labels map[string]any, passes int) *simulate.Outcome {
+	t.Helper()
 	sim, err := simulate.New(bp)
 	if err != nil {
 		t.Fatal(err)
 	}
+	metadata := map[string]any{"name": name, "namespace": "default"}
+	if labels != nil {
+		metadata["labels"] = labels
+	}
 	cr := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "web", "namespace": "default"},
-		"spec":     map[string]any{"replicas": int64(1)},
+		"metadata": metadata,
+		"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
 	}}
-	out, err := sim.Run(context.Background(), simulate.Input{CR: cr, Passes: 1})
+	out, err := sim.Run(context.Background(), simulate.Input{CR: cr, Passes: passes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if errs := fmt.Sprint(out.Last().Errors); !strings.Contains(errs, `.spec.ports[port=80,protocol="TCP"].targetPrt: field not declared in schema`) {
-		t.Errorf("errors %s; want the unknown field named", errs)
-	}
+	return out
 }
