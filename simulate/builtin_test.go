@@ -58,12 +58,7 @@ func podTemplate(selector, restart string) string {
 // Deployment whose selector does not match its pod template): it is not
 // stored, and the pass fails with the API server's message.
 func TestBuiltinSpecRefused(t *testing.T) {
-	bp := compileBlueprint(t, "web.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
-kind: Blueprint
-metadata: {name: web}
-crd: {file: ../packs/website/manifests/crd.yaml}
-onReconcile:
-  - id: deployment
+	bp := websiteChildren(t, "web", `  - id: deployment
     template:
       apiVersion: apps/v1
       kind: Deployment
@@ -74,7 +69,7 @@ onReconcile:
           metadata: {labels: {app: web}}
           spec:
             containers: [{name: web, image: "${self.spec.image}"}]
-`))
+`)
 	for name, refused := range map[string]bool{"web": false, "shop": true} {
 		out := runWebsite(t, bp, name, nil, 1)
 		errs := fmt.Sprint(out.Last().Errors)
@@ -92,12 +87,7 @@ onReconcile:
 // labels, in every pass alike: keys in order, not Go's random map order
 // (the child was written again on every pass).
 func TestMapIterationIsOrdered(t *testing.T) {
-	bp := compileBlueprint(t, "order.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
-kind: Blueprint
-metadata: {name: order}
-crd: {file: ../packs/website/manifests/crd.yaml}
-onReconcile:
-  - id: config
+	bp := websiteChildren(t, "order", `  - id: config
     template:
       apiVersion: v1
       kind: ConfigMap
@@ -105,7 +95,7 @@ onReconcile:
       data:
         conf: '${ {"h": 8, "c": 3, "a": 1, "f": 6, "b": 2, "g": 7, "e": 5, "d": 4}.transformList(k, v, k + "=" + string(v)).join(",") }'
         labels: '${ self.metadata.?labels.orValue({}).map(k, k).join(",") }'
-`))
+`)
 	labels := map[string]any{}
 	for _, k := range []string{"z", "y", "x", "w", "v", "u", "t", "s"} {
 		labels[k] = "1"
@@ -125,19 +115,14 @@ onReconcile:
 // TestUnknownFieldOfABuiltinKind: a field a map literal names that the
 // kind does not have is refused as the API server refuses it, naming it.
 func TestUnknownFieldOfABuiltinKind(t *testing.T) {
-	bp := compileBlueprint(t, "typo.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
-kind: Blueprint
-metadata: {name: typo}
-crd: {file: ../packs/website/manifests/crd.yaml}
-onReconcile:
-  - id: service
+	bp := websiteChildren(t, "typo", `  - id: service
     template:
       apiVersion: v1
       kind: Service
       metadata: {name: "${self.metadata.name}"}
       spec:
         ports: '${ [{"port": 80, "targetPrt": 8080}] }'
-`))
+`)
 	out := runWebsite(t, bp, "web", nil, 1)
 	if errs := fmt.Sprint(out.Last().Errors); !strings.Contains(errs, `.spec.ports[port=80,protocol="TCP"].targetPrt: field not declared in schema`) {
 		t.Errorf("errors %s; want the unknown field named", errs)
@@ -166,4 +151,11 @@ func runWebsite(t *testing.T, bp *ir.Blueprint, name string, labels map[string]a
 		t.Fatal(err)
 	}
 	return out
+}
+
+// websiteChildren compiles the Blueprint name, of the website pack's CRD,
+// with children, YAML items of its onReconcile.
+func websiteChildren(t *testing.T, name, children string) *ir.Blueprint {
+	t.Helper()
+	return compileBlueprint(t, name+".yaml", []byte("apiVersion: inrun.dev/v1alpha1\nkind: Blueprint\nmetadata: {name: "+name+"}\ncrd: {file: ../packs/website/manifests/crd.yaml}\nonReconcile:\n"+children))
 }
