@@ -832,7 +832,7 @@ func (p *pass) addFinalizer(ctx context.Context) error {
 // turned false, a template removed, or a name that changed. Children that
 // failed or wait this pass are kept.
 func (p *pass) prune(ctx context.Context) {
-	wanted := p.wantedAnywhere()
+	var wanted map[identityKey]bool // every child's objects, made once a candidate needs it
 	for id, objs := range p.observed {
 		if p.keep[id] {
 			continue
@@ -844,11 +844,6 @@ func (p *pass) prune(ctx context.Context) {
 			switch {
 			case collection && items[keyOf(obj)]:
 				continue // still one of the collection's items
-			case wanted[identityOf(obj)]:
-				// Another child has it now: an id renamed, an object a
-				// reconciler returns under another id. Deleting it would
-				// take down what the pass just applied.
-				continue
 			case collection: // its item went away
 			case rendered && keyOf(obj) == want:
 				continue // still wanted
@@ -856,6 +851,15 @@ func (p *pass) prune(ctx context.Context) {
 			case strings.HasPrefix(id, remotePrefix): // the reconciler stopped returning it
 			case c == nil, p.excluded[id]: // template removed, or includeWhen false
 			default:
+				continue
+			}
+			if wanted == nil {
+				wanted = p.wantedAnywhere()
+			}
+			if wanted[identityOf(obj)] {
+				// Another child has it now: an id renamed, an object a
+				// reconciler returns under another id. Deleting it would
+				// take down what the pass just applied.
 				continue
 			}
 			err := p.delete(ctx, obj)
