@@ -25,7 +25,7 @@ const orderedFunction = "inrun.ordered"
 // comprehension over a map wrapped in inrun.ordered, which iterates its
 // keys in order; a itself when it has none.
 func OrderMapIteration(env *cel.Env, a *cel.Ast) *cel.Ast {
-	if !iteratesMap(a.NativeRep()) {
+	if len(mapRanges(a.NativeRep())) == 0 {
 		return a
 	}
 	opt, err := cel.NewStaticOptimizer(orderMaps{})
@@ -37,11 +37,6 @@ func OrderMapIteration(env *cel.Env, a *cel.Ast) *cel.Ast {
 		return a
 	}
 	return ordered
-}
-
-// iteratesMap reports whether a has a comprehension over a map.
-func iteratesMap(a *ast.AST) bool {
-	return len(mapRanges(a)) > 0
 }
 
 // mapRanges returns the ranges of a's comprehensions that are maps, and
