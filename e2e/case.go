@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/simulate"
 )
 
 // LabelCase marks the namespaces Run creates, so that leftovers of an
@@ -200,19 +201,10 @@ func (cr *caseRun) setup(ctx context.Context) error {
 // refusedAsExpected checks that what (the CR, a patch) was refused, by
 // err, with each of the substrings want in its message.
 func refusedAsExpected(what string, err error, want []string) []Failure {
-	if err == nil {
-		return []Failure{{What: what, Problems: []string{"expected the API server to refuse it (expect.refused), but it took it"}}}
+	if problems := simulate.RefusalProblems(err, want); len(problems) > 0 {
+		return []Failure{{What: what, Problems: problems}}
 	}
-	var problems []string
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			problems = append(problems, fmt.Sprintf("refused, but the message does not say %q: %v", w, err))
-		}
-	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return []Failure{{What: what, Problems: problems}}
+	return nil
 }
 
 // create creates obj in the case's namespace, or in its own when it names

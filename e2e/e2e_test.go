@@ -430,7 +430,7 @@ func TestRefused(t *testing.T) {
 	if strings.Contains(out, "step 1: expect: not within") {
 		t.Errorf("a refusal is judged at once, yet the output speaks of a wait:\n%s", out)
 	}
-	want := []string{"", "", "expected the API server to refuse it (expect.refused), but it took it", `refused, but the message does not say "spec.image"`}
+	want := []string{"", "", "the CR: was not refused: the API server took it", `refused, but the message does not say "spec.image"`}
 	if len(rep.Cases) != len(want) {
 		t.Fatalf("%d cases ran, want %d", len(rep.Cases), len(want))
 	}

@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/gateway"
 	"github.com/inrun/inrun/ir"
 )
@@ -92,5 +94,43 @@ func TestIndexAndMounts(t *testing.T) {
 	// in a quarter of an hour.
 	if status, h, _ := get("good"); status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
 		t.Errorf("past the burst: %d %v", status, h)
+	}
+}
+
+// TestQueryParametersTheTargetReads: a query parameter a target does not
+// read is a 400 naming it, not ignored: ?environment= sent to a target
+// whose namespace is fixed would act there while the caller believes it
+// chose another.
+func TestQueryParametersTheTargetReads(t *testing.T) {
+	site, err := compiler.CompileFile("../packs/migration/field/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gateway.New(gateway.Options{Blueprints: []*ir.Blueprint{packBlueprint(t, false), site}, Client: fake.NewClientBuilder().Build(),
+		Authenticator: oneToken{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path     string
+		refused  bool
+		mentions string
+	}{
+		{"/v1/targets/site/intents?environment=production", true, "target site reads no query parameter environment (it has no environments)"},
+		{"/v1/targets/site/intents/myorg-blog?environment=production", true, "drop ?environment=; site reads only ?wait= or ?follow="},
+		{"/v1/targets/app/intents?env=staging&x=1", true, "target app reads no query parameter env or x (its environment is chosen with ?environment=)"},
+		{"/v1/targets/site/intents?wait=5s", false, ""},
+		{"/v1/targets/app/intents?environment=staging", false, ""},
+	} {
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		req.Header.Set("Authorization", "Bearer good")
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, req)
+		var p gateway.Problem
+		_ = json.Unmarshal(w.Body.Bytes(), &p)
+		refused := w.Code == http.StatusBadRequest && p.Code == gateway.CodeBadQuery
+		if refused != tc.refused || !strings.Contains(p.Detail+"; "+p.Fix, tc.mentions) {
+			t.Errorf("GET %s: %d %s; want refused %v, mentioning %q", tc.path, w.Code, w.Body, tc.refused, tc.mentions)
+		}
 	}
 }

@@ -301,7 +301,42 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *request, h h
 		return 0, p
 	}
 	req.caller = caller
+	if t, ok := s.targets[req.target]; ok {
+		if p := checkQuery(r.URL.Query(), t); p != nil {
+			return 0, p
+		}
+	}
 	return h(w, r, req)
+}
+
+// checkQuery refuses a query parameter a target's routes do not read: an
+// ?environment= sent to a target without environments would otherwise
+// act on its one namespace while the caller believes it chose one.
+func checkQuery(q url.Values, t *Target) *Problem {
+	known := []string{"wait", "follow"}
+	if f := t.Serve.Namespace.From; f != "" {
+		known = append(known, f)
+	}
+	var unknown []string
+	for k := range q {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	why := "it has no environments"
+	if f := t.Serve.Namespace.From; f != "" {
+		why = "its environment is chosen with ?" + f + "="
+	}
+	params := make([]string, len(known))
+	for i, k := range known {
+		params[i] = "?" + k + "="
+	}
+	return problem(http.StatusBadRequest, CodeBadQuery, "drop ?"+strings.Join(unknown, "=, ?")+"=; "+t.Name()+" reads only "+orList(params),
+		"target %s reads no query parameter %s (%s)", t.Name(), orList(unknown), why)
 }
 
 // target finds the target a request names.

@@ -796,16 +796,27 @@ func (r crRefused) Unwrap() error { return r.err }
 // refusedAsExpected checks that what (the CR, a patch) was refused, by
 // err, with each of the substrings want in its message.
 func refusedAsExpected(what string, err error, want []string, prefix string) []string {
-	if err == nil {
-		return []string{fmt.Sprintf("%sexpected %s to be refused (expect.refused), but the API server took it", prefix, what)}
+	problems := RefusalProblems(err, want)
+	for i, p := range problems {
+		problems[i] = fmt.Sprintf("%s%s %s", prefix, what, p)
 	}
-	var fails []string
+	return problems
+}
+
+// RefusalProblems checks an expect.refused: err is the API server's answer
+// to a create or patch, want the substrings its message must hold. Each
+// problem reads after the name of what was sent ("the patch ...").
+func RefusalProblems(err error, want []string) []string {
+	if err == nil {
+		return []string{"was not refused: the API server took it, and expect.refused says it refuses it"}
+	}
+	var problems []string
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {
-			fails = append(fails, fmt.Sprintf("%s%s was refused, but the message does not say %q: %v", prefix, what, w, err))
+			problems = append(problems, fmt.Sprintf("was refused, but the message does not say %q: %v", w, err))
 		}
 	}
-	return fails
+	return problems
 }
 
 // action names what a step does to the CR.

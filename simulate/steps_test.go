@@ -113,7 +113,7 @@ const websiteRefusals = `cases:
 // fails a case whose CR is taken, or refused for another reason.
 func TestRefused(t *testing.T) {
 	f, sim := packCases(t, packs.Default, "", "refused.yaml", websiteRefusals)
-	for i, want := range []string{"", "", "expected the CR to be refused (expect.refused), but the API server took it", `the CR was refused, but the message does not say "spec.image"`} {
+	for i, want := range []string{"", "", "the CR was not refused: the API server took it, and expect.refused says it refuses it", `the CR was refused, but the message does not say "spec.image"`} {
 		res := sim.RunCase(context.Background(), f, &f.Cases[i])
 		got := strings.Join(res.Failures, "\n")
 		if res.Err != nil || (want == "") != res.Passed() || !strings.Contains(got, want) {
