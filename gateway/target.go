@@ -157,6 +157,11 @@ func (t *Target) Validate(body []byte) (Intent, *Problem) {
 
 // check returns what is wrong with a value of f besides its type, or "".
 func (t *Target) check(f *ir.ServeField, v any) string {
+	// A NUL is valid JSON and the API server stores it, but it ends a string
+	// in C and in many a log and shell, where it hides what follows.
+	if s, ok := v.(string); ok && strings.ContainsRune(s, 0) {
+		return fmt.Sprintf("%s holds a NUL character (\\u0000); send the text without it", f.Name)
+	}
 	if len(f.Enum) > 0 && !slices.ContainsFunc(f.Enum, func(e *ir.Value) bool { return sameValue(e.Literal, v) }) {
 		return fmt.Sprintf("%s %s is not one of %s", f.Name, jsonString(v), enumList(f.Enum))
 	}

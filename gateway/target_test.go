@@ -56,6 +56,7 @@ func TestValidate(t *testing.T) {
 		{name: "missing required", body: `{}`, status: 422, fields: []string{"repository"}, detail: "repository is required: The repository the app is built from"},
 		{name: "pattern", body: `{"repository": "My Org/x"}`, status: 422, fields: []string{"repository"}, detail: "does not match the pattern"},
 		{name: "environment not mapped", body: `{"repository": "a/b", "environment": "dev"}`, status: 422, fields: []string{"environment"}, detail: `environment "dev" is not one of prod, staging`},
+		{name: "a NUL", body: `{"repository": "a/b", "version": "1.0\u0000; rm -rf /"}`, status: 422, fields: []string{"version"}, detail: `version holds a NUL character (\u0000)`},
 		{name: "another target", body: `{"target": "db", "repository": "a/b"}`, status: 422, fields: []string{"target"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
