@@ -293,7 +293,18 @@ func TestReadThrough(t *testing.T) {
 	if f, err = registry.Fetch(ctx, reg, r, registry.FetchOptions{Trusted: []registry.PublicKey{key}}); err != nil || f.Unverified != nil {
 		t.Fatalf("with a damaged cache: %v; want the registry's intact copies", err)
 	}
-	if n := blobGets.Load(); n != cold {
-		t.Errorf("with every blob of the cache damaged, %d were read from the registry; want as many as cold, %d", n, cold)
+	// Each damaged copy is read from the registry once, and repaired: a
+	// second read of it in the same fetch, which a cold fetch sends to the
+	// registry too, finds it intact.
+	if n := blobGets.Load(); n == 0 || n > cold || n > int64(damaged) {
+		t.Errorf("with every blob of the cache damaged (%d), %d were read from the registry; want some, at most one each, and no more than cold, %d", damaged, n, cold)
+	}
+	// ... and written over the damaged copies, so the next fetch is warm.
+	blobGets.Store(0)
+	if f, err = registry.Fetch(ctx, reg, r, registry.FetchOptions{Trusted: []registry.PublicKey{key}}); err != nil || f.Unverified != nil {
+		t.Fatalf("after the repair: %v", err)
+	}
+	if n := blobGets.Load(); n != 0 {
+		t.Errorf("after a fetch that read the damaged copies again, the next read %d from the registry, want 0", n)
 	}
 }

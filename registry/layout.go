@@ -133,14 +133,39 @@ type layoutRegistry struct {
 }
 
 func (r layoutRegistry) Repository(_ context.Context, name string) (Target, error) {
-	return &layoutRepository{Store: r.l.store, prefix: r.host + "/" + name + ":"}, nil
+	return &layoutRepository{Store: r.l.store, dir: r.l.Dir, prefix: r.host + "/" + name + ":"}, nil
 }
 
 // layoutRepository is one repository of a layout: tags are prefixed with
 // its host and name, digests are the layout's.
 type layoutRepository struct {
 	*oci.Store
+	dir    string
 	prefix string
+}
+
+// replace writes data, which the caller verified against desc, over the
+// layout's damaged copy of desc. The file is replaced whole, by a rename,
+// and nothing else of the layout changes: deleting through the store and
+// pushing again would also collect a manifest's referrers and blobs.
+func (r *layoutRepository) replace(desc ocispec.Descriptor, data []byte) error {
+	if err := desc.Digest.Validate(); err != nil {
+		return err
+	}
+	path := filepath.Join(r.dir, "blobs", desc.Digest.Algorithm().String(), desc.Digest.Encoded())
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".repair-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 func (r *layoutRepository) Resolve(ctx context.Context, ref string) (ocispec.Descriptor, error) {
