@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -98,6 +99,8 @@ type Case struct {
 	Pos ir.Pos
 
 	namePos ir.Pos
+	// crPos is where the CR is given: its cr: field, or its object.
+	crPos ir.Pos
 }
 
 // Step is an optional action on the CR followed by expectations, polled
@@ -237,6 +240,7 @@ func Load(path string, bp *ir.Blueprint) (*File, error) {
 		diags = append(diags, f.checkReconciler(bp)...)
 		diags = append(diags, f.checkGateway(bp)...)
 		diags = append(diags, f.checkStatus(bp)...)
+		diags = append(diags, f.checkCRs(bp)...)
 		diags = append(diags, f.checkMigrate(bp)...)
 		if len(diags) == 0 {
 			return f, nil
@@ -369,6 +373,7 @@ func (p *parser) readCase(i int, n *yaml.Node, names map[string]int) *Case {
 		if crNode != nil {
 			use.pos, use.field = p.Pos(crNode), "cr"
 		}
+		c.crPos = p.Pos(m.KeyNode(use.field))
 		p.f.kinds = append(p.f.kinds, use)
 	}
 	for j, on := range p.List(m.Get("objects"), "objects") {
@@ -460,6 +465,30 @@ func (f *File) checkStatus(bp *ir.Blueprint) diag.List {
 			for _, name := range slices.Sorted(maps.Keys(unknown)) {
 				l.Add(st.Expect.statusPos[name], diag.UnknownField, unknown[name], "case %q: steps[%d].expect.status.%s is no field of the %s's status", c.Name, j, name, bp.Resource.Kind)
 			}
+		}
+	}
+	return l
+}
+
+// checkCRs reports a case's CR that its CRD refuses, as the simulator's
+// store would and the API server will, before a control plane starts for
+// it: unless the case expects that refusal.
+func (f *File) checkCRs(bp *ir.Blueprint) diag.List {
+	if bp == nil || bp.Resource.Schema == nil {
+		return nil
+	}
+	var l diag.List
+	for _, c := range f.Cases {
+		if c.CR == nil || c.RefusesCR() || c.CR.GroupVersionKind() != bp.Resource.GroupVersionKind {
+			continue
+		}
+		if err := simulate.NewStore(bp).CreateCR(context.Background(), c.CR.DeepCopy()); err != nil {
+			where := "the CR"
+			if c.CRFile != "" {
+				where = c.CRFile
+			}
+			l.Add(c.crPos, diag.InvalidValue, "correct "+where+", or expect the refusal: steps: [{expect: {refused: [...]}}]",
+				"case %q: the API server would refuse %s: %v", c.Name, where, err)
 		}
 	}
 	return l
