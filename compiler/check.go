@@ -41,8 +41,8 @@ type checker struct {
 
 // exprUse records where a whole-value expression's result lands.
 type exprUse struct {
-	shape shape
-	path  string
+	shape      shape
+	path, kind string
 }
 
 // check checks bp, whose CRD has the structural schema self (nil when
@@ -375,7 +375,7 @@ func (c *checker) checkValue(v *ir.Value, s shape, path, kind string) {
 			}
 		}
 	case ir.Expression:
-		c.exprShapes[v.Expr] = exprUse{shape: s, path: path}
+		c.exprShapes[v.Expr] = exprUse{shape: s, path: path, kind: kind}
 	case ir.Interpolation:
 		if k := s.kind(); k != stringShape && k != intOrStringShape {
 			c.errs.Add(v.Pos, diag.TemplateWrongType, "use a single ${...} to keep the expression's type", "%s of %s must be %s, but text with ${...} makes a string", displayField(path), kind, shapeNames[k])

@@ -327,6 +327,8 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 	}
 	if use, ok := c.exprShapes[x]; ok && !typeFits(out, use.shape.kind()) {
 		c.errs.Add(x.Pos, diag.ExprResultType, "", "%s must be %s, but ${%s} is %s", displayField(use.path), shapeNames[use.shape.kind()], x.Source, resultType(out))
+	} else if ok {
+		c.checkLiteralKeys(x, ast.NativeRep().SourceInfo(), ast.NativeRep().Expr(), use.shape, use.path, use.kind)
 	}
 	if s.child != nil && s.where != "readyWhen" && refs[s.child.ID] {
 		c.errs.Add(x.Pos, diag.Cycle, "a child cannot depend on its own live object; use readyWhen to read it", "child %q references itself in ${%s}", s.child.ID, x.Source)
