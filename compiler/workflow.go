@@ -30,8 +30,8 @@ func (d *decoder) workflow(o *yamlpos.Map, r *ir.Reconcile) {
 	if wo == nil {
 		return
 	}
-	d.Only(wo, "steps", "backoffLimit", "ttlSecondsAfterFinished", "historyLimit")
-	w := &ir.Workflow{Pos: d.Pos(n), BackoffLimit: ir.DefaultWorkflowBackoffLimit, HistoryLimit: ir.DefaultWorkflowHistoryLimit}
+	d.Only(wo, "steps", "backoffLimit", "backoffSeconds", "ttlSecondsAfterFinished", "historyLimit")
+	w := &ir.Workflow{Pos: d.Pos(n), BackoffLimit: ir.DefaultWorkflowBackoffLimit, BackoffSeconds: ir.DefaultWorkflowBackoffSeconds, HistoryLimit: ir.DefaultWorkflowHistoryLimit}
 	switch {
 	case r.Remote == nil:
 		// Driven by templates: each step names the resources it creates.
@@ -40,6 +40,9 @@ func (d *decoder) workflow(o *yamlpos.Map, r *ir.Reconcile) {
 	}
 	if v, ok := d.count(wo, "reconcile.workflow", "backoffLimit", 0); ok {
 		w.BackoffLimit = v
+	}
+	if v, ok := d.count(wo, "reconcile.workflow", "backoffSeconds", 0); ok {
+		w.BackoffSeconds = v
 	}
 	if v, ok := d.count(wo, "reconcile.workflow", "ttlSecondsAfterFinished", 0); ok {
 		w.TTLSecondsAfterFinished = &v
@@ -67,7 +70,7 @@ func (d *decoder) workflow(o *yamlpos.Map, r *ir.Reconcile) {
 		if so == nil {
 			continue
 		}
-		d.Only(so, "name", "backoffLimit", "timeoutSeconds", "resources", "failedWhen")
+		d.Only(so, "name", "backoffLimit", "backoffSeconds", "timeoutSeconds", "resources", "failedWhen")
 		st := &ir.WorkflowStep{Pos: d.Pos(item)}
 		name, nn := d.String(so, "name", true)
 		switch {
@@ -89,6 +92,13 @@ func (d *decoder) workflow(o *yamlpos.Map, r *ir.Reconcile) {
 					"%s.backoffLimit: a step without a reconciler makes no attempts to retry", path)
 			}
 		}
+		if v, ok := d.count(so, path, "backoffSeconds", 0); ok {
+			st.BackoffSeconds = &v
+			if r.Remote == nil {
+				d.add(d.Pos(so.Get("backoffSeconds")), diag.InvalidValue, "leave it out: a step without a reconciler makes no attempts to retry",
+					"%s.backoffSeconds: a step without a reconciler makes no attempts to retry", path)
+			}
+		}
 		if v, ok := d.count(so, path, "timeoutSeconds", 1); ok {
 			st.TimeoutSeconds = &v
 		}
@@ -105,6 +115,10 @@ func (d *decoder) workflow(o *yamlpos.Map, r *ir.Reconcile) {
 	if r.Remote == nil && wo.Get("backoffLimit") != nil {
 		d.add(d.Pos(wo.Get("backoffLimit")), diag.InvalidValue, "leave it out, or set the retries in the resources themselves (a Job's spec.backoffLimit)",
 			"reconcile.workflow.backoffLimit: a workflow without a reconciler makes no attempts to retry")
+	}
+	if r.Remote == nil && wo.Get("backoffSeconds") != nil {
+		d.add(d.Pos(wo.Get("backoffSeconds")), diag.InvalidValue, "leave it out: a workflow without a reconciler makes no attempts to retry",
+			"reconcile.workflow.backoffSeconds: a workflow without a reconciler makes no attempts to retry")
 	}
 	r.Workflow = w
 }

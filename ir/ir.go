@@ -447,6 +447,11 @@ type Workflow struct {
 	// BackoffLimit is how many failed attempts a step may have before the
 	// workflow fails, for steps that set none.
 	BackoffLimit int64
+	// BackoffSeconds is how long after a failed attempt the step is tried
+	// again, doubled for every further failure up to MaxWorkflowBackoff,
+	// for steps that set none: a Job's 10 s, 20 s, 40 s. Zero retries with
+	// the controller's backoff alone, which starts at milliseconds.
+	BackoffSeconds int64 `json:",omitempty"`
 	// TTLSecondsAfterFinished, when set, deletes the custom resource (and
 	// so its children) that long after the workflow finished, as a Job's
 	// field of that name does. Nil keeps it.
@@ -463,6 +468,9 @@ type WorkflowStep struct {
 	// BackoffLimit is how many failed attempts this step may have; nil
 	// takes the workflow's.
 	BackoffLimit *int64 `json:",omitempty"`
+	// BackoffSeconds is this step's first delay after a failed attempt;
+	// nil takes the workflow's.
+	BackoffSeconds *int64 `json:",omitempty"`
 	// TimeoutSeconds, when set, fails the workflow when the step has run
 	// that long without succeeding, as a Job's activeDeadlineSeconds.
 	TimeoutSeconds *int64 `json:",omitempty"`
@@ -477,7 +485,11 @@ type WorkflowStep struct {
 
 // Defaults of reconcile.workflow, as a Job has them where it has the field.
 const (
-	DefaultWorkflowBackoffLimit = 6
+	DefaultWorkflowBackoffLimit   = 6
+	DefaultWorkflowBackoffSeconds = 10
+	// MaxWorkflowBackoff bounds the delay before a failed step is tried
+	// again, as the Job controller's six minutes.
+	MaxWorkflowBackoff          = 6 * time.Minute
 	DefaultWorkflowHistoryLimit = 10
 	MaxWorkflowHistoryLimit     = 100
 )
@@ -513,6 +525,24 @@ func (w *Workflow) StepOf(id string) int {
 		}
 	}
 	return -1
+}
+
+// RetryDelay is how long after its failures-th failed attempt step s is
+// tried again: its backoffSeconds (or the workflow's), doubled for each
+// failure before, at most MaxWorkflowBackoff.
+func (w *Workflow) RetryDelay(s *WorkflowStep, failures int64) time.Duration {
+	base := w.BackoffSeconds
+	if s != nil && s.BackoffSeconds != nil {
+		base = *s.BackoffSeconds
+	}
+	if base <= 0 || failures <= 0 {
+		return 0
+	}
+	d := time.Duration(base) * time.Second
+	for i := int64(1); i < failures && d < MaxWorkflowBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxWorkflowBackoff)
 }
 
 // StepBackoffLimit is s's backoff limit, or the workflow's.

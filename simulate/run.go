@@ -267,7 +267,7 @@ func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer
 	if r == nil {
 		r = reconciler.CELRenderer{Programs: progs}
 	}
-	opts := reconciler.Options{Client: store, Renderer: r, Components: reg, Recorder: store}
+	opts := reconciler.Options{Client: store, Renderer: r, Components: reg, Recorder: store, SkipStepBackoff: true}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		var c remote.Caller
 		var err error

@@ -67,6 +67,10 @@ type Options struct {
 	// Blueprint runs as is deprecated (the Deprecated condition). Default:
 	// a holder of the Blueprint's own Deprecated, which never changes.
 	Deprecation *DeprecationHolder
+	// SkipStepBackoff calls a workflow's step again in the pass after a
+	// failed attempt, not once its backoffSeconds have passed: simulate's
+	// passes are the runtime's next reconciles, wherever they fall in time.
+	SkipStepBackoff bool
 	// ShardBuckets, when set, is the bucket count of a shard group (package
 	// shard): every child is labelled shard.LabelOwnerBucket with its
 	// custom resource's bucket, so that each replica caches only the

@@ -127,11 +127,15 @@ func (p *pass) remote(ctx context.Context) {
 		case p.wf.finished():
 			// A finished workflow calls nothing: its children and the
 			// reconciler's status stay as the last step left them.
+			p.wf.idle = true
 			p.remoteChildrenStay()
 			p.expire(ctx)
 			return
 		case p.deadline(ctx):
 			keepAll() // the step ran out of time: not called again
+			return
+		case p.retryWait():
+			keepAll() // the last attempt failed: tried again after its backoff
 			return
 		}
 	}

@@ -237,11 +237,17 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		waiting = append(waiting, id+" (not ready)")
 	}
 
+	failed := len(p.rep.Errors) > 0
 	if err := errors.Join(p.rep.Errors...); err != nil {
 		set(ConditionDegraded, metav1.ConditionTrue, "ReconcileError", err.Error())
+	} else if d := meta.FindStatusCondition(conds, ConditionDegraded); p.wf != nil && p.wf.idle && d != nil {
+		// A workflow that called nothing, finished or waiting out a failed
+		// attempt's backoff, says what its last call did.
+		failed = d.Status == metav1.ConditionTrue
 	} else {
 		set(ConditionDegraded, metav1.ConditionFalse, "AsExpected", "")
 	}
+	wfFailed := p.wf != nil && p.wf.bad == nil && p.wf.st.Phase == WorkflowFailed
 	// The messages say what there is: children, a reconciler, or both.
 	children := len(p.bp.Children) > 0 || len(p.wanted) > 0
 	converged, ready := "every child is applied", "every child is ready"
@@ -260,9 +266,11 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		// The steps' resources are what the workflow waits for: it says
 		// which step runs.
 		set(ConditionProgressing, metav1.ConditionTrue, ReasonWorkflowRunning, p.wf.stepProgress())
+	case wfFailed:
+		set(ConditionProgressing, metav1.ConditionFalse, ReasonWorkflowFailed, p.wf.failedMessage())
 	case len(waiting) > 0 || len(p.pendingStatus) > 0:
 		set(ConditionProgressing, metav1.ConditionTrue, "Waiting", "waiting for "+strings.Join(append(waiting, p.pendingStatus...), ", "))
-	case len(p.rep.Errors) > 0:
+	case failed:
 		set(ConditionProgressing, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
 	case p.wf != nil && p.wf.bad == nil && !p.wf.finished():
 		set(ConditionProgressing, metav1.ConditionTrue, ReasonWorkflowRunning, p.wf.stepProgress())
@@ -270,7 +278,12 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		set(ConditionProgressing, metav1.ConditionFalse, "Converged", converged)
 	}
 	switch {
-	case len(p.rep.Errors) > 0:
+	case wfFailed:
+		// A failed workflow is not ready, whether its last call was
+		// answered or not: kubectl wait --for=condition=Ready must not
+		// take it for done.
+		set(ConditionReady, metav1.ConditionFalse, ReasonWorkflowFailed, p.wf.failedMessage())
+	case failed:
 		set(ConditionReady, metav1.ConditionFalse, "ReconcileError", "see the Degraded condition")
 	case p.readyWhen != nil && p.readyWhen.ready:
 		srcs := make([]string, len(p.bp.ReadyWhen))

@@ -45,6 +45,9 @@ const (
 	// ReasonWorkflowRunning is Progressing's reason while the workflow
 	// runs: there is more to do, though nothing waits.
 	ReasonWorkflowRunning = "WorkflowRunning"
+	// ReasonWorkflowFailed is Ready's and Progressing's reason once the
+	// workflow has failed: nothing more runs.
+	ReasonWorkflowFailed = "WorkflowFailed"
 	// ReasonTTLExpired is the Event recorded when a finished custom
 	// resource is deleted after ttlSecondsAfterFinished.
 	ReasonTTLExpired = "TTLExpired"
@@ -92,6 +95,9 @@ type StepRun struct {
 	// Attempts counts the calls answered or failed; Failures the failed.
 	Attempts int64 `json:"attempts"`
 	Failures int64 `json:"failures,omitempty"`
+	// LastFailureTime is when the last failed attempt was recorded: the
+	// next is made backoffSeconds (doubled per failure) after it.
+	LastFailureTime *metav1.Time `json:"lastFailureTime,omitempty"`
 	// Message is the reconciler's (sdk.StepResult.Message), or the last
 	// failure's.
 	Message string `json:"message,omitempty"`
@@ -127,6 +133,10 @@ type workflowRun struct {
 	// waiting names the resources the current step waits for, in a
 	// workflow driven by templates.
 	waiting []string
+	// idle is set when the pass called nothing because the workflow has
+	// ended or waits out a failed attempt's backoff: its conditions say
+	// what the last call did.
+	idle bool
 }
 
 // beginWorkflow reads the workflow's progress from the custom resource,
@@ -234,12 +244,31 @@ func (p *pass) deadline(ctx context.Context) bool {
 	return false
 }
 
+// retryWait reports whether the current step's last attempt failed less
+// than its backoff ago, and if so asks to be called when it has passed.
+func (p *pass) retryWait() bool {
+	cur := p.wf.current()
+	if p.opts.SkipStepBackoff || cur.Failures == 0 || cur.LastFailureTime == nil {
+		return false
+	}
+	left := cur.LastFailureTime.Add(p.wf.wf.RetryDelay(p.wf.wf.Step(cur.Name), cur.Failures)).Sub(p.opts.Clock())
+	if left <= 0 {
+		return false
+	}
+	if p.rep.RequeueAfter == 0 || left < p.rep.RequeueAfter {
+		p.rep.RequeueAfter = left
+	}
+	p.wf.idle = true
+	return true
+}
+
 // failedAttempt records a call that failed, or a Result refused; past the
 // step's backoffLimit the workflow fails.
 func (w *workflowRun) failedAttempt(err error) {
 	cur := w.current()
 	cur.Attempts++
 	cur.Failures++
+	cur.LastFailureTime = &w.now
 	cur.Message = truncate(err.Error(), 1024)
 	if cur.Failures > w.wf.StepBackoffLimit(w.wf.Step(cur.Name)) {
 		w.end(WorkflowFailed, ReasonBackoffLimitExceeded)
@@ -347,6 +376,11 @@ func (w *workflowRun) status() map[string]any {
 		panic(fmt.Sprintf("reconciler: converting the workflow's status: %v", err)) // plain types: cannot fail
 	}
 	return m
+}
+
+// failedMessage is Ready's and Progressing's message on a failed workflow.
+func (w *workflowRun) failedMessage() string {
+	return fmt.Sprintf("the workflow failed at step %s; nothing more runs: see the Failed condition", w.current().Name)
 }
 
 // conditions sets Complete or Failed once the workflow has ended.

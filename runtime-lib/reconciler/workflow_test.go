@@ -196,6 +196,11 @@ func TestWorkflowSameKeyAfterACrash(t *testing.T) {
 	}
 }
 
+// TestWorkflowBackoffLimit: a failed attempt is tried again after the
+// step's backoff, as a Job's Pods are (10 s, 20 s, ...), not at the
+// controller's millisecond pace, with the same key; a pass before it calls
+// nothing and writes nothing. Past backoffLimit the workflow fails, and it
+// is then neither Ready nor asked again, however often it is reconciled.
 func TestWorkflowBackoffLimit(t *testing.T) {
 	f := newWorkflowFixture(t, "testdata/workflow.yaml")
 	f.steps.answer = func(req *sdk.Request) (*sdk.Result, error) {
@@ -206,11 +211,27 @@ func TestWorkflowBackoffLimit(t *testing.T) {
 	}
 	f.sync() // Reserve
 	var keys []string
-	for range 3 { // Charge: backoffLimit 2 allows 2 failures; the third fails the workflow
+	for i, delay := range []time.Duration{10 * time.Second, 20 * time.Second, 0} { // Charge: backoffLimit 2 allows 2 failures; the third fails the workflow
 		if _, err := f.rec.Sync(context.Background(), f.get()); err == nil {
 			t.Fatal("a failed call returned no error to retry with backoff")
 		}
 		keys = append(keys, f.steps.calls[len(f.steps.calls)-1].IdempotencyKey)
+		if delay == 0 {
+			break
+		}
+		calls, writes := len(f.steps.calls), len(f.store.Written(0))
+		f.now = f.now.Add(delay - time.Second)
+		rep := f.sync()
+		if len(f.steps.calls) != calls || len(f.store.Written(0)) != writes {
+			t.Fatalf("failure %d: a pass %v before the backoff ends called %d times and wrote %v", i+1, time.Second, len(f.steps.calls)-calls, f.store.Written(writes))
+		}
+		if rep.RequeueAfter != time.Second {
+			t.Errorf("failure %d: a pass during the backoff asks to be called after %v, want 1s", i+1, rep.RequeueAfter)
+		}
+		if c := f.condition(reconciler.ConditionReady); c == nil || c.Status != metav1.ConditionFalse {
+			t.Errorf("failure %d: during the backoff Ready = %+v; want False", i+1, c)
+		}
+		f.now = f.now.Add(time.Second)
 	}
 	if keys[0] != keys[1] || keys[1] != keys[2] {
 		t.Errorf("retries of one run have different keys: %v", keys)
@@ -223,9 +244,49 @@ func TestWorkflowBackoffLimit(t *testing.T) {
 	if c := f.condition(reconciler.ConditionFailed); c == nil || c.Reason != reconciler.ReasonBackoffLimitExceeded {
 		t.Errorf("Failed = %+v; want True, BackoffLimitExceeded", c)
 	}
-	f.sync()
+	ready, degraded := f.condition(reconciler.ConditionReady), f.condition(reconciler.ConditionDegraded)
+	writes := len(f.store.Written(0))
+	for range 2 {
+		f.sync()
+		if c := f.condition(reconciler.ConditionReady); c == nil || c.Status != metav1.ConditionFalse || c.Reason != reconciler.ReasonWorkflowFailed {
+			t.Errorf("a failed workflow reconciled again: Ready = %+v; want False, WorkflowFailed", c)
+		}
+		if c := f.condition(reconciler.ConditionDegraded); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "card declined") {
+			t.Errorf("a failed workflow reconciled again: Degraded = %+v; want the last call's failure kept", c)
+		}
+	}
+	if got := f.store.Written(writes); len(got) != 0 {
+		t.Errorf("a failed workflow reconciled again wrote %v (Ready was %+v, Degraded %+v)", got, ready, degraded)
+	}
 	if n := len(f.steps.calls); n != 4 {
 		t.Errorf("a failed workflow called again: %d calls", n)
+	}
+}
+
+// TestRetryDelay: a Job's backoff, 10 s doubled per failure up to six
+// minutes; a step's own backoffSeconds first; zero for no delay.
+func TestRetryDelay(t *testing.T) {
+	own := int64(1)
+	w := &ir.Workflow{BackoffSeconds: ir.DefaultWorkflowBackoffSeconds}
+	for _, tc := range []struct {
+		step     *ir.WorkflowStep
+		failures int64
+		want     time.Duration
+	}{
+		{nil, 0, 0},
+		{nil, 1, 10 * time.Second},
+		{nil, 2, 20 * time.Second},
+		{nil, 6, 320 * time.Second},
+		{nil, 7, 6 * time.Minute},
+		{nil, 1000, 6 * time.Minute},
+		{&ir.WorkflowStep{BackoffSeconds: &own}, 3, 4 * time.Second},
+	} {
+		if got := w.RetryDelay(tc.step, tc.failures); got != tc.want {
+			t.Errorf("RetryDelay(%v, %d) = %v, want %v", tc.step, tc.failures, got, tc.want)
+		}
+	}
+	if got := (&ir.Workflow{}).RetryDelay(nil, 3); got != 0 {
+		t.Errorf("backoffSeconds 0: RetryDelay = %v, want 0", got)
 	}
 }
 
