@@ -37,10 +37,10 @@ func libraries() []cel.EnvOption {
 //	hash.sha256(string) bytes             SHA-256; base64.encode or hex.encode it
 //	hash.fnv64a(string) bytes             FNV-1a, 64 bits
 //	hex.encode(bytes) string              lower-case hexadecimal
-//	random.seededString(int, string) string  letters and digits, the same for the same length and seed
-//	random.seededInt(int, int, string) int   in [min, max), the same for the same arguments and seed
-//	map.merge(map) map                    the keys of both; the map it is called on wins
-//	map.deepMerge(map) map                the same, merging maps under a common key
+//	random.seededString(int, string) string  digits and letters, the same for the same length and seed (kro's)
+//	random.seededInt(int, int, string) int   in [min, max), the same for the same arguments and seed (kro's)
+//	map.merge(map) map                    the keys of both; the argument's win (kro's)
+//	map.deepMerge(dyn) dyn                the same, merging maps under a common key; any object
 //	map.omit(list(string)) map            without those keys
 //	string(metav1.Time) string            RFC 3339, as the API server writes it; "" when unset
 //	timestamp(metav1.Time) timestamp      the time; 1970-01-01T00:00:00Z when unset, as x.Time reads
@@ -58,7 +58,6 @@ func (inrunLib) ProgramOptions() []cel.ProgramOption { return nil }
 
 func (inrunLib) CompileOptions() []cel.EnvOption {
 	mapKV := cel.MapType(cel.TypeParamType("K"), cel.TypeParamType("V"))
-	mapSD := cel.MapType(cel.StringType, cel.DynType)
 	return []cel.EnvOption{
 		cel.Function("json.marshal", cel.Overload("inrun_json_marshal_dyn", []*cel.Type{cel.DynType}, cel.StringType, cel.UnaryBinding(jsonMarshal))),
 		cel.Function("json.unmarshal", cel.Overload("inrun_json_unmarshal_string", []*cel.Type{cel.StringType}, cel.DynType, cel.UnaryBinding(jsonUnmarshal))),
@@ -79,7 +78,8 @@ func (inrunLib) CompileOptions() []cel.EnvOption {
 		cel.Function("merge", cel.MemberOverload("inrun_map_merge_map", []*cel.Type{mapKV, mapKV}, mapKV, cel.BinaryBinding(func(a, b ref.Val) ref.Val {
 			return mergeMaps(a, b, false)
 		}))),
-		cel.Function("deepMerge", cel.MemberOverload("inrun_map_deep_merge_map", []*cel.Type{mapSD, mapSD}, mapSD, cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+		// dyn, as kro's: an object field of the custom resource merges too.
+		cel.Function("deepMerge", cel.MemberOverload("inrun_dyn_deep_merge_dyn", []*cel.Type{cel.DynType, cel.DynType}, cel.DynType, cel.BinaryBinding(func(a, b ref.Val) ref.Val {
 			return mergeMaps(a, b, true)
 		}))),
 		cel.Function("omit", cel.MemberOverload("inrun_map_omit_list", []*cel.Type{mapKV, cel.ListType(cel.TypeParamType("K"))}, mapKV, cel.BinaryBinding(omit))),
@@ -163,47 +163,43 @@ func jsonUnmarshal(v ref.Val) ref.Val {
 	return types.DefaultTypeAdapter.NativeToValue(NormalizeNumbers(out))
 }
 
-// stream returns n pseudo-random bytes from seed: SHA-256 of the seed and a
-// counter, block after block. The same seed gives the same bytes, on every
-// machine and in every version.
-func stream(seed string, n int) []byte {
-	out := make([]byte, 0, n+sha256.Size)
-	var block [8]byte
-	for i := uint64(0); len(out) < n; i++ {
-		binary.BigEndian.PutUint64(block[:], i)
-		sum := sha256.Sum256(append([]byte(seed), block[:]...))
-		out = append(out, sum[:]...)
-	}
-	return out[:n]
-}
+// seededAlphabet and the two seeded functions are kro's
+// (pkg/cel/library/random.go), byte for byte: an instance moved from kro
+// keeps the passwords, names and ports its RGD derived from a seed.
+const seededAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
 
-const seededAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-
+// seededString is kro's random.seededString: character i is read from
+// bytes 4i mod 32 of the seed's SHA-256, so the string repeats every 8
+// characters, as kro's does.
 func seededString(length, seed ref.Val) ref.Val {
 	n := int64(length.(types.Int))
 	if n <= 0 || n > 4096 {
 		return types.NewErr("random.seededString: the length must be from 1 to 4096, not %d", n)
 	}
-	raw := stream(string(seed.(types.String)), int(n)*2)
+	sum := sha256.Sum256([]byte(seed.(types.String)))
 	out := make([]byte, n)
 	for i := range out {
-		// Two bytes a character: the bias of 65536 mod 36 is negligible.
-		out[i] = seededAlphabet[int(binary.BigEndian.Uint16(raw[2*i:]))%len(seededAlphabet)]
+		at := (i * 4) % len(sum)
+		out[i] = seededAlphabet[binary.BigEndian.Uint32(sum[at:])%uint32(len(seededAlphabet))]
 	}
 	return types.String(out)
 }
 
+// seededInt is kro's random.seededInt: the first 8 bytes of the seed's
+// SHA-256, modulo the range.
 func seededInt(args ...ref.Val) ref.Val {
 	lo, hi := int64(args[0].(types.Int)), int64(args[1].(types.Int))
 	if lo >= hi {
 		return types.NewErr("random.seededInt: min %d must be less than max %d", lo, hi)
 	}
-	v := binary.BigEndian.Uint64(stream(string(args[2].(types.String)), 8))
-	return types.Int(lo + int64(v%uint64(hi-lo)))
+	sum := sha256.Sum256([]byte(args[2].(types.String)))
+	return types.Int(lo + int64(binary.BigEndian.Uint64(sum[:8])%uint64(hi-lo)))
 }
 
-// mergeMaps returns a map with the entries of a and b; a's win. With deep
-// set, two maps under one key are merged the same way.
+// mergeMaps returns a map with the entries of a and b; b's win, as in kro
+// (pkg/cel/library/maps.go): a user's extraLabels override the defaults
+// they are merged into. With deep set, two maps under one key are merged
+// the same way.
 func mergeMaps(a, b ref.Val, deep bool) ref.Val {
 	am, ok1 := a.(traits.Mapper)
 	bm, ok2 := b.(traits.Mapper)
@@ -211,18 +207,18 @@ func mergeMaps(a, b ref.Val, deep bool) ref.Val {
 		return types.NewErr("merge: no such overload for %s and %s", a.Type(), b.Type())
 	}
 	out := map[ref.Val]ref.Val{}
-	for it := bm.Iterator(); it.HasNext() == types.True; {
-		k := it.Next()
-		out[k] = bm.Get(k)
-	}
 	for it := am.Iterator(); it.HasNext() == types.True; {
 		k := it.Next()
-		v := am.Get(k)
+		out[k] = am.Get(k)
+	}
+	for it := bm.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		v := bm.Get(k)
 		if old, ok := out[k]; ok && deep {
 			_, vm := v.(traits.Mapper)
 			_, om := old.(traits.Mapper)
 			if vm && om {
-				v = mergeMaps(v, old, true)
+				v = mergeMaps(old, v, true)
 			}
 		}
 		out[k] = v

@@ -31,8 +31,15 @@ func TestLibraries(t *testing.T) {
 		{`random.seededString(8, "seed").matches("^[a-z0-9]{8}$")`, true},
 		{`random.seededString(8, "a") != random.seededString(8, "b")`, true},
 		{`random.seededInt(30000, 32768, "seed") >= 30000 && random.seededInt(30000, 32768, "seed") < 32768`, true},
-		{`{"a": 1, "b": 2}.merge({"b": 3, "c": 4})`, map[string]any{"a": int64(1), "b": int64(2), "c": int64(4)}},
-		{`{"x": dyn({"a": 1})}.deepMerge({"x": dyn({"b": 2}), "y": dyn(3)})`, map[string]any{"x": map[string]any{"a": int64(1), "b": int64(2)}, "y": int64(3)}},
+		// kro's values, from its pkg/cel/library/random.go run on these
+		// seeds: an instance moved from kro keeps what they derive.
+		{`random.seededString(10, "00000000-0000-4000-8000-000000000001")`, "8kne6v6h8k"},
+		{`random.seededString(24, "test-seed")`, "5czheg3o5czheg3o5czheg3o"},
+		{`random.seededInt(30000, 32768, "00000000-0000-4000-8000-000000000001")`, int64(30368)},
+		{`random.seededInt(30000, 32768, "my-service")`, int64(31247)},
+		// The argument's keys win, as kro's maps library has it.
+		{`{"a": 1, "b": 2}.merge({"b": 3, "c": 4})`, map[string]any{"a": int64(1), "b": int64(3), "c": int64(4)}},
+		{`{"x": dyn({"a": 1, "y": 1})}.deepMerge({"x": dyn({"b": 2, "y": 2}), "y": dyn(3)})`, map[string]any{"x": map[string]any{"a": int64(1), "b": int64(2), "y": int64(2)}, "y": int64(3)}},
 		{`{"a": 1, "b": 2, "c": 3}.omit(["a", "c"])`, map[string]any{"b": int64(2)}},
 		{`{"a": 1}.transformMap(k, v, v + 1)`, map[string]any{"a": int64(2)}},
 		{`[1, 2, 3].all(i, v, v > i)`, true},
