@@ -371,7 +371,9 @@ func (ss *session) collectOrphans(ctx context.Context) error {
 		deleted := 0
 		for _, obj := range objs {
 			refs := obj.GetOwnerReferences()
-			if len(refs) == 0 || slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return uids[r.UID] }) {
+			if len(refs) == 0 || obj.GetDeletionTimestamp() != nil || slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return uids[r.UID] }) {
+				// Deleted already, and held by a finalizer that a later
+				// pass releases: deleting it again changes nothing.
 				continue
 			}
 			if err := ss.store.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/packs"
@@ -177,5 +178,93 @@ func TestCompositionGenerations(t *testing.T) {
 	f, sim := packCases(t, "declarative", "07-composition", "generations.yaml", compositionGenerations)
 	if res := sim.RunCase(context.Background(), f, &f.Cases[0]); !res.Passed() {
 		t.Errorf("case %q: %v\n%s", res.Case, res.Err, strings.Join(res.Failures, "\n"))
+	}
+}
+
+// TestDeleteUsedCRWithFinalizer deletes a custom resource whose child is a
+// used Blueprint's custom resource that holds a finalizer (its own child
+// is in another namespace): garbage collection marks it deleted once, and
+// the passes release it (the simulator spun for ever deleting it again).
+func TestDeleteUsedCRWithFinalizer(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("child/blueprint.yaml", `apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: child}
+schema:
+  apiVersion: v1alpha1
+  group: example.inrun.dev
+  kind: Child
+  spec: {id: string}
+onReconcile:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${self.spec.id}-cm", namespace: other}
+      data: {id: "${self.spec.id}"}
+`)
+	parent := write("parent/blueprint.yaml", `apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: parent}
+schema:
+  apiVersion: v1alpha1
+  group: example.inrun.dev
+  kind: Parent
+  spec: {id: string}
+uses:
+  - blueprint: ../child/blueprint.yaml
+onReconcile:
+  - id: child
+    template:
+      apiVersion: example.inrun.dev/v1alpha1
+      kind: Child
+      metadata: {name: "${self.spec.id}"}
+      spec: {id: "${self.spec.id}"}
+`)
+	bp, err := compiler.CompileFile(parent, compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan map[string]*simulate.Result, 1)
+	go func() {
+		done <- runCases(t, bp, `cases:
+  - name: create then delete
+    object:
+      apiVersion: example.inrun.dev/v1alpha1
+      kind: Parent
+      metadata: {name: p, namespace: default}
+      spec: {id: x}
+    objects:
+      - {apiVersion: v1, kind: Namespace, metadata: {name: other}}
+    passes: 3
+    expect:
+      children:
+        - id: child.cm
+          match: {metadata: {namespace: other}, data: {id: x}}
+    steps:
+      - delete: true
+        passes: 3
+        expect:
+          gone: true
+`)
+	}()
+	select {
+	case res := <-done:
+		if r := res["create then delete"]; r == nil || !r.Passed() {
+			t.Errorf("%s", describe(r))
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the case did not end within a minute")
 	}
 }
