@@ -48,6 +48,13 @@ func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path
 			// Store numbers the UIDs it gives across the process.
 			uid := types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", i+1))
 			compiled, err := run(ctx, compiledSim, f, c, uid)
+			if len(c.Expect.Refused) > 0 {
+				// The CRD refuses the case's CR: no Renderer runs.
+				for _, p := range simulate.RefusalProblems(err, c.Expect.Refused) {
+					t.Error("the CR " + p)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,9 +50,7 @@ var specRules = map[schema.GroupKind]func(map[string]any) field.ErrorList{
 	{Group: "apps", Kind: "ReplicaSet"}: typed(func(r *appsv1.ReplicaSet) field.ErrorList {
 		return validateWorkload(r.Spec.Selector, &r.Spec.Template, "deployment")
 	}),
-	{Group: "apps", Kind: "StatefulSet"}: typed(func(s *appsv1.StatefulSet) field.ErrorList {
-		return validateWorkload(s.Spec.Selector, &s.Spec.Template, "statefulset")
-	}),
+	{Group: "apps", Kind: "StatefulSet"}: typed(validateStatefulSet),
 	{Group: "apps", Kind: "DaemonSet"}: typed(func(d *appsv1.DaemonSet) field.ErrorList {
 		return validateWorkload(d.Spec.Selector, &d.Spec.Template, "daemonset")
 	}),
@@ -81,6 +79,24 @@ func typed[T any](validate func(*T) field.ErrorList) func(map[string]any) field.
 // validateWorkload is the apps kinds' rule: a selector that selects
 // something and matches the pod template, whose pods restart Always.
 func validateWorkload(sel *metav1.LabelSelector, tmpl *corev1.PodTemplateSpec, kind string) field.ErrorList {
+	errs := validateSelector(sel, tmpl, kind)
+	return append(errs, validatePodSpec(&tmpl.Spec, field.NewPath("spec", "template", "spec"), []corev1.RestartPolicy{corev1.RestartPolicyAlways})...)
+}
+
+// validateStatefulSet is the apps rule, where a container may mount a
+// volumeClaimTemplate by its name as well as a volume.
+func validateStatefulSet(s *appsv1.StatefulSet) field.ErrorList {
+	errs := validateSelector(s.Spec.Selector, &s.Spec.Template, "statefulset")
+	claims := make([]string, len(s.Spec.VolumeClaimTemplates))
+	for i, c := range s.Spec.VolumeClaimTemplates {
+		claims[i] = c.Name
+	}
+	return append(errs, validatePodSpec(&s.Spec.Template.Spec, field.NewPath("spec", "template", "spec"), []corev1.RestartPolicy{corev1.RestartPolicyAlways}, claims...)...)
+}
+
+// validateSelector: a selector that selects something and matches the
+// pod template's labels.
+func validateSelector(sel *metav1.LabelSelector, tmpl *corev1.PodTemplateSpec, kind string) field.ErrorList {
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	switch {
@@ -94,7 +110,7 @@ func validateWorkload(sel *metav1.LabelSelector, tmpl *corev1.PodTemplateSpec, k
 	if s, err := metav1.LabelSelectorAsSelector(sel); err == nil && !s.Empty() && !s.Matches(labels.Set(tmpl.Labels)) {
 		errs = append(errs, field.Invalid(spec.Child("template", "metadata", "labels"), tmpl.Labels, "`selector` does not match template `labels`"))
 	}
-	return append(errs, validatePodSpec(&tmpl.Spec, spec.Child("template", "spec"), []corev1.RestartPolicy{corev1.RestartPolicyAlways})...)
+	return errs
 }
 
 func validateJob(spec *batchv1.JobSpec, path *field.Path) field.ErrorList {
@@ -118,10 +134,11 @@ func validateCronJob(c *batchv1.CronJob) field.ErrorList {
 }
 
 // validatePodSpec checks a pod's containers, volumes and restart policy,
-// after the API server's defaults (restartPolicy Always).
-func validatePodSpec(pod *corev1.PodSpec, path *field.Path, restart []corev1.RestartPolicy) field.ErrorList {
+// after the API server's defaults (restartPolicy Always). Containers may
+// mount claims (a StatefulSet's volumeClaimTemplates) too.
+func validatePodSpec(pod *corev1.PodSpec, path *field.Path, restart []corev1.RestartPolicy, claims ...string) field.ErrorList {
 	var errs field.ErrorList
-	volumes := sets.New[string]()
+	volumes := sets.New(claims...)
 	for i, v := range pod.Volumes {
 		p := path.Child("volumes").Index(i)
 		invalid := dnsLabel(p.Child("name"), v.Name)

@@ -228,17 +228,30 @@ func (p *pass) forgetResult() {
 // nothing would act on it, and a reconciler that reports a failure there
 // believes the runtime heard it.
 func (p *pass) checkResult(res *sdk.Result) error {
-	declared := map[schema.GroupVersionKind]bool{}
+	declared := map[schema.GroupVersionKind]ir.ResourceKind{}
 	var names []string
 	for _, k := range p.bp.Reconcile.Remote.Resources {
-		declared[k.GroupVersionKind] = true
+		declared[k.GroupVersionKind] = k
 		names = append(names, ir.FormatKind(k.GroupVersionKind))
 	}
-	var bad []string
+	var bad, placed []string
 	for i, r := range res.Resources {
 		gv, err := schema.ParseGroupVersion(r.APIVersion())
-		if err != nil || !declared[gv.WithKind(r.Kind())] {
+		k, ok := declared[gv.WithKind(r.Kind())]
+		if err != nil || !ok {
 			bad = append(bad, fmt.Sprintf("resources[%d] is of kind %s %s, not a kind reconcile.resources declares", i, r.APIVersion(), r.Kind()))
+			continue
+		}
+		// Where a resource goes, and who owns it, is the runtime's to
+		// say: refused here, it is the reply's mistake, and retried.
+		md, _ := r.Object["metadata"].(map[string]any)
+		switch {
+		case !k.Namespaced && r.Namespace() != "":
+			placed = append(placed, fmt.Sprintf("resources[%d] (%s %q) is of a cluster-scoped kind: leave metadata.namespace out", i, r.Kind(), r.Name()))
+		case k.Namespaced && r.Namespace() == "" && p.cr.GetNamespace() == "":
+			placed = append(placed, fmt.Sprintf("resources[%d] (%s %q) needs metadata.namespace: the %s is cluster-scoped", i, r.Kind(), r.Name(), p.bp.Resource.Kind))
+		case md["ownerReferences"] != nil:
+			placed = append(placed, fmt.Sprintf("resources[%d].metadata.ownerReferences: the runtime sets the owner reference to the %s itself; leave it out", i, p.bp.Resource.Kind))
 		}
 	}
 	if len(bad) > 0 {
@@ -247,6 +260,9 @@ func (p *pass) checkResult(res *sdk.Result) error {
 			allowed = strings.Join(names, ", ")
 		}
 		return fmt.Errorf("the reconciler's Result was refused: %s (it declares %s); declare the kind in the Blueprint, or stop returning the resource", strings.Join(bad, "; "), allowed)
+	}
+	if len(placed) > 0 {
+		return fmt.Errorf("the reconciler's Result was refused: %s", strings.Join(placed, "; "))
 	}
 	if p.wf != nil {
 		return p.wf.checkStep(res)

@@ -229,6 +229,29 @@ func TestRemoteUndeclaredKindIsRefused(t *testing.T) {
 	}
 }
 
+// TestRemoteOwnerReferencesAreRefused: the owner reference is the
+// runtime's to set; a Result that sets one is refused as the reply's
+// mistake (retried), not silently rewritten, and nothing is applied.
+func TestRemoteOwnerReferencesAreRefused(t *testing.T) {
+	f := newRemoteFixture(t)
+	f.sync()
+	f.app.mu.Lock()
+	f.app.extra = []sdk.Resource{{Object: map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{
+		"name": "owned", "ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "1"}}}}}}
+	f.app.mu.Unlock()
+	f.patchSpec("replicas", int64(3))
+	_, err := f.rec.Sync(context.Background(), f.get())
+	if err == nil || !strings.Contains(err.Error(), "resources[2].metadata.ownerReferences: the runtime sets the owner reference to the Website itself; leave it out") {
+		t.Fatalf("error %v, want the owner reference refused, for a retry", err)
+	}
+	if f.object(serviceGVK, "shop", "owned") != nil {
+		t.Error("a refused Result's Service was applied")
+	}
+	if f.object(serviceGVK, "shop", "app") == nil {
+		t.Error("a refused Result pruned the Service")
+	}
+}
+
 func TestRemoteFinalizing(t *testing.T) {
 	f := newRemoteFixture(t)
 	f.sync()
