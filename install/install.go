@@ -156,6 +156,9 @@ func (o *Options) setDefaults() error {
 	if o.Operator && len(o.Blueprints) != 1 {
 		return fmt.Errorf("an operator runs one Blueprint; %d given", len(o.Blueprints))
 	}
+	if err := ir.OneBlueprintPerKind(o.Blueprints); err != nil {
+		return err
+	}
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
 	}

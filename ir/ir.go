@@ -259,6 +259,21 @@ func (b *Blueprint) Use(gvk schema.GroupVersionKind) *Use {
 	return nil
 }
 
+// OneBlueprintPerKind refuses Blueprints, and those they use, of which
+// two reconcile one kind: both controllers would write every custom
+// resource of it, each taking the other's children for a stranger's.
+func OneBlueprintPerKind(bps []*Blueprint) error {
+	by := map[schema.GroupVersionKind]*Blueprint{}
+	for _, bp := range WithUsed(bps) {
+		gvk := bp.Resource.GroupVersionKind
+		if other, ok := by[gvk]; ok && other.Name != bp.Name {
+			return fmt.Errorf("Blueprints %q (%s) and %q (%s) both reconcile %s: one kind has one Blueprint; run them in separate clusters, or give one another kind", other.Name, other.File, bp.Name, bp.File, FormatKind(gvk))
+		}
+		by[gvk] = bp
+	}
+	return nil
+}
+
 // WithUsed returns bps and every Blueprint they use, directly or through
 // others, each once: a used Blueprint before the first that uses it. Two
 // compilations of one file are one Blueprint. It is what a program that

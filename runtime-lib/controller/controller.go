@@ -451,6 +451,9 @@ func managerOptions(bps []*ir.Blueprint, buckets []int, serverSelects bool) (man
 		}
 		names[bp.Name] = true
 	}
+	if err := ir.OneBlueprintPerKind(bps); err != nil {
+		return manager.Options{}, err
+	}
 	return manager.Options{
 		Cache:          cache.Options{ByObject: byObject, DefaultTransform: StripManagedFields},
 		Client:         client.Options{Cache: &client.CacheOptions{Unstructured: true}},
