@@ -365,8 +365,13 @@ func (r *reader) resource(n *yaml.Node, p string) *child {
 	// externalRef.
 	get := func(k string) *yaml.Node {
 		v := m.Get(k)
-		if yamlpos.IsNull(v) {
+		switch {
+		case yamlpos.IsNull(v):
 			r.note(m.KeyNode(k), "%s.%s is null, which kro reads as not set; left out", p, k)
+			return nil
+		case k != "template" && k != "externalRef" && v != nil && yamlpos.Resolve(v).Kind == yaml.SequenceNode && len(yamlpos.Resolve(v).Content) == 0:
+			// kro's Go struct reads an empty list as not set too.
+			r.note(m.KeyNode(k), "%s.%s is an empty list, which kro reads as not set; left out", p, k)
 			return nil
 		}
 		return v
@@ -442,6 +447,9 @@ func (r *reader) externalRef(n, out *yaml.Node, p string) *yaml.Node {
 	if md := r.Map(m.Get("metadata"), p+".metadata"); md != nil && md.Node != nil {
 		r.Only(md, "name", "namespace", "selector")
 		keep(field(out, "metadata"), "name", "namespace", "selector")
+		if md.Get("selector") != nil && md.Get("namespace") == nil {
+			r.note(md.KeyNode("selector"), "%s.metadata has a selector and no namespace, where kro lists every namespace; a Blueprint reads the custom resource's namespace (its only one, for a namespaced custom resource): set metadata.namespace to read another", p)
+		}
 	}
 	return out
 }
