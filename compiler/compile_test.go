@@ -620,6 +620,15 @@ func TestCRDChild(t *testing.T) {
           - name: v1
             served: true
             storage: true
+            # A schema's JSON is not its Go type's: items is a schema (or
+            # a list), enum and default any values.
+            schema:
+              openAPIV3Schema:
+                type: object
+                properties:
+                  size: {type: string, enum: [small, large], default: small}
+                  tags: {type: array, items: {type: string}}
+                  labels: {type: object, additionalProperties: {type: string}}
 `
 	bp := compile(t, website+fmt.Sprintf(child, "group")+`emit:
   status:

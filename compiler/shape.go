@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"encoding/json"
 	"reflect"
 	"sort"
 	"strings"
@@ -62,6 +63,7 @@ var (
 	microTimeType   = reflect.TypeFor[metav1.MicroTime]()
 	durationType    = reflect.TypeFor[metav1.Duration]()
 	rawType         = reflect.TypeFor[runtime.RawExtension]()
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 )
 
 func newGoShape(t reflect.Type) shape {
@@ -78,6 +80,12 @@ func (s *goShape) kind() shapeKind {
 	case timeType, microTimeType, durationType:
 		return stringShape
 	case rawType:
+		return anyShape
+	}
+	if reflect.PointerTo(s.t).Implements(jsonUnmarshaler) {
+		// A type that reads its own JSON (a CRD's JSONSchemaPropsOrArray,
+		// JSON, JSONSchemaPropsOrBool) has a JSON form its Go fields do not
+		// show: items is a schema or a list of them, enum any values.
 		return anyShape
 	}
 	switch s.t.Kind() {
