@@ -57,7 +57,7 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	case p.createdFor(existing):
 		return existing, true
 	}
-	conflict := &ConflictError{Object: keyOf(existing).String(), Owner: describeOwner(existing, p.cr)}
+	conflict := &ConflictError{Object: keyOf(existing).String(), Owner: describeOwner(existing, p.cr, p.bp.Name)}
 	err = fmt.Errorf("child %q: %w", c.ID, conflict)
 	p.keep[c.ID] = true
 	p.failed[c.ID] = true
@@ -96,9 +96,12 @@ func (p *pass) ensure(ctx context.Context, c *ir.Child, desired, current *unstru
 // itself by an owner reference left on a child whose labels were removed,
 // a controller's owner reference, another custom resource's inventory, or
 // the manager that created it.
-func describeOwner(obj, cr *unstructured.Unstructured) string {
+func describeOwner(obj, cr *unstructured.Unstructured, blueprint string) string {
 	for _, ref := range obj.GetOwnerReferences() {
 		if ref.UID == cr.GetUID() {
+			if other := obj.GetLabels()[LabelBlueprint]; other != "" && other != blueprint && obj.GetLabels()[LabelOwnerUID] == string(cr.GetUID()) {
+				return fmt.Sprintf("it names this %s as its owner, and was made by Blueprint %q, not %q: the Blueprint was renamed, or another Blueprint reconciles this kind; run the Blueprint under its old name (metadata.name %s), and the object stays", cr.GetKind(), other, blueprint, other)
+			}
 			return fmt.Sprintf("it names this %s as its owner, but lacks the labels Inrun gives its children (%s, %s): they were removed by hand; put them back, or delete the object to have it created again", cr.GetKind(), LabelOwnerUID, LabelBlueprint)
 		}
 		if ref.Controller != nil && *ref.Controller {
