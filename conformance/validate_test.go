@@ -41,6 +41,8 @@ var specCases = []string{
 	`{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: ok-claim-mount}, spec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: db, image: postgres, volumeMounts: [{name: data, mountPath: /var/lib/postgresql}]}]}}, volumeClaimTemplates: [{metadata: {name: data}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}]}}`,
 	`{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: pod-checked}, spec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: Db_1}]}}}}`,
 	`{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: restarts-never}, spec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {restartPolicy: Never, containers: [{name: db, image: postgres}]}}}}`,
+	`{apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: ok}, spec: {podSelector: {}, policyTypes: [Ingress, Egress]}}`,
+	`{apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: lower-case}, spec: {podSelector: {}, policyTypes: [ingress, Egress]}}`,
 	`{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: agent}, spec: {selector: {}, template: {metadata: {labels: {app: agent}}, spec: {containers: [{name: agent, image: agent}]}}}}`,
 	`{apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: rs}, spec: {selector: {}, template: {metadata: {labels: {app: rs}}, spec: {containers: [{name: rs, image: rs}]}}}}`,
 	`{apiVersion: batch/v1, kind: Job, metadata: {name: ok}, spec: {template: {spec: {restartPolicy: Never, containers: [{name: job, image: busybox}]}}}}`,

@@ -62,6 +62,16 @@ var specRules = map[schema.GroupKind]func(map[string]any) field.ErrorList{
 	{Kind: "Service"}: typed(validateService),
 	{Group: "policy", Kind: "PodDisruptionBudget"}: typed(validatePDB),
 	{Group: "networking.k8s.io", Kind: "Ingress"}:  typed(validateIngress),
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}: typed(func(np *networkingv1.NetworkPolicy) field.ErrorList {
+		var errs field.ErrorList
+		allowed := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
+		for i, t := range np.Spec.PolicyTypes {
+			if !slices.Contains(allowed, t) {
+				errs = append(errs, field.NotSupported(field.NewPath("spec", "policyTypes").Index(i), t, allowed))
+			}
+		}
+		return errs
+	}),
 }
 
 // typed converts an object to T before validate reads it. Conversion

@@ -142,6 +142,7 @@ func watchConfigMaps(ctx context.Context, opts Options) error {
 	}
 	w := &cmWatch{src: src, log: opts.Log.WithName("blueprints"), recorder: recorder, loaded: map[types.NamespacedName]loaded{}}
 	var running []*ir.Blueprint
+	started := false // running holds what runs: nothing, at first, is a state too
 	var stop context.CancelFunc
 	var done chan error
 	// Without a Blueprint there is no manager, whose probes are: these
@@ -160,7 +161,8 @@ func watchConfigMaps(ctx context.Context, opts Options) error {
 		if err != nil {
 			return err
 		}
-		if !sameBlueprints(bps, running) {
+		if !started || !sameBlueprints(bps, running) {
+			started = true
 			if stop != nil {
 				w.log.Info("restarting the controllers on a changed set of Blueprints")
 				stop()

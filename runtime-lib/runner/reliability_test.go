@@ -634,6 +634,52 @@ func TestConfigMapEditRestartsInProcess(t *testing.T) {
 // runtime stops the controllers and starts them again. The manager stopped
 // as it waited for its Lease said "leader election lost", on which the
 // runtime waited for ever.
+// TestBrokenConfigMapAtStart: a runtime started while its only Blueprint
+// ConfigMap does not compile runs nothing, but answers its probes (it did
+// not: a liveness probe would have restarted it for ever), and runs the
+// Blueprint once the ConfigMap is fixed.
+func TestBrokenConfigMapAtStart(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	newCM := f.siteConfigMap()
+	broken := newCM()
+	broken.Data[load.KeyBlueprint] += "\nonReconcile: {not: a list}\n"
+	if err := f.admin.Create(ctx, broken); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probes := ln.Addr().String()
+	ln.Close()
+	f.start(f.cfg, []string{f.ns}, func(o *runner.Options) {
+		o.Blueprints = nil
+		o.ConfigMaps = &runner.ConfigMaps{Namespace: f.ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
+		o.LeaderElection, o.LeaderElectionNamespace = true, f.ns // as the chart runs it; and start waits for no sync
+		o.ProbeAddr = probes
+	})
+	f.eventually(20*time.Second, "the probes answer while the only ConfigMap is broken", func() string {
+		resp, err := http.Get("http://" + probes + "/healthz")
+		if err != nil {
+			return err.Error()
+		}
+		resp.Body.Close()
+		return map[bool]string{true: "", false: resp.Status}[resp.StatusCode == http.StatusOK]
+	})
+	fixed := newCM()
+	live := &corev1.ConfigMap{}
+	if err := f.admin.Get(ctx, client.ObjectKeyFromObject(fixed), live); err != nil {
+		t.Fatal(err)
+	}
+	live.Data = fixed.Data
+	if err := f.admin.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	f.createSite("fixed", map[string]any{"replicas": int64(1), "expose": false})
+	f.eventually(90*time.Second, "a Site is reconciled once the ConfigMap is fixed", f.replicas(f.ns, "fixed", 1))
+}
+
 func TestConfigMapsGoneAndBack(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
