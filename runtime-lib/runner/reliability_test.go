@@ -634,6 +634,29 @@ func TestConfigMapEditRestartsInProcess(t *testing.T) {
 // runtime stops the controllers and starts them again. The manager stopped
 // as it waited for its Lease said "leader election lost", on which the
 // runtime waited for ever.
+// freeAddr returns a local address no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// healthy says what is wrong with /healthz at addr, "" when it answers 200.
+func healthy(addr string) func() string {
+	return func() string {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return err.Error()
+		}
+		resp.Body.Close()
+		return map[bool]string{true: "", false: resp.Status}[resp.StatusCode == http.StatusOK]
+	}
+}
+
 // TestBrokenConfigMapAtStart: a runtime started while its only Blueprint
 // ConfigMap does not compile runs nothing, but answers its probes (it did
 // not: a liveness probe would have restarted it for ever), and runs the
@@ -647,26 +670,14 @@ func TestBrokenConfigMapAtStart(t *testing.T) {
 	if err := f.admin.Create(ctx, broken); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	probes := ln.Addr().String()
-	ln.Close()
+	probes := freeAddr(t)
 	f.start(f.cfg, []string{f.ns}, func(o *runner.Options) {
 		o.Blueprints = nil
 		o.ConfigMaps = &runner.ConfigMaps{Namespace: f.ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
 		o.LeaderElection, o.LeaderElectionNamespace = true, f.ns // as the chart runs it; and start waits for no sync
 		o.ProbeAddr = probes
 	})
-	f.eventually(20*time.Second, "the probes answer while the only ConfigMap is broken", func() string {
-		resp, err := http.Get("http://" + probes + "/healthz")
-		if err != nil {
-			return err.Error()
-		}
-		resp.Body.Close()
-		return map[bool]string{true: "", false: resp.Status}[resp.StatusCode == http.StatusOK]
-	})
+	f.eventually(20*time.Second, "the probes answer while the only ConfigMap is broken", healthy(probes))
 	fixed := newCM()
 	live := &corev1.ConfigMap{}
 	if err := f.admin.Get(ctx, client.ObjectKeyFromObject(fixed), live); err != nil {
@@ -687,12 +698,7 @@ func TestConfigMapsGoneAndBack(t *testing.T) {
 	if err := f.admin.Create(ctx, newCM()); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	probes := ln.Addr().String()
-	ln.Close()
+	probes := freeAddr(t)
 	rt := f.start(f.cfg, []string{f.ns}, func(o *runner.Options) {
 		o.Blueprints = nil
 		o.ConfigMaps = &runner.ConfigMaps{Namespace: f.ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMap}
@@ -711,14 +717,7 @@ func TestConfigMapsGoneAndBack(t *testing.T) {
 			// seconds waited): the probes answer still, or a liveness
 			// probe would restart the runtime.
 			time.Sleep(3 * time.Second)
-			f.eventually(10*time.Second, "the probes answer with no Blueprint", func() string {
-				resp, err := http.Get("http://" + probes + "/healthz")
-				if err != nil {
-					return err.Error()
-				}
-				resp.Body.Close()
-				return map[bool]string{true: "", false: resp.Status}[resp.StatusCode == http.StatusOK]
-			})
+			f.eventually(10*time.Second, "the probes answer with no Blueprint", healthy(probes))
 		}
 		time.Sleep(time.Second)
 		if err := f.admin.Create(ctx, newCM()); err != nil {
