@@ -202,6 +202,13 @@ func (p *pass) remote(ctx context.Context) {
 	}
 }
 
+// hasOwnerReferences reports whether metadata md sets owner references:
+// an empty list sets none.
+func hasOwnerReferences(md map[string]any) bool {
+	refs, isList := md["ownerReferences"].([]any)
+	return len(refs) > 0 || (!isList && md["ownerReferences"] != nil)
+}
+
 // forgetter is a Caller that remembers replies (remote.Client does).
 type forgetter interface {
 	Forget(ref sdk.ObjectRef)
@@ -250,7 +257,7 @@ func (p *pass) checkResult(res *sdk.Result) error {
 			placed = append(placed, fmt.Sprintf("resources[%d] (%s %q) is of a cluster-scoped kind: leave metadata.namespace out", i, r.Kind(), r.Name()))
 		case k.Namespaced && r.Namespace() == "" && p.cr.GetNamespace() == "":
 			placed = append(placed, fmt.Sprintf("resources[%d] (%s %q) needs metadata.namespace: the %s is cluster-scoped", i, r.Kind(), r.Name(), p.bp.Resource.Kind))
-		case md["ownerReferences"] != nil:
+		case hasOwnerReferences(md):
 			placed = append(placed, fmt.Sprintf("resources[%d].metadata.ownerReferences: the runtime sets the owner reference to the %s itself; leave it out", i, p.bp.Resource.Kind))
 		}
 	}
