@@ -127,7 +127,6 @@ func (p *pass) remote(ctx context.Context) {
 		case p.wf.finished():
 			// A finished workflow calls nothing: its children and the
 			// reconciler's status stay as the last step left them.
-			p.wf.idle = true
 			p.remoteChildrenStay()
 			p.expire(ctx)
 			return

@@ -237,8 +237,12 @@ func (p *pass) conditions(liveStatus map[string]any) []any {
 		waiting = append(waiting, id+" (not ready)")
 	}
 
-	failed := len(p.rep.Errors) > 0
-	if err := errors.Join(p.rep.Errors...); err != nil {
+	errs := p.rep.Errors
+	if p.wf != nil && p.wf.endedBy != nil {
+		errs = slices.DeleteFunc(slices.Clone(errs), func(e error) bool { return errors.Is(e, p.wf.endedBy) })
+	}
+	failed := len(errs) > 0
+	if err := errors.Join(errs...); err != nil {
 		set(ConditionDegraded, metav1.ConditionTrue, "ReconcileError", err.Error())
 	} else if d := meta.FindStatusCondition(conds, ConditionDegraded); p.wf != nil && p.wf.idle && d != nil {
 		// A workflow that called nothing, finished or waiting out a failed

@@ -133,10 +133,13 @@ type workflowRun struct {
 	// waiting names the resources the current step waits for, in a
 	// workflow driven by templates.
 	waiting []string
-	// idle is set when the pass called nothing because the workflow has
-	// ended or waits out a failed attempt's backoff: its conditions say
-	// what the last call did.
+	// idle is set when the pass called nothing because the workflow
+	// waits out a failed attempt's backoff: its conditions say what the
+	// last call did.
 	idle bool
+	// endedBy is the failure that ended the workflow in this pass: the
+	// Failed condition tells of it, not Degraded, since nothing retries it.
+	endedBy error
 }
 
 // beginWorkflow reads the workflow's progress from the custom resource,
@@ -328,6 +331,7 @@ func (p *pass) workflowFailure(ctx context.Context, err error) {
 	}
 	p.wf.failedAttempt(err)
 	if p.wf.finished() {
+		p.wf.endedBy = err
 		p.expire(ctx)
 	}
 }

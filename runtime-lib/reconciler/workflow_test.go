@@ -241,8 +241,8 @@ func TestWorkflowBackoffLimit(t *testing.T) {
 	if ws.Phase != reconciler.WorkflowFailed || cur.Name != "Charge" || cur.Attempts != 3 || cur.Failures != 3 || !strings.Contains(cur.Message, "card declined") {
 		t.Fatalf("status.workflow = %+v", ws)
 	}
-	if c := f.condition(reconciler.ConditionFailed); c == nil || c.Reason != reconciler.ReasonBackoffLimitExceeded {
-		t.Errorf("Failed = %+v; want True, BackoffLimitExceeded", c)
+	if c := f.condition(reconciler.ConditionFailed); c == nil || c.Reason != reconciler.ReasonBackoffLimitExceeded || !strings.Contains(c.Message, "card declined") {
+		t.Errorf("Failed = %+v; want True, BackoffLimitExceeded, with the last failure", c)
 	}
 	ready, degraded := f.condition(reconciler.ConditionReady), f.condition(reconciler.ConditionDegraded)
 	writes := len(f.store.Written(0))
@@ -251,8 +251,8 @@ func TestWorkflowBackoffLimit(t *testing.T) {
 		if c := f.condition(reconciler.ConditionReady); c == nil || c.Status != metav1.ConditionFalse || c.Reason != reconciler.ReasonWorkflowFailed {
 			t.Errorf("a failed workflow reconciled again: Ready = %+v; want False, WorkflowFailed", c)
 		}
-		if c := f.condition(reconciler.ConditionDegraded); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "card declined") {
-			t.Errorf("a failed workflow reconciled again: Degraded = %+v; want the last call's failure kept", c)
+		if c := f.condition(reconciler.ConditionDegraded); c == nil || c.Status != metav1.ConditionFalse {
+			t.Errorf("a failed workflow reconciled again: Degraded = %+v; want False: nothing is retried, Failed tells of it", c)
 		}
 	}
 	if got := f.store.Written(writes); len(got) != 0 {
