@@ -206,6 +206,7 @@ func mergeMaps(a, b ref.Val, deep bool) ref.Val {
 	if !ok1 || !ok2 {
 		return types.NewErr("merge: no such overload for %s and %s", a.Type(), b.Type())
 	}
+	am, bm = iterable(am), iterable(bm)
 	out := map[ref.Val]ref.Val{}
 	for it := am.Iterator(); it.HasNext() == types.True; {
 		k := it.Next()
@@ -224,6 +225,43 @@ func mergeMaps(a, b ref.Val, deep bool) ref.Val {
 		out[k] = v
 	}
 	return types.NewRefValMap(types.DefaultTypeAdapter, out)
+}
+
+// rawMap is m's JSON object when m is the API server's value of an object
+// whose fields its schema does not declare (x-kubernetes-preserve-unknown-
+// fields): such a value iterates them as nil keys and finds none of them,
+// but converts to its JSON.
+func rawMap(m traits.Mapper) (map[string]any, bool) {
+	for it := m.Iterator(); it.HasNext() == types.True; {
+		if _, ok := it.Next().(types.String); !ok {
+			native, err := m.ConvertToNative(reflect.TypeFor[map[string]any]())
+			raw, ok := native.(map[string]any)
+			if err != nil || !ok {
+				return nil, false
+			}
+			data, err := json.Marshal(raw)
+			if err != nil {
+				return nil, false
+			}
+			var out map[string]any
+			if json.Unmarshal(data, &out) != nil {
+				return nil, false
+			}
+			return NormalizeNumbers(out).(map[string]any), true
+		}
+	}
+	return nil, false
+}
+
+// iterable is m, or its JSON object as a CEL map where m cannot iterate
+// its fields (rawMap).
+func iterable(m traits.Mapper) traits.Mapper {
+	if raw, ok := rawMap(m); ok {
+		if mm, ok := types.DefaultTypeAdapter.NativeToValue(raw).(traits.Mapper); ok {
+			return mm
+		}
+	}
+	return m
 }
 
 func omit(m, keys ref.Val) ref.Val {

@@ -170,3 +170,52 @@ func renderCases(t *testing.T, bp *ir.Blueprint, progs *expr.Programs, vars *exp
 		}
 	}
 }
+
+// TestObjectFields: an object field that keeps unknown fields (SimpleSchema's
+// object) reads whole in json.marshal, merge and deepMerge. The API
+// server's CEL value of one iterates its fields as nil keys: json.marshal
+// said "map key <nil> is not a string", deepMerge "map key 0".
+func TestObjectFields(t *testing.T) {
+	bp, err := compiler.Compile(load.Bytes("blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata:
+  name: objects
+schema:
+  apiVersion: v1alpha1
+  group: example.inrun.dev
+  kind: Defaults
+  spec:
+    podSpec: object
+emit:
+  status:
+    raw: ${json.marshal(self.spec.podSpec)}
+    deep: '${json.marshal({"securityContext": {"runAsNonRoot": true, "runAsUser": 1}}.deepMerge(self.spec.podSpec))}'
+`)), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, err := progs.NewVars(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1alpha1", "kind": "Defaults",
+		"metadata": map[string]any{"name": "d", "namespace": "default"},
+		"spec": map[string]any{"podSpec": map[string]any{
+			"securityContext": map[string]any{"runAsUser": int64(1000)},
+			"hostNetwork":     false,
+		}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for field, want := range map[string]string{
+		"raw":  `{"hostNetwork":false,"securityContext":{"runAsUser":1000}}`,
+		"deep": `{"hostNetwork":false,"securityContext":{"runAsNonRoot":true,"runAsUser":1000}}`,
+	} {
+		got, err := progs.Render(bp.Status.Lookup(field), vars)
+		if err != nil || got != want {
+			t.Errorf("%s = %v, %v; want %s", field, got, err, want)
+		}
+	}
+}

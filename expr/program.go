@@ -459,6 +459,9 @@ func ToJSON(v ref.Val) (any, error) {
 			k := it.Next()
 			ks, ok := k.(types.String)
 			if !ok {
+				if raw, ok := rawMap(m); ok {
+					return raw, nil
+				}
 				return nil, fmt.Errorf("map key %v is not a string", k)
 			}
 			ev, err := ToJSON(m.Get(k))
