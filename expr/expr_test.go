@@ -11,7 +11,6 @@ import (
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
-	"github.com/inrun/inrun/load"
 )
 
 func compile(t testing.TB) (*ir.Blueprint, *expr.Programs) {
@@ -169,7 +168,7 @@ func BenchmarkEvalRecompiled(b *testing.B) {
 // TestHasOnAbsentStatus: before anyone has written a custom resource's
 // status, has(self.status.x) is false, not an error that status is missing.
 func TestHasOnAbsentStatus(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+	bp, progs := compileSource(t, "../packs/website/blueprint.yaml", `apiVersion: inrun.dev/v1alpha1
 kind: Blueprint
 metadata:
   name: w
@@ -178,14 +177,7 @@ crd:
 emit:
   status:
     seen: '${has(self.status.url) ? "yes" : "no"}'
-`)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	progs, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	cr := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
 		"metadata": map[string]any{"name": "w", "namespace": "default"},
@@ -207,7 +199,7 @@ emit:
 // TestHasOnANativeField: has() tells an absent field of a built-in kind
 // from a set one, where comparing it with null cannot.
 func TestHasOnANativeField(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+	bp, progs := compileSource(t, "../packs/website/blueprint.yaml", `apiVersion: inrun.dev/v1alpha1
 kind: Blueprint
 metadata:
   name: w
@@ -228,14 +220,7 @@ onReconcile:
             containers:
               - name: x
                 image: ${self.spec.image}
-`)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	progs, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	cr := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
 		"metadata": map[string]any{"name": "w", "namespace": "default"},
@@ -268,7 +253,7 @@ onReconcile:
 // from that object as it is; one of another Go type, or none, falls back
 // to converting the unstructured object.
 func TestSetTyped(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+	bp, progs := compileSource(t, "../packs/website/blueprint.yaml", `apiVersion: inrun.dev/v1alpha1
 kind: Blueprint
 metadata:
   name: w
@@ -289,14 +274,7 @@ onReconcile:
             containers:
               - name: x
                 image: ${self.spec.image}
-`)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	progs, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	cr := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
 		"metadata": map[string]any{"name": "w", "namespace": "default"},

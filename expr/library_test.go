@@ -137,7 +137,7 @@ func statusBlueprint(t *testing.T, onReconcile string, cases []exprCase) (*ir.Bl
 	for i, c := range cases {
 		fmt.Fprintf(&status, "    f%d: '${%s}'\n", i, strings.ReplaceAll(c.src, "'", "''"))
 	}
-	bp, err := compiler.Compile(load.Bytes("../packs/website/blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+	return compileSource(t, "../packs/website/blueprint.yaml", `apiVersion: inrun.dev/v1alpha1
 kind: Blueprint
 metadata:
   name: w
@@ -145,7 +145,14 @@ crd:
   file: manifests/crd.yaml
 `+onReconcile+`emit:
   status:
-`+status.String())), compiler.Options{})
+`+status.String())
+}
+
+// compileSource compiles a Blueprint's source, read as if from file, and
+// its CEL programs.
+func compileSource(t *testing.T, file, src string) (*ir.Blueprint, *expr.Programs) {
+	t.Helper()
+	bp, err := compiler.Compile(load.Bytes(file, []byte(src)), compiler.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +183,7 @@ func renderCases(t *testing.T, bp *ir.Blueprint, progs *expr.Programs, vars *exp
 // server's CEL value of one iterates its fields as nil keys: json.marshal
 // said "map key <nil> is not a string", deepMerge "map key 0".
 func TestObjectFields(t *testing.T) {
-	bp, err := compiler.Compile(load.Bytes("blueprint.yaml", []byte(`apiVersion: inrun.dev/v1alpha1
+	bp, progs := compileSource(t, "blueprint.yaml", `apiVersion: inrun.dev/v1alpha1
 kind: Blueprint
 metadata:
   name: objects
@@ -190,14 +197,7 @@ emit:
   status:
     raw: ${json.marshal(self.spec.podSpec)}
     deep: '${json.marshal({"securityContext": {"runAsNonRoot": true, "runAsUser": 1}}.deepMerge(self.spec.podSpec))}'
-`)), compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	progs, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	vars, err := progs.NewVars(&unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "example.inrun.dev/v1alpha1", "kind": "Defaults",
 		"metadata": map[string]any{"name": "d", "namespace": "default"},
