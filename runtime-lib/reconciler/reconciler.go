@@ -148,6 +148,9 @@ type Reconciler struct {
 	// wait for children garbage collection cannot reach to go do not ask
 	// it again.
 	cleanedUp sync.Map
+	// replaced holds, by objectKey of a custom resource, a *replacing:
+	// what its reconciler's recent calls created and pruned.
+	replaced sync.Map
 	// reads is what passes read of each child (see Relevant); nil when
 	// every update of a child counts.
 	reads map[string]*childReads
@@ -255,6 +258,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			r.statuses.Delete(key)
 			r.selections.Delete(key)
 			r.cleanedUp.Delete(key)
+			r.replaced.Delete(key)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -362,6 +366,7 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 	}
 	pass.recordWrites()
 	pass.prune(ctx)
+	pass.noteReplaced()
 	r.selected(cr, pass.selections)
 	pass.evalConditions()
 	if err := pass.writeStatus(ctx); err != nil {

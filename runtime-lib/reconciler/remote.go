@@ -138,6 +138,10 @@ func (p *pass) remote(ctx context.Context) {
 			return
 		}
 	}
+	if p.replacingHeld() {
+		keepAll()
+		return
+	}
 	req, err := p.request(ctx, false)
 	if err != nil {
 		keepAll()
