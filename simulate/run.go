@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 
@@ -260,6 +261,13 @@ func (s *Simulator) newSession(ctx context.Context, bp *ir.Blueprint, cr *unstru
 	return ss, nil
 }
 
+// Epoch is the time of every pass of a simulation: what it prints (the
+// conditions' lastTransitionTime) is the same on every run, so that its
+// output can be kept in a file and compared.
+var Epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+func clock() time.Time { return Epoch }
+
 // newReconciler builds the reconciler of bp on store, rendering with r, or
 // else progs. A remote reconciler must be running where the Blueprint (or
 // the simulate file) says; a Go one must be in reg.
@@ -267,7 +275,7 @@ func newReconciler(bp *ir.Blueprint, progs *expr.Programs, r reconciler.Renderer
 	if r == nil {
 		r = reconciler.CELRenderer{Programs: progs}
 	}
-	opts := reconciler.Options{Client: store, Renderer: r, Components: reg, Recorder: store, SkipStepBackoff: true}
+	opts := reconciler.Options{Client: store, Renderer: r, Components: reg, Recorder: store, SkipStepBackoff: true, Clock: clock}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		var c remote.Caller
 		var err error
