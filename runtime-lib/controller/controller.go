@@ -164,6 +164,9 @@ func Setup(mgr manager.Manager, bp *ir.Blueprint, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := pruneUndeclaredOnStart(mgr, rec, opts.Namespaces); err != nil {
+		return err
+	}
 	cr := &unstructured.Unstructured{}
 	cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
 	limiter := newRetryAfter(RateLimiter(opts.MaxBackoff), opts.MaxBackoff)

@@ -1,0 +1,64 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+)
+
+// pruneUndeclaredOnStart runs rec.PruneUndeclared once the manager runs
+// (on the leader, when leader election is on), over every kind the API
+// server serves: the children of a template removed that was the last of
+// its kind are deleted once, at the start of the runtime that no longer
+// declares the kind.
+func pruneUndeclaredOnStart(mgr manager.Manager, rec *reconciler.Reconciler, namespaces []string) error {
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		log := mgr.GetLogger().WithName(rec.Blueprint().Name)
+		kinds, err := servedKinds(mgr.GetConfig())
+		if err != nil && len(kinds) == 0 {
+			log.Error(err, "listing the kinds the API server serves, to prune the children of kinds the Blueprint no longer declares")
+			return nil
+		}
+		rep := rec.PruneUndeclared(ctx, kinds, namespaces)
+		if len(rep.Pruned) > 0 {
+			log.Info("pruned the children of kinds the Blueprint no longer declares", "objects", rep.Pruned)
+		}
+		if err := rep.Err(); err != nil && ctx.Err() == nil {
+			log.Error(err, "pruning the children of kinds the Blueprint no longer declares")
+		}
+		return nil // one attempt per start: a failure is logged, not fatal
+	}))
+}
+
+// servedKinds lists the kinds, in their preferred version, that the API
+// server can list and delete, but Events: no Blueprint makes them, and a
+// cluster holds many. The groups an aggregated API server that is down
+// cannot tell are left out, with an error.
+func servedKinds(cfg *rest.Config) ([]schema.GroupVersionKind, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	lists, err := dc.ServerPreferredResources()
+	var kinds []schema.GroupVersionKind
+	for _, l := range lists {
+		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
+		if perr != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || r.Kind == "Event" || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "delete") {
+				continue
+			}
+			kinds = append(kinds, gv.WithKind(r.Kind))
+		}
+	}
+	return kinds, err
+}
