@@ -288,6 +288,17 @@ func (c *checker) checkExpr(env *expr.Env, vars []string, s exprSite) {
 		return
 	}
 	x.Checked = expr.OrderMapIteration(env.CEL(), ast)
+	if callsRandomString(ast) && !writtenOnce(s) {
+		where := s.where
+		switch {
+		case s.child != nil && s.child.Phase == ir.OnCreate && s.where == "template":
+			where = fmt.Sprintf("the metadata of onCreate %q, which every reconcile renders to find its object", s.child.ID)
+		case s.child != nil:
+			where = fmt.Sprintf("%s %q's %s", s.child.Phase, s.child.ID, s.where)
+		}
+		c.errs.Add(x.Pos, diag.ExprType, "for a value that stays the same, use random.seededString(n, self.metadata.uid)",
+			"random.string gives a new value on every call: use it in an onCreate template's fields outside metadata (created once, never written again), not in %s, in ${%s}", where, x.Source)
+	}
 	x.Type = ast.OutputType().String()
 	c.checkNullComparisons(x, ast)
 	refs := map[string]bool{}
@@ -494,4 +505,24 @@ func (c *checker) varShape(name string) shape {
 
 func isIdentByte(b byte) bool {
 	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// callsRandomString reports whether ast calls random.string.
+func callsRandomString(ast *cel.Ast) bool {
+	for _, ref := range ast.NativeRep().ReferenceMap() {
+		if slices.Contains(ref.OverloadIDs, expr.RandomStringOverload) {
+			return true
+		}
+	}
+	return false
+}
+
+// writtenOnce reports whether the value s computes is written once and
+// never again: a field of an onCreate template, but its metadata, which
+// every reconcile renders to find the object.
+func writtenOnce(s exprSite) bool {
+	if s.child == nil || s.child.Phase != ir.OnCreate || s.where != "template" {
+		return false
+	}
+	return !slices.Contains(s.child.Template.Lookup("metadata").Exprs(), s.x)
 }

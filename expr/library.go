@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -39,6 +40,7 @@ func libraries() []cel.EnvOption {
 //	hex.encode(bytes) string              lower-case hexadecimal
 //	random.seededString(int, string) string  digits and letters, the same for the same length and seed (kro's)
 //	random.seededInt(int, int, string) int   in [min, max), the same for the same arguments and seed (kro's)
+//	random.string(int) string             letters and digits from crypto/rand, new on every call (onCreate templates only)
 //	map.merge(map) map                    the keys of both; the argument's win (kro's)
 //	map.deepMerge(dyn) dyn                the same, merging maps under a common key; any object
 //	map.omit(list(string)) map            without those keys
@@ -74,6 +76,7 @@ func (inrunLib) CompileOptions() []cel.EnvOption {
 			return types.String(hex.EncodeToString([]byte(v.(types.Bytes))))
 		}))),
 		cel.Function("random.seededString", cel.Overload("inrun_random_seeded_string_int_string", []*cel.Type{cel.IntType, cel.StringType}, cel.StringType, cel.BinaryBinding(seededString))),
+		cel.Function("random.string", cel.Overload(RandomStringOverload, []*cel.Type{cel.IntType}, cel.StringType, cel.UnaryBinding(randomString))),
 		cel.Function("random.seededInt", cel.Overload("inrun_random_seeded_int_int_int_string", []*cel.Type{cel.IntType, cel.IntType, cel.StringType}, cel.IntType, cel.FunctionBinding(seededInt))),
 		cel.Function("merge", cel.MemberOverload("inrun_map_merge_map", []*cel.Type{mapKV, mapKV}, mapKV, cel.BinaryBinding(func(a, b ref.Val) ref.Val {
 			return mergeMaps(a, b, false)
@@ -181,6 +184,39 @@ func seededString(length, seed ref.Val) ref.Val {
 	for i := range out {
 		at := (i * 4) % len(sum)
 		out[i] = seededAlphabet[binary.BigEndian.Uint32(sum[at:])%uint32(len(seededAlphabet))]
+	}
+	return types.String(out)
+}
+
+// RandomStringOverload is the overload of random.string, whose every call
+// gives another value: the compiler allows it only where a value is
+// written once (an onCreate template). cel-go's OptOptimize folds no call
+// but type conversions, so random.string(24) is not one string per
+// program (TestRandomString).
+const RandomStringOverload = "inrun_random_string_int"
+
+// randomAlphabet is random.string's: letters and digits, 5.95 bits each.
+const randomAlphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// randomString draws length characters of randomAlphabet from crypto/rand,
+// without the bias of a byte taken modulo 62.
+func randomString(length ref.Val) ref.Val {
+	n := int64(length.(types.Int))
+	if n <= 0 || n > 4096 {
+		return types.NewErr("random.string: the length must be from 1 to 4096, not %d", n)
+	}
+	out := make([]byte, 0, n)
+	buf := make([]byte, n+n/2)
+	for int64(len(out)) < n {
+		if _, err := rand.Read(buf); err != nil {
+			return types.NewErr("random.string: %v", err)
+		}
+		for _, b := range buf {
+			// 248 = 4×62: the bytes above it would favour the first 8 characters.
+			if b < 248 && int64(len(out)) < n {
+				out = append(out, randomAlphabet[b%62])
+			}
+		}
 	}
 	return types.String(out)
 }

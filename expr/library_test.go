@@ -219,3 +219,49 @@ emit:
 		}
 	}
 }
+
+// TestRandomString: random.string gives letters and digits of the length
+// asked, another string on every call, even with a constant argument
+// (constant folding would make it one string per process).
+func TestRandomString(t *testing.T) {
+	bp, progs := compileSource(t, "../packs/website/blueprint.yaml", `apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata:
+  name: w
+crd:
+  file: manifests/crd.yaml
+onCreate:
+  - id: password
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata:
+        name: ${self.metadata.name}-password
+      stringData:
+        password: ${random.string(24)}
+`)
+	vars, err := progs.NewVars(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "w", "namespace": "default"},
+		"spec":     map[string]any{"image": "nginx"},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := bp.Children[0].Template.Lookup("stringData").Lookup("password")
+	seen := map[string]bool{}
+	for range 20 {
+		got, err := progs.Render(field, vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := got.(string)
+		if len(s) != 24 || strings.Trim(s, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+			t.Fatalf("random.string(24) = %q, want 24 letters and digits", got)
+		}
+		seen[s] = true
+	}
+	if len(seen) != 20 {
+		t.Errorf("20 calls gave %d different strings", len(seen))
+	}
+}
