@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -55,10 +56,30 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 		p.apiError(ctx, c, err, "get")
 		return nil, false
 	case p.createdFor(existing):
-		return existing, true
+		// Labels can be copied onto an object of someone else's: Inrun
+		// must have written it too.
+		err := p.wroteIt(ctx, existing)
+		var notOurs *NotWrittenError
+		switch {
+		case err == nil:
+			return existing, true
+		case errors.As(err, &notOurs):
+			p.notWritten(c, existing, notOurs)
+		default: // deleted since, too: created on the retry
+			p.apiError(ctx, c, err, "get")
+		}
+		return nil, false
 	}
 	conflict := &ConflictError{Object: keyOf(existing).String(), Owner: describeOwner(existing, p.cr, p.bp.Name)}
-	err = fmt.Errorf("child %q: %w", c.ID, conflict)
+	p.conflict(c, existing, conflict)
+	return nil, false
+}
+
+// conflict reports that the child c cannot be written over existing, which
+// is not Inrun's, and keeps the child as it is until a retry finds the
+// object gone.
+func (p *pass) conflict(c *ir.Child, existing *unstructured.Unstructured, why error) {
+	err := fmt.Errorf("child %q: %w", c.ID, why)
 	p.keep[c.ID] = true
 	p.failed[c.ID] = true
 	p.rep.Errors = append(p.rep.Errors, err)
@@ -67,7 +88,12 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	if p.transient == nil {
 		p.transient = err
 	}
-	return nil, false
+}
+
+// notWritten reports that the child c's object carries this custom
+// resource's labels but that Inrun never wrote it: not overwritten.
+func (p *pass) notWritten(c *ir.Child, existing *unstructured.Unstructured, err *NotWrittenError) {
+	p.conflict(c, existing, fmt.Errorf("%w; Inrun does not overwrite it: delete it to have the child created, or give the child another name", err))
 }
 
 // ensure makes the child c hold desired, and returns its live object, or
@@ -80,6 +106,23 @@ func (p *pass) ensure(ctx context.Context, c *ir.Child, desired, current *unstru
 	if current != nil && p.upToDate(desired, current) {
 		return current
 	}
+	if current != nil && !p.controls(current) {
+		// Only its labels say it is a child (in another namespace, or
+		// cluster-scoped): before writing it, ask the API server whether
+		// Inrun wrote it, as prune does before deleting it.
+		err := p.wroteIt(ctx, current)
+		var notOurs *NotWrittenError
+		switch {
+		case errors.As(err, &notOurs):
+			p.notWritten(c, current, notOurs)
+			return nil
+		case apierrors.IsNotFound(err):
+			current = nil // gone since the cache saw it: claimed below
+		case err != nil:
+			p.apiError(ctx, c, err, "get")
+			return nil
+		}
+	}
 	if current == nil {
 		mine, ok := p.claim(ctx, c, desired)
 		if !ok {
@@ -90,6 +133,18 @@ func (p *pass) ensure(ctx context.Context, c *ir.Child, desired, current *unstru
 		}
 	}
 	return p.apply(ctx, c, desired)
+}
+
+// controls reports whether obj names this custom resource as its
+// controller: an owner reference Inrun set, which labels copied by hand
+// do not bring.
+func (p *pass) controls(obj *unstructured.Unstructured) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.UID == p.cr.GetUID() && ref.Controller != nil && *ref.Controller {
+			return true
+		}
+	}
+	return false
 }
 
 // describeOwner says who an object belongs to, from its metadata: cr
@@ -164,8 +219,8 @@ const ReasonLeftAlone = "NotInrunsObject"
 // fields of the object, as the API server has it, name the field owner
 // Inrun writes with. Labels prove nothing on their own; the API server
 // records every writer. The caches keep no managed fields, so the API
-// server is asked, for the object's metadata only; only an object about
-// to be deleted is checked.
+// server is asked, for the object's metadata only: before an object is
+// deleted, and before one only labels call a child is written.
 func (p *pass) wroteIt(ctx context.Context, obj *unstructured.Unstructured) error {
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
