@@ -461,6 +461,7 @@ func managerOptions(bps []*ir.Blueprint, buckets []int, serverSelects bool) (man
 		Cache:          cache.Options{ByObject: byObject, DefaultTransform: StripManagedFields},
 		Client:         client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		MapperProvider: NewMapper,
+		Logger:         QuietStop(ctrllog.Log),
 	}, nil
 }
 

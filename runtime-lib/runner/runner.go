@@ -161,7 +161,7 @@ func run(ctx context.Context, opts Options) error {
 		return err
 	}
 	controller.WatchNamespaces(&mopts, opts.Namespaces)
-	mopts.Logger = opts.Log
+	mopts.Logger = controller.QuietStop(opts.Log)
 	mopts.Metrics = metricsserver.Options{BindAddress: opts.MetricsAddr}
 	mopts.HealthProbeBindAddress = opts.ProbeAddr
 	var member *shard.Member
