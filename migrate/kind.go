@@ -227,6 +227,21 @@ func (k *KindMove) newObject(obj *unstructured.Unstructured, needFinalizer bool)
 	return out
 }
 
+// foreignFinalizers returns obj's finalizers that are neither Inrun's nor
+// garbage collection's: other controllers', which hold a deleted object
+// until those controllers remove them, for ever once they are gone.
+func foreignFinalizers(obj metav1.Object) []string {
+	var out []string
+	for _, f := range obj.GetFinalizers() {
+		switch f {
+		case ir.Finalizer, metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents:
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func hasString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

@@ -2,14 +2,18 @@ package migrate_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
@@ -122,5 +126,155 @@ func TestKindMoveID(t *testing.T) {
 	}
 	if c := id(func(bp *ir.Blueprint) { bp.Migrate.Selection.MatchLabels = map[string]string{"tier": "db"} }); c == a {
 		t.Errorf("another selection kept the ID %s", a)
+	}
+}
+
+// siteMove is the kind move of testdata/kind/site.yaml and a fake client
+// holding both CRDs and objs; funcs, when set, intercept its calls.
+func siteMove(t *testing.T, funcs *interceptor.Funcs, objs ...client.Object) (*migrate.KindMove, client.WithWatch) {
+	t.Helper()
+	bp, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := migrate.KindFromBlueprint(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	b := fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, crdObject(t, bp.Resource.CRD), crdObject(t, bp.Uses[0].CRD))...)
+	if funcs != nil {
+		b = b.WithInterceptorFuncs(*funcs)
+	}
+	return k, b.Build()
+}
+
+// site is a Site in namespace apps labelled tier=web, with finalizers.
+func site(name string, finalizers ...string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "migrate.inrun.dev/v1", "kind": "Site",
+		"metadata": map[string]any{"name": name, "namespace": "apps", "uid": "uid-" + name, "labels": map[string]any{"tier": "web"}},
+		"spec":     map[string]any{"image": "nginx", "replicas": int64(1)},
+	}}
+	u.SetFinalizers(finalizers)
+	return u
+}
+
+func getKind(t *testing.T, c client.Client, apiVersion, kind, name string) (*unstructured.Unstructured, error) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	return u, c.Get(context.Background(), client.ObjectKey{Namespace: "apps", Name: name}, u)
+}
+
+// TestKindApplyRefusesForeignFinalizers: a Site carrying another
+// controller's finalizer would, deleted by the move, wait for that
+// controller for ever. The plan names every such Site with its
+// finalizers, and apply refuses, naming them all and writing nothing;
+// Inrun's own finalizer holds nothing back.
+func TestKindApplyRefusesForeignFinalizers(t *testing.T) {
+	ctx := context.Background()
+	k, c := siteMove(t, nil, site("held", "example.com/protect"), site("both", ir.Finalizer, "example.com/a", "example.com/b"), site("ours", ir.Finalizer))
+	p, err := k.Plan(ctx, migrate.Options{Client: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range p.Finalized {
+		got = append(got, f.String())
+	}
+	want := []string{"apps/both: finalizer example.com/a, example.com/b, not Inrun's", "apps/held: finalizer example.com/protect, not Inrun's"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || !p.Refused() || p.ToMove != 1 {
+		t.Errorf("plan: finalized %q, refused %v, %d to move; want %q, refused, 1 to move", got, p.Refused(), p.ToMove, want)
+	}
+	var out strings.Builder
+	p.Report(&out)
+	if !strings.Contains(out.String(), "apps/held: finalizer example.com/protect") {
+		t.Errorf("the plan's report does not name apps/held:\n%s", out.String())
+	}
+	_, _, err = k.Apply(ctx, migrate.Options{Client: c})
+	for _, w := range append(want, "objects carry other controllers' finalizers; nothing was written", "remove the finalizer yourself", "then run inrun migrate apply again") {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("apply: %v; want it to say %q", err, w)
+		}
+	}
+	var secs corev1.SecretList
+	if err := c.List(ctx, &secs); err != nil || len(secs.Items) != 0 {
+		t.Errorf("a refused apply wrote %d Secrets (%v)", len(secs.Items), err)
+	}
+	for _, n := range []string{"held", "both", "ours"} {
+		if _, err := getKind(t, c, "platform.inrun.dev/v1", "WebApp", n); !apierrors.IsNotFound(err) {
+			t.Errorf("WebApp %s: %v, want none", n, err)
+		}
+	}
+}
+
+// TestKindRollbackKeepsTheNewOneOfAHeldSite: a Site the move deleted and
+// another controller's finalizer holds is not undone in place (the
+// WebApp deleted, the Site lost once the finalizer goes): rollback
+// reports it and keeps the WebApp, and clean refuses, naming it. Once
+// the finalizer is gone, rollback creates the Site again.
+func TestKindRollbackKeepsTheNewOneOfAHeldSite(t *testing.T) {
+	ctx := context.Background()
+	// The finalizer comes between the move's last read and its delete.
+	funcs := &interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+		if obj.GetObjectKind().GroupVersionKind().Kind != "Site" {
+			return c.Delete(ctx, obj, opts...)
+		}
+		live, err := getKind(t, c, "migrate.inrun.dev/v1", "Site", obj.GetName())
+		if err != nil {
+			return err
+		}
+		live.SetFinalizers(append(live.GetFinalizers(), "example.com/protect"))
+		if err := c.Update(ctx, live); err != nil {
+			return err
+		}
+		return c.Delete(ctx, live)
+	}}
+	k, c := siteMove(t, funcs, site("a"))
+	opts := migrate.Options{Client: c}
+	if _, res, err := k.Apply(ctx, opts); err != nil || res.Moved != 1 {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	old, err := getKind(t, c, "migrate.inrun.dev/v1", "Site", "a")
+	if err != nil || old.GetDeletionTimestamp().IsZero() {
+		t.Fatalf("Site a: %v, want it held, being deleted", err)
+	}
+	p, err := k.Plan(ctx, opts)
+	if err != nil || len(p.Finalized) != 1 || !p.Finalized[0].Deleting || p.Refused() {
+		t.Errorf("plan after the move: %v %+v", err, p)
+	}
+	_, err = k.Clean(ctx, migrate.CleanOptions{Options: opts})
+	if !errors.Is(err, migrate.ErrNotMigrated) || !strings.Contains(err.Error(), "apps/a: being deleted, held by finalizer example.com/protect, not Inrun's") {
+		t.Errorf("clean: %v; want it refused, naming apps/a", err)
+	}
+
+	_, res, err := migrate.RollbackKind(ctx, k.ID, migrate.RollbackOptions{Options: opts})
+	if err != nil || len(res.Failed) != 1 || !strings.Contains(res.Failed[0].Error(), "Site apps/a is being deleted, held by finalizer example.com/protect") || res.Restored != 0 {
+		t.Fatalf("rollback of a held Site: %v %+v", err, res)
+	}
+	if _, err := getKind(t, c, "platform.inrun.dev/v1", "WebApp", "a"); err != nil {
+		t.Fatalf("the rollback deleted WebApp a, the only copy left: %v", err)
+	}
+
+	// The finalizer's controller is gone: the finalizer is removed.
+	old, _ = getKind(t, c, "migrate.inrun.dev/v1", "Site", "a")
+	old.SetFinalizers(nil)
+	if err := c.Update(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, res, err = migrate.RollbackKind(ctx, k.ID, migrate.RollbackOptions{Options: opts}); err != nil || len(res.Failed) != 0 || res.Restored != 1 {
+		t.Fatalf("rollback once the finalizer is gone: %v %+v", err, res)
+	}
+	back, err := getKind(t, c, "migrate.inrun.dev/v1", "Site", "a")
+	if err != nil || back.GetAnnotations()[migrate.AnnotationRollbackOf] != "uid-a" {
+		t.Errorf("Site a after the rollback: %v %v", err, back.GetAnnotations())
+	}
+	if _, err := getKind(t, c, "platform.inrun.dev/v1", "WebApp", "a"); !apierrors.IsNotFound(err) {
+		t.Errorf("WebApp a after the rollback: %v", err)
 	}
 }

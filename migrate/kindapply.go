@@ -41,6 +41,11 @@ type KindPlan struct {
 	// Errors are selections that could not be evaluated. Apply refuses
 	// while there is one.
 	Errors []string
+	// Finalized are the selected custom resources that carry another
+	// controller's finalizer. Apply refuses while one is not being
+	// deleted: the move deletes the old custom resource, which would wait
+	// for that controller, for ever once it is gone.
+	Finalized []KindFinalized
 	// Samples are diffs of some of the objects to move.
 	Samples []Diff
 
@@ -52,10 +57,42 @@ type KindLoss struct {
 	Object, Path, Value string
 }
 
+// KindFinalized is a selected custom resource that carries other
+// controllers' finalizers.
+type KindFinalized struct {
+	Object     string
+	Finalizers []string
+	// Deleting is true when it is being deleted already, by an earlier
+	// move or by someone else: the finalizers hold it.
+	Deleting bool
+}
+
+// String says what holds the custom resource.
+func (f KindFinalized) String() string {
+	s := fmt.Sprintf("%s: finalizer %s, not Inrun's", f.Object, strings.Join(f.Finalizers, ", "))
+	if f.Deleting {
+		s += "; it is being deleted and waits for it"
+	}
+	return s
+}
+
 // Refused reports whether Apply would refuse to start: a conflict, a
-// selection that failed, or a loss the Blueprint does not acknowledge.
+// selection that failed, another controller's finalizer on a custom
+// resource to move, or a loss the Blueprint does not acknowledge.
 func (p *KindPlan) Refused() bool {
-	return len(p.Conflicts) > 0 || len(p.Errors) > 0 || len(p.Losses) > 0 && !p.Move.AcceptLoss
+	return len(p.Conflicts) > 0 || len(p.Errors) > 0 || p.held() > 0 || len(p.Losses) > 0 && !p.Move.AcceptLoss
+}
+
+// held counts the custom resources Apply refuses to move for another
+// controller's finalizer.
+func (p *KindPlan) held() int {
+	n := 0
+	for _, f := range p.Finalized {
+		if !f.Deleting {
+			n++
+		}
+	}
+	return n
 }
 
 // Plan lists the custom resources of both kinds and works out what Apply
@@ -103,8 +140,15 @@ func (k *KindMove) Plan(ctx context.Context, opts Options) (*KindPlan, error) {
 	for _, obj := range objs {
 		name := objectKey(obj.GetNamespace(), obj.GetName())
 		begun := obj.GetAnnotations()[AnnotationID] == k.ID
+		deleting := !obj.GetDeletionTimestamp().IsZero()
+		foreign := foreignFinalizers(obj)
 		if !begun {
-			if !obj.GetDeletionTimestamp().IsZero() {
+			if deleting {
+				// Not the move's to finish; named when it is selected and
+				// another controller's finalizer holds it.
+				if ok, _ := k.selected(obj); ok && len(foreign) > 0 {
+					p.Finalized = append(p.Finalized, KindFinalized{Object: name, Finalizers: foreign, Deleting: true})
+				}
 				continue
 			}
 			ok, err := k.selected(obj)
@@ -122,6 +166,12 @@ func (k *KindMove) Plan(ctx context.Context, opts Options) (*KindPlan, error) {
 			// is gone.
 			p.Conflicts = append(p.Conflicts, fmt.Sprintf("%s is a child of %s (Blueprint %s): its parent's runtime would create it again; change the parent's Blueprint to make a %s instead", name, obj.GetAnnotations()[ir.AnnotationOwner], obj.GetLabels()[ir.LabelBlueprint], k.To.Kind))
 			continue
+		}
+		if len(foreign) > 0 {
+			p.Finalized = append(p.Finalized, KindFinalized{Object: name, Finalizers: foreign, Deleting: deleting})
+			if !deleting {
+				continue
+			}
 		}
 		key := k.TargetKey(obj)
 		tname := objectKey(key.Namespace, key.Name)
@@ -270,6 +320,15 @@ func (k *KindMove) Apply(ctx context.Context, opts Options) (*KindPlan, *KindRes
 			why = append(why, "objects cannot be moved")
 			fixes = append(fixes, "fix what each says")
 		}
+		if p.held() > 0 {
+			for _, f := range p.Finalized {
+				if !f.Deleting {
+					lines = append(lines, f.String())
+				}
+			}
+			why = append(why, "objects carry other controllers' finalizers")
+			fixes = append(fixes, fmt.Sprintf("the move deletes each old %s, which would wait for those controllers, for ever once they are gone: let each finalizer's controller finish with its custom resource and remove it, or, if that controller is gone, remove the finalizer yourself (kubectl edit %s.%s); then run inrun migrate apply again", k.From.Kind, k.From.Plural, k.From.Group))
+		}
 		if !k.AcceptLoss && len(p.Losses) > 0 {
 			for _, l := range p.Losses {
 				lines = append(lines, fmt.Sprintf("%s: %s %s would be dropped: %s has no such field", l.Object, l.Path, l.Value, k.To.Kind))
@@ -332,6 +391,11 @@ func (k *KindMove) moveOne(ctx context.Context, s *store, c client.Client, key c
 				return nil // deleted since the plan, or by an earlier run
 			}
 			return err
+		}
+		if f := foreignFinalizers(old); len(f) > 0 && old.GetDeletionTimestamp().IsZero() {
+			// Added since the plan: deleted, it would wait for that
+			// controller.
+			return fmt.Errorf("it carries finalizer %s, not Inrun's, added since the plan: it is not moved; run inrun migrate plan again", strings.Join(f, ", "))
 		}
 		if old.GetAnnotations()[AnnotationID] != k.ID {
 			// Not begun: check again on what was read, snapshot it, and

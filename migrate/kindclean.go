@@ -122,16 +122,9 @@ func (k *KindMove) Clean(ctx context.Context, opts CleanOptions) (*KindCleanResu
 		name := objectKey(old.GetNamespace(), old.GetName())
 		deleting := !old.GetDeletionTimestamp().IsZero()
 		_, rolledBack := entries[old.GetAnnotations()[AnnotationRollbackOf]]
-		switch {
-		case old.GetAnnotations()[AnnotationID] == k.ID && deleting:
-			// Moved, and released: other controllers' finalizers hold it.
-			res.Remaining = append(res.Remaining, fmt.Sprintf("%s (being deleted, waiting for the finalizers %s)", name, strings.Join(old.GetFinalizers(), ", ")))
-			continue
-		case old.GetAnnotations()[AnnotationID] == k.ID:
+		marked := old.GetAnnotations()[AnnotationID] == k.ID
+		if marked && !deleting {
 			bad = append(bad, fmt.Sprintf("%s: its move was begun and not finished: run inrun migrate apply to finish it", name))
-			continue
-		case deleting:
-			res.Remaining = append(res.Remaining, name+" (being deleted)")
 			continue
 		}
 		selected := false
@@ -142,6 +135,16 @@ func (k *KindMove) Clean(ctx context.Context, opts CleanOptions) (*KindCleanResu
 				continue
 			}
 			selected = ok
+		}
+		if deleting {
+			// Held by a finalizer, it may never go: the snapshots are the
+			// way back to it.
+			if f := foreignFinalizers(old); len(f) > 0 && (marked || rolledBack || selected) {
+				bad = append(bad, fmt.Sprintf("%s: being deleted, held by finalizer %s, not Inrun's: let its controller remove it, or remove it yourself if that controller is gone, then run inrun clean again (clean deletes the snapshots a rollback would need)", name, strings.Join(f, ", ")))
+			} else {
+				res.Remaining = append(res.Remaining, name+" (being deleted)")
+			}
+			continue
 		}
 		switch {
 		case rolledBack && (selected || k.Selection == nil):

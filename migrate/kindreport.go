@@ -24,6 +24,12 @@ func (p *KindPlan) Report(w io.Writer) {
 			fmt.Fprintf(w, "  %s\n", e)
 		}
 	}
+	if len(p.Finalized) > 0 {
+		fmt.Fprintf(w, "\nOther controllers' finalizers (%d): apply refuses to move one until they are gone:\n", len(p.Finalized))
+		for _, f := range p.Finalized {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+	}
 	if len(p.Losses) > 0 {
 		state := "acknowledged (acceptLoss): the snapshots keep the dropped values"
 		if !k.AcceptLoss {

@@ -171,6 +171,15 @@ func (k *KindMove) restoreOne(ctx context.Context, c client.Client, e Entry, bef
 			out.gone = true
 			return nil
 		}
+		if nu != nil && old != nil && string(old.GetUID()) == e.UID && !old.GetDeletionTimestamp().IsZero() {
+			// The move deleted it and a finalizer holds it: undone in
+			// place, the custom resource would be lost once it goes.
+			f := foreignFinalizers(old)
+			if len(f) == 0 {
+				return errRetry // garbage collection is finishing the delete
+			}
+			return fmt.Errorf("%s %s is being deleted, held by finalizer %s, not Inrun's: %s %s, where the move put it, is kept; once the finalizer is gone (its controller removes it, or remove it yourself if that controller is gone), run inrun rollback again to create the %s again from its snapshot", k.From.Kind, e.Object(), strings.Join(f, ", "), k.To.Kind, objectKey(nu.GetNamespace(), nu.GetName()), k.From.Kind)
+		}
 		var drift []fieldDrift
 		if nu != nil && written != nil {
 			// Computed again by a resumed run, from the same three states.
