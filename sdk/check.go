@@ -173,6 +173,15 @@ const (
 // included.
 const MaxStatusBytes = 256 << 10
 
+// MaxEvents bounds the Events one Result records: each is a write to the
+// API server, and a reconciler that reports in a loop would flood it.
+const MaxEvents = 32
+
+// MaxAnnotationBytes bounds the annotations a Result sets, keys and values
+// together: the API server refuses an object whose annotations pass
+// 256 KiB, and a refused write would leave the Result half applied.
+const MaxAnnotationBytes = 256 << 10
+
 // runtimeConditions are the condition types the runtime maintains itself.
 var runtimeConditions = []string{"Ready", "Progressing", "Degraded"}
 
@@ -296,8 +305,14 @@ func (c *checker) result(r *Result, finalizing, fromGo bool) {
 	if !c.header(r.APIVersion, r.Kind, KindResult) {
 		return
 	}
-	if raw, err := json.Marshal(r.Status); err == nil && len(raw) > MaxStatusBytes {
-		c.add("status", fmt.Sprintf("is %d bytes long as JSON", len(raw)), fmt.Sprintf("at most %d: keep large data elsewhere (a ConfigMap among resources, or your own store) and report a summary", MaxStatusBytes))
+	rawStatus, _ := json.Marshal(r.Status)
+	rawConditions, _ := json.Marshal(r.Conditions)
+	switch {
+	case len(rawStatus) > MaxStatusBytes:
+		c.add("status", fmt.Sprintf("is %d bytes long as JSON", len(rawStatus)), fmt.Sprintf("at most %d: keep large data elsewhere (a ConfigMap among resources, or your own store) and report a summary", MaxStatusBytes))
+	case len(rawStatus)+len(rawConditions) > MaxStatusBytes:
+		// Both are written into the custom resource's status at once.
+		c.add("conditions", fmt.Sprintf("are %d bytes long as JSON (%d conditions), %d with status", len(rawConditions), len(r.Conditions), len(rawStatus)+len(rawConditions)), fmt.Sprintf("status and conditions together take at most %d: report a few conditions, one per thing a reader checks, and put details elsewhere", MaxStatusBytes))
 	}
 	for _, k := range sortedKeys(r.Status) {
 		switch k {
@@ -309,6 +324,9 @@ func (c *checker) result(r *Result, finalizing, fromGo bool) {
 	}
 	c.metaMap("labels", r.Labels, true)
 	c.metaMap("annotations", r.Annotations, false)
+	if n := metaBytes(r.Annotations); n > MaxAnnotationBytes {
+		c.add("annotations", fmt.Sprintf("are %d bytes long, keys and values", n), fmt.Sprintf("at most %d, the API server's limit: keep large data in a ConfigMap among resources, or in status", MaxAnnotationBytes))
+	}
 
 	if finalizing && len(r.Resources) > 0 {
 		c.add("resources", "must be empty in reply to a finalizing request", "the custom resource is being deleted; clean up, then answer done: true")
@@ -363,6 +381,9 @@ func (c *checker) result(r *Result, finalizing, fromGo bool) {
 		}
 	}
 
+	if len(r.Events) > MaxEvents {
+		c.add("events", fmt.Sprintf("has %d events", len(r.Events)), fmt.Sprintf("at most %d per Result: record what changed, not every detail", MaxEvents))
+	}
 	for i, ev := range r.Events {
 		path := index("events", i)
 		switch ev.Type {
@@ -410,6 +431,16 @@ func (c *checker) metaMap(path string, m map[string]string, labels bool) {
 			c.add(p, fmt.Sprintf("%q is not a valid label value", m[k]), "use up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
 		}
 	}
+}
+
+// metaBytes is the size the API server counts of annotations: keys and
+// values.
+func metaBytes(m map[string]string) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v)
+	}
+	return n
 }
 
 // qualifiedName is Kubernetes' rule for label keys and condition types.

@@ -2,6 +2,7 @@ package sdk_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -351,5 +352,31 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if out.Resources[0].ID != "cm" || time.Duration(out.RequeueAfter) != 2*time.Minute || out.Status["phase"] != "Running" {
 		t.Errorf("round trip lost something: %s -> %+v", raw, out)
+	}
+}
+
+// TestResultBounds: what a Result writes into the custom resource and the
+// Events it records are bounded, so that a hostile reconciler cannot make
+// every status write fail (12,000 conditions) or flood the API server.
+func TestResultBounds(t *testing.T) {
+	conds := make([]sdk.Condition, 3000)
+	for i := range conds {
+		conds[i] = sdk.Condition{Type: fmt.Sprintf("Cond%d", i), Status: sdk.ConditionTrue, Reason: "Fine", Message: strings.Repeat("x", 80)}
+	}
+	events := make([]sdk.Event, sdk.MaxEvents+1)
+	for i := range events {
+		events[i] = sdk.Event{Type: sdk.EventNormal, Reason: "Step", Message: "done"}
+	}
+	res := &sdk.Result{APIVersion: sdk.APIVersion, Kind: sdk.KindResult, Conditions: conds, Events: events,
+		Annotations: map[string]string{"example.com/blob": strings.Repeat("y", sdk.MaxAnnotationBytes)}}
+	err := res.Validate(false)
+	for _, want := range []string{"conditions are ", "(3000 conditions)", "annotations are 262160 bytes long", "events has 33 events"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors %v; want %q", err, want)
+		}
+	}
+	res.Conditions, res.Events, res.Annotations = conds[:10], events[:sdk.MaxEvents], map[string]string{"example.com/small": "z"}
+	if err := res.Validate(false); err != nil {
+		t.Errorf("a Result within the bounds: %v", err)
 	}
 }

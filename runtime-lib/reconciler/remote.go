@@ -189,7 +189,9 @@ func (p *pass) remote(ctx context.Context) {
 		p.applyRemote(ctx, r)
 	}
 	if err := p.patchCRMetadata(ctx, res.Labels, res.Annotations); err != nil {
-		p.rep.Errors = append(p.rep.Errors, fmt.Errorf("setting the labels and annotations the reconciler returned: %w", err))
+		err = fmt.Errorf("setting the labels and annotations the reconciler returned: %w", err)
+		p.rep.Errors = append(p.rep.Errors, err)
+		p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeWarning, "MetadataFailed", "Reconcile", "%v", err)
 		p.transient = err
 	}
 	if !res.Cached {

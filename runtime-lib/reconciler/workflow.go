@@ -137,6 +137,9 @@ type workflowRun struct {
 	// waits out a failed attempt's backoff: its conditions say what the
 	// last call did.
 	idle bool
+	// endedNow is set when this pass ended the workflow: its end is
+	// recorded as an Event once, not on every pass after.
+	endedNow bool
 	// endedBy is the failure that ended the workflow in this pass: the
 	// Failed condition tells of it, not Degraded, since nothing retries it.
 	endedBy error
@@ -213,6 +216,7 @@ func (w *workflowRun) end(phase, reason string) {
 	cur := w.current()
 	cur.Phase, cur.CompletionTime, cur.Reason = phase, &w.now, reason
 	w.st.Phase, w.st.CompletionTime = phase, &w.now
+	w.endedNow = true
 }
 
 // overdue reports whether the current run has outlived its step's
@@ -400,8 +404,11 @@ func (p *pass) workflowConditions() {
 		if w.st.Runs == 1 {
 			runs = "1 step run"
 		}
-		p.custom = append(p.custom, metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionTrue, Reason: ReasonStepsSucceeded,
-			Message: "the workflow succeeded after " + runs + ", the last " + cur.Name})
+		msg := "the workflow succeeded after " + runs + ", the last " + cur.Name
+		p.custom = append(p.custom, metav1.Condition{Type: ConditionComplete, Status: metav1.ConditionTrue, Reason: ReasonStepsSucceeded, Message: msg})
+		if w.endedNow {
+			p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeNormal, ReasonStepsSucceeded, "Reconcile", "%s", msg)
+		}
 	case WorkflowFailed:
 		reason := cur.Reason
 		switch {
@@ -416,6 +423,11 @@ func (p *pass) workflowConditions() {
 			msg += ": " + cur.Message
 		}
 		p.custom = append(p.custom, metav1.Condition{Type: ConditionFailed, Status: metav1.ConditionTrue, Reason: reason, Message: truncate(msg, maxMessage)})
+		if w.endedNow {
+			// The CR, its conditions with it, may go at ttlSecondsAfterFinished:
+			// the Event outlives it, for an hour.
+			p.opts.Recorder.Eventf(p.cr, nil, corev1.EventTypeWarning, reason, "Reconcile", "the workflow failed: %s", truncate(msg, maxEventNote-len("the workflow failed: ")))
+		}
 	}
 }
 

@@ -94,7 +94,7 @@ func (f *workflowFixture) restart() {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.rec, err = reconciler.New(f.bp, reconciler.Options{Client: f.store, Remote: caller, Clock: func() time.Time { return f.now }})
+	f.rec, err = reconciler.New(f.bp, reconciler.Options{Client: f.store, Remote: caller, Recorder: f.store, Clock: func() time.Time { return f.now }})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -260,6 +260,19 @@ func TestWorkflowBackoffLimit(t *testing.T) {
 	}
 	if n := len(f.steps.calls); n != 4 {
 		t.Errorf("a failed workflow called again: %d calls", n)
+	}
+	// Its end is an Event too, once: ttlSecondsAfterFinished may delete
+	// the custom resource, and its Failed condition with it.
+	events, _ := f.store.Events(f.bp.Resource.GroupVersionKind, client.ObjectKeyFromObject(f.cr), 0)
+	var ended []any
+	for _, e := range events {
+		if e.(map[string]any)["reason"] == reconciler.ReasonBackoffLimitExceeded {
+			ended = append(ended, e)
+		}
+	}
+	if len(ended) != 1 || ended[0].(map[string]any)["type"] != "Warning" || ended[0].(map[string]any)["count"] != int64(1) ||
+		!strings.Contains(ended[0].(map[string]any)["message"].(string), "the workflow failed: step Charge failed after 3 attempts: ") {
+		t.Errorf("Events of the end: %v; want one Warning BackoffLimitExceeded naming the step", ended)
 	}
 }
 
