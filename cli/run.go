@@ -36,6 +36,7 @@ import (
 
 // runFlags are the flags of inrun run, which a bare inrun shares.
 type runFlags struct {
+	blueprints     []string
 	dev            bool
 	installCRDs    bool
 	fromConfigMaps bool
@@ -63,6 +64,7 @@ type runFlags struct {
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
+	fl.StringSliceVarP(&f.blueprints, "blueprint", "f", nil, "a Blueprint file to run, as one given as an argument (repeat the flag for several)")
 	fl.BoolVar(&f.dev, "dev", false, "when no cluster is reachable, start a local control plane (kind where Docker works); install the CRDs and apply manifests/ (except the CRD); start a local pattern registry holding the built-in patterns")
 	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD before starting: its crd.file, or the one generated from its schema: section (implied by --dev)")
 	fl.BoolVar(&f.fromConfigMaps, "from-configmaps", false, "run the Blueprints stored in ConfigMaps labelled "+load.LabelRole+"="+load.RoleBlueprint+" instead of files")
@@ -219,6 +221,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 	ctx := sigCtx
 	out := cmd.OutOrStdout()
 	log := zap.New(zap.UseFlagOptions(&f.zap))
+	args = append(args, f.blueprints...)
 
 	if f.fromConfigMaps && len(args) > 0 {
 		return errors.New("give Blueprint files or --from-configmaps, not both")
