@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
@@ -58,6 +59,14 @@ func (d *decoder) serveMigrate(n *yaml.Node, where string, f *ir.ServeField, crd
 		return
 	}
 	ok := true
+	if def := d.schemaAt(f.Path); def != nil && def.Default.Object != nil {
+		// The API server defaults every CR it serves, moved or not: a CR
+		// whose value still sits at the old path would read the default
+		// at the new one, and its children would follow it at once.
+		d.add(d.Pos(n), diag.InvalidValue, "remove the default from "+f.Path+" in the CRD (and its schema: section) until inrun migrate clean has run; put it back after",
+			"%s: the new path %s has a default in the CRD (%v), so every custom resource not yet moved reads it there, and its children follow it before any value moves", where, f.Path, def.Default.Object)
+		ok = false
+	}
 	for i, pn := range froms {
 		p, isStr := d.Str(pn, fmt.Sprintf("%s.from[%d]", where, i))
 		if !isStr {
@@ -91,6 +100,23 @@ func (d *decoder) serveMigrate(n *yaml.Node, where string, f *ir.ServeField, crd
 	if ok && len(mig.From) > 0 {
 		f.Migrate = mig
 	}
+}
+
+// schemaAt is the CRD's schema of a dotted path under the custom
+// resource, or nil when the CRD has no such field.
+func (d *decoder) schemaAt(path string) *structuralschema.Structural {
+	s := d.self
+	for _, seg := range strings.Split(path, ".") {
+		if s == nil {
+			return nil
+		}
+		next, found := s.Properties[seg]
+		if !found {
+			return nil
+		}
+		s = &next
+	}
+	return s
 }
 
 // migrateFrom checks one old path against the CRD's schema.
@@ -140,7 +166,7 @@ func (d *decoder) migrateFrom(pn *yaml.Node, at, p string, f *ir.ServeField, crd
 		return false
 	}
 	if s.Default.Object != nil {
-		d.add(d.Pos(pn), diag.InvalidValue, "remove the default from "+p+" in the CRD: only the new path should have one",
+		d.add(d.Pos(pn), diag.InvalidValue, "remove the default from "+p+" in the CRD while values move",
 			"%s: %s has a default in the CRD, so the API server would put a value back there after every move", at, p)
 		return false
 	}
