@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,7 +71,7 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 		}
 		return nil, false
 	}
-	conflict := &ConflictError{Object: keyOf(existing).String(), Owner: describeOwner(existing, p.cr, p.bp.Name)}
+	conflict := &ConflictError{Object: keyOf(existing).String(), Owner: describeOwner(existing, p.cr, p.bp.Name, p.opts.FieldOwner)}
 	p.conflict(c, existing, conflict)
 	return nil, false
 }
@@ -151,11 +152,15 @@ func (p *pass) controls(obj *unstructured.Unstructured) bool {
 // itself by an owner reference left on a child whose labels were removed,
 // a controller's owner reference, another custom resource's inventory, or
 // the manager that created it.
-func describeOwner(obj, cr *unstructured.Unstructured, blueprint string) string {
+func describeOwner(obj, cr *unstructured.Unstructured, blueprint, fieldOwner string) string {
 	for _, ref := range obj.GetOwnerReferences() {
 		if ref.UID == cr.GetUID() {
 			if other := obj.GetLabels()[LabelBlueprint]; other != "" && other != blueprint && obj.GetLabels()[LabelOwnerUID] == string(cr.GetUID()) {
 				return fmt.Sprintf("it names this %s as its owner, and was made by Blueprint %q, not %q: the Blueprint was renamed, or another Blueprint reconciles this kind; run the Blueprint under its old name (metadata.name %s), and the object stays", cr.GetKind(), other, blueprint, other)
+			}
+			managed := obj.GetManagedFields()
+			if w := writer(managed); w != "" && !slices.ContainsFunc(managed, func(mf metav1.ManagedFieldsEntry) bool { return mf.Manager == fieldOwner }) {
+				return fmt.Sprintf("it names this %s as its owner, but Inrun never wrote it (created by %s): another controller, the one before Inrun perhaps, made it for this %s", cr.GetKind(), w, cr.GetKind())
 			}
 			return fmt.Sprintf("it names this %s as its owner, but lacks the labels Inrun gives its children (%s, %s): they were removed by hand; put them back, or delete the object to have it created again", cr.GetKind(), LabelOwnerUID, LabelBlueprint)
 		}

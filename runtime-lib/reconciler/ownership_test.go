@@ -25,16 +25,20 @@ func TestDescribeOwner(t *testing.T) {
 		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: &now},
 		{Manager: "kubectl-create", Operation: metav1.ManagedFieldsOperationUpdate, Time: &earlier},
 	})
-	if got := describeOwner(obj, cr, "website"); got != "it was created by kubectl-create, with no owner" {
+	if got := describeOwner(obj, cr, "website", "inrun"); got != "it was created by kubectl-create, with no owner" {
 		t.Errorf("describeOwner = %q, want kubectl-create", got)
 	}
 	obj.SetOwnerReferences([]metav1.OwnerReference{{Kind: "Thing", Name: "t2", UID: types.UID("cr-uid")}})
-	if got := describeOwner(obj, cr, "website"); !strings.Contains(got, "names this Thing as its owner, but lacks the labels") {
+	if got := describeOwner(obj, cr, "website", "inrun"); !strings.Contains(got, "names this Thing as its owner, but Inrun never wrote it (created by kubectl-create): another controller") {
+		t.Errorf("describeOwner = %q, want the other controller's object named as such", got)
+	}
+	obj.SetManagedFields(append(obj.GetManagedFields(), metav1.ManagedFieldsEntry{Manager: "inrun", Operation: metav1.ManagedFieldsOperationApply, Time: &earlier}))
+	if got := describeOwner(obj, cr, "website", "inrun"); !strings.Contains(got, "names this Thing as its owner, but lacks the labels") {
 		t.Errorf("describeOwner = %q, want the removed labels named", got)
 	}
 	// Made for this custom resource by another Blueprint (a rename).
 	obj.SetLabels(map[string]string{LabelOwnerUID: "cr-uid", LabelBlueprint: "old-name"})
-	if got := describeOwner(obj, cr, "website"); !strings.Contains(got, `was made by Blueprint "old-name", not "website": the Blueprint was renamed, or another Blueprint reconciles this kind`) {
+	if got := describeOwner(obj, cr, "website", "inrun"); !strings.Contains(got, `was made by Blueprint "old-name", not "website": the Blueprint was renamed, or another Blueprint reconciles this kind`) {
 		t.Errorf("describeOwner = %q, want the other Blueprint named", got)
 	}
 }
