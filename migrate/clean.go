@@ -33,8 +33,9 @@ import (
 type CleanOptions struct {
 	Options
 	// CRDManager is the field manager that marks a CRD as installed by
-	// Inrun: Clean edits only such a CRD (any other is its owner's, and
-	// Clean says what to change in it). Empty means any CRD is edited.
+	// Inrun: Clean edits, or deletes, only a CRD it alone wrote (any other
+	// is its owner's, and Clean says what to change in it). Empty means
+	// any CRD is edited.
 	CRDManager string
 	// PickupTimeout is how long a StorageVersionMigration may stay without
 	// a condition before Clean takes it that no controller runs it, deletes
@@ -255,7 +256,7 @@ func (m *Migration) cleanCRD(ctx context.Context, opts CleanOptions, objs []*uns
 	for _, mv := range m.Moves {
 		old = append(old, mv.From...)
 	}
-	if opts.CRDManager != "" && !writtenBy(crd, opts.CRDManager) {
+	if ok, why := inrunsAlone(crd, opts.CRDManager); opts.CRDManager != "" && !ok {
 		var still []string
 		for _, p := range old {
 			if root := versionSchema(crd, m.Kind.Version); root != nil && schemaHasProps(root, p) {
@@ -270,7 +271,7 @@ func (m *Migration) cleanCRD(ctx context.Context, opts CleanOptions, objs []*uns
 			reasons = append(reasons, fmt.Sprintf("drop the versions other than the storage version from status.storedVersions (%s), after a StorageVersionMigration", strings.Join(crd.Status.StoredVersions, ", ")))
 		}
 		if len(reasons) > 0 {
-			res.CRDLeft = fmt.Sprintf("CRD %s was not installed by Inrun (no field manager %s), so it is left as it is: %s", name, opts.CRDManager, strings.Join(reasons, "; "))
+			res.CRDLeft = fmt.Sprintf("CRD %s %s, so it is left as it is: %s", name, why, strings.Join(reasons, "; "))
 		}
 		return nil
 	}
@@ -326,14 +327,30 @@ func updateCRD(ctx context.Context, c client.Client, crd *apiextensionsv1.Custom
 	return c.Update(ctx, u, client.FieldOwner(FieldManager))
 }
 
-// writtenBy reports whether manager has written to obj.
-func writtenBy(obj metav1.Object, manager string) bool {
+// inrunsAlone reports whether Inrun alone wrote obj, a CRD: manager (its
+// install) wrote it, and every other writer is Inrun's too (a clean's
+// edit); the status subresource's writers aside, since the API server
+// writes a CRD's conditions. It returns why not. A CRD someone else
+// applied is theirs, even after Inrun applied it again.
+func inrunsAlone(obj metav1.Object, manager string) (bool, string) {
+	installed := false
+	var others []string
 	for _, f := range obj.GetManagedFields() {
-		if f.Manager == manager {
-			return true
+		switch {
+		case f.Subresource == "status":
+		case f.Manager == manager:
+			installed = true
+		case f.Manager != FieldManager && !slices.Contains(others, f.Manager):
+			others = append(others, f.Manager)
 		}
 	}
-	return false
+	switch {
+	case !installed:
+		return false, fmt.Sprintf("was not installed by Inrun (no field manager %s)", manager)
+	case len(others) > 0:
+		return false, fmt.Sprintf("is not Inrun's alone (field managers %s wrote it too)", strings.Join(others, ", "))
+	}
+	return true, ""
 }
 
 func versionSchema(crd *apiextensionsv1.CustomResourceDefinition, version string) *apiextensionsv1.JSONSchemaProps {

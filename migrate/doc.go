@@ -61,6 +61,6 @@
 // the old kind is a move begun and not finished, rolled back, or selected
 // and not moved, refusing otherwise and writing nothing; then it deletes
 // the snapshots and the ledger, and the old kind's CRD only when Inrun
-// installed it and no custom resource of the kind, nor a child of one
+// alone wrote it and no custom resource of the kind, nor a child of one
 // waiting for garbage collection, is left.
 package migrate

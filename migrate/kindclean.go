@@ -65,7 +65,7 @@ func (s *store) kindHead(ctx context.Context) (*KindMove, error) {
 // custom resource of the target kind carrying the move's marker has its
 // snapshots in the ledger; otherwise it refuses, naming each object, and
 // writes nothing. Then it deletes the snapshots and the ledger, and last
-// the old kind's CRD, only when Inrun installed it (opts.CRDManager) and no
+// the old kind's CRD, only when Inrun alone wrote it (opts.CRDManager) and no
 // custom resource of the old kind, nor a child of one, is left. A CRD Inrun
 // did not install is never deleted: CRDLeft says what to remove.
 //
@@ -176,13 +176,13 @@ func (k *KindMove) Clean(ctx context.Context, opts CleanOptions) (*KindCleanResu
 	return res, k.deleteCRD(ctx, opts, crd, res)
 }
 
-// deleteCRD deletes the old kind's CRD, when Inrun installed it and no
+// deleteCRD deletes the old kind's CRD, when Inrun alone wrote it and no
 // custom resource of the kind, nor a child of one, is left; otherwise it
 // says why in res.CRDLeft.
 func (k *KindMove) deleteCRD(ctx context.Context, opts CleanOptions, crd *unstructured.Unstructured, res *KindCleanResult) error {
 	c := opts.Client
-	if opts.CRDManager != "" && !writtenBy(crd, opts.CRDManager) {
-		res.CRDLeft = fmt.Sprintf("CRD %s was not installed by Inrun (no field manager %s), so it is left as it is", res.CRD, opts.CRDManager)
+	if ok, why := inrunsAlone(crd, opts.CRDManager); opts.CRDManager != "" && !ok {
+		res.CRDLeft = fmt.Sprintf("CRD %s %s, so it is left as it is", res.CRD, why)
 		if len(res.Remaining) == 0 {
 			res.CRDLeft += fmt.Sprintf(": no %s is left, so once nothing else needs the kind, delete it (kubectl delete crd %s) where it was installed from", k.From.Kind, res.CRD)
 		} else {
