@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -114,7 +115,9 @@ func (m *Migration) Clean(ctx context.Context, opts CleanOptions) (*CleanResult,
 		if held := m.held(obj); len(held) > 0 {
 			why := "not moved yet: run inrun migrate apply"
 			if marked {
-				why = "written in the old shape after it was moved (an old writer is still at work): stop it, then run inrun migrate apply"
+				// Apply leaves it: its snapshot is the state before the
+				// migration, which a move again would not keep.
+				why = "written in the old shape after it was moved (an old writer is still at work), which apply leaves: stop that writer, then move the value yourself: " + m.movePatch(obj)
 			}
 			bad = append(bad, fmt.Sprintf("%s: holds %s, %s", key, strings.Join(held, ", "), why))
 			continue
@@ -525,4 +528,66 @@ func (m *Migration) rewrite(ctx context.Context, c client.Client, objs []*unstru
 		n++
 	}
 	return n, nil
+}
+
+// movePatch returns the kubectl command that moves by hand what obj holds
+// at old paths, written in the old shape after apply moved it: the new
+// path set to the value the move takes (the first old path that holds
+// one), every old path holding one removed, each checked first with a
+// test, so that the patch fails on an object changed since.
+func (m *Migration) movePatch(obj *unstructured.Unstructured) string {
+	var ops []map[string]any
+	var adds, removes []map[string]any
+	for _, mv := range m.Moves {
+		var v any
+		found := false
+		for _, from := range mv.From {
+			fv, ok := get(obj.Object, from)
+			if !ok {
+				continue
+			}
+			if !found {
+				v, found = fv, true
+			}
+			ops = append(ops, map[string]any{"op": "test", "path": pointer(from), "value": fv})
+			removes = append(removes, map[string]any{"op": "remove", "path": pointer(from)})
+		}
+		if !found {
+			continue
+		}
+		if cur, ok := get(obj.Object, mv.To); ok {
+			ops = append(ops, map[string]any{"op": "test", "path": pointer(mv.To), "value": cur})
+		}
+		// The value goes in the first object missing on the way.
+		segs := strings.Split(mv.To, ".")
+		at := len(segs)
+		for i := 1; i < len(segs); i++ {
+			if _, ok, _ := unstructured.NestedMap(obj.Object, segs[:i]...); !ok {
+				at = i
+				break
+			}
+		}
+		val := v
+		for i := len(segs) - 1; i >= at; i-- {
+			val = map[string]any{segs[i]: val}
+		}
+		adds = append(adds, map[string]any{"op": "add", "path": pointer(strings.Join(segs[:at], ".")), "value": val})
+	}
+	ops = append(append(ops, adds...), removes...)
+	data, _ := json.Marshal(ops)
+	cmd := "kubectl patch " + m.Plural + "." + m.Kind.Group
+	if ns := obj.GetNamespace(); ns != "" {
+		cmd += " -n " + ns
+	}
+	return cmd + " " + obj.GetName() + " --type json -p '" + strings.ReplaceAll(string(data), "'", `'\''`) + "'"
+}
+
+// pointer is the JSON pointer of a dotted path.
+func pointer(path string) string {
+	r := strings.NewReplacer("~", "~0", "/", "~1")
+	segs := strings.Split(path, ".")
+	for i, s := range segs {
+		segs[i] = r.Replace(s)
+	}
+	return "/" + strings.Join(segs, "/")
 }
