@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/migrate"
@@ -49,7 +50,11 @@ func (f *migrateFlags) options() (migrate.Options, error) {
 	if err != nil {
 		return migrate.Options{}, err
 	}
-	return migrate.Options{Client: c, Namespace: f.namespace, Only: f.only, Workers: f.workers}, nil
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return migrate.Options{}, err
+	}
+	return migrate.Options{Client: c, Namespace: f.namespace, Only: f.only, Workers: f.workers, Discovery: d}, nil
 }
 
 // migration returns what the Blueprint declares: a kind move (its

@@ -394,6 +394,7 @@ func (k *KindMove) reparent(ctx context.Context, c client.Client, child *unstruc
 // clean up), then deletes it at that resourceVersion. A runtime that put
 // the finalizer back in between makes the delete conflict: the caller
 // tries again. Other finalizers are left to their controllers.
+// Dependents Inrun did not hand over are orphaned, not deleted.
 func release(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
 	if hasString(obj.GetFinalizers(), ir.Finalizer) {
 		next := obj.DeepCopy()
@@ -409,8 +410,11 @@ func release(ctx context.Context, c client.Client, obj *unstructured.Unstructure
 		}
 		obj = next
 	}
+	// Orphaning: Inrun's children name the new owner already, and
+	// another controller's dependents are kept, their owner reference to
+	// it removed, as the plan says.
 	uid, rv := obj.GetUID(), obj.GetResourceVersion()
-	err := c.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+	err := c.Delete(ctx, obj, client.Preconditions{UID: &uid, ResourceVersion: &rv}, client.PropagationPolicy(metav1.DeletePropagationOrphan))
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -276,5 +277,74 @@ func TestKindRollbackKeepsTheNewOneOfAHeldSite(t *testing.T) {
 	}
 	if _, err := getKind(t, c, "platform.inrun.dev/v1", "WebApp", "a"); !apierrors.IsNotFound(err) {
 		t.Errorf("WebApp a after the rollback: %v", err)
+	}
+}
+
+// resources is a Discovery serving Secrets and ConfigMaps.
+type resources struct{}
+
+func (resources) ServerPreferredResources() ([]*metav1.APIResourceList, error) {
+	verbs := metav1.Verbs{"get", "list"}
+	return []*metav1.APIResourceList{{GroupVersion: "v1", APIResources: []metav1.APIResource{
+		{Name: "secrets", Kind: "Secret", Namespaced: true, Verbs: verbs},
+		{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: verbs},
+		{Name: "configmaps/status", Kind: "ConfigMap", Namespaced: true, Verbs: verbs},
+	}}}, nil
+}
+
+// TestKindMoveOrphansOthersDependents: the move deletes the old custom
+// resource orphaning its dependents, so that a Secret made by hand and
+// another controller's ConfigMap that name it in an owner reference are
+// kept; the plan lists them, and not the child Inrun re-parents.
+func TestKindMoveOrphansOthersDependents(t *testing.T) {
+	ctx := context.Background()
+	owned := func(obj client.Object, controller bool) client.Object {
+		obj.SetNamespace("apps")
+		obj.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "migrate.inrun.dev/v1", Kind: "Site", Name: "a", UID: "uid-a", Controller: &controller}})
+		return obj
+	}
+	handmade := owned(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "handmade"}}, false)
+	theirs := owned(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "theirs"}}, true)
+	child := owned(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{ir.LabelOwnerUID: "uid-a", ir.LabelBlueprint: "site"}}}, true)
+	var policies []metav1.DeletionPropagation
+	funcs := &interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+		if obj.GetObjectKind().GroupVersionKind().Kind == "Site" {
+			do := &client.DeleteOptions{}
+			do.ApplyOptions(opts)
+			var p metav1.DeletionPropagation
+			if do.PropagationPolicy != nil {
+				p = *do.PropagationPolicy
+			}
+			policies = append(policies, p)
+		}
+		return c.Delete(ctx, obj, opts...)
+	}}
+	k, c := siteMove(t, funcs, site("a"), handmade, theirs, child)
+	opts := migrate.Options{Client: c, Discovery: resources{}}
+	p, err := k.Plan(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"apps/a: ConfigMap apps/theirs: kept, its owner reference to the Site removed by the move",
+		"apps/a: Secret apps/handmade: kept, its owner reference to the Site removed by the move",
+	}
+	if strings.Join(p.Dependents, "\n") != strings.Join(want, "\n") || p.Refused() {
+		t.Errorf("dependents:\n%s\nwant:\n%s", strings.Join(p.Dependents, "\n"), strings.Join(want, "\n"))
+	}
+	var out strings.Builder
+	p.Report(&out)
+	if !strings.Contains(out.String(), want[1]) {
+		t.Errorf("the plan's report does not list the Secret:\n%s", out.String())
+	}
+	if _, res, err := k.Apply(ctx, opts); err != nil || res.Moved != 1 || res.Children != 1 {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	if len(policies) != 1 || policies[0] != metav1.DeletePropagationOrphan {
+		t.Errorf("Site a deleted with propagation %q, want Orphan once", policies)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "a"}, &cm); err != nil || len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].Kind != "WebApp" {
+		t.Errorf("Inrun's child: %v %+v, want it owned by the WebApp", err, cm.OwnerReferences)
 	}
 }

@@ -46,6 +46,11 @@ type KindPlan struct {
 	// deleted: the move deletes the old custom resource, which would wait
 	// for that controller, for ever once it is gone.
 	Finalized []KindFinalized
+	// Dependents are the objects, not Inrun's children, that a custom
+	// resource to move owns: the move keeps them and removes their owner
+	// reference to it. Looked for only with Options.Discovery; Unchecked
+	// names the kinds that could not be listed.
+	Dependents, Unchecked []string
 	// Samples are diffs of some of the objects to move.
 	Samples []Diff
 
@@ -196,6 +201,11 @@ func (k *KindMove) Plan(ctx context.Context, opts Options) (*KindPlan, error) {
 		}
 		if opts.Samples > 0 && len(p.Samples) < opts.Samples {
 			p.Samples = append(p.Samples, k.diff(obj, children[obj.GetUID()]))
+		}
+	}
+	if opts.Discovery != nil {
+		if p.Dependents, p.Unchecked, err = k.dependents(ctx, opts.Client, opts.Discovery, opts.Only, p.todo); err != nil {
+			return nil, err
 		}
 	}
 	return p, nil
@@ -375,6 +385,7 @@ func (k *KindMove) Apply(ctx context.Context, opts Options) (*KindPlan, *KindRes
 	if err := ctx.Err(); err != nil {
 		return p, res, fmt.Errorf("apply stopped (%w) with %d of %d objects moved; run it again to finish (moves begun are finished, none is done twice)", err, res.Moved, len(p.todo))
 	}
+	awaitReleased(ctx, opts.Client, k.From.GroupVersionKind, opts.Only, k.ID, 30*time.Second)
 	return p, res, nil
 }
 

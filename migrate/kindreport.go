@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Report writes the plan for a person: counts, conflicts, losses and the
@@ -39,6 +40,15 @@ func (p *KindPlan) Report(w io.Writer) {
 		for _, l := range p.Losses {
 			fmt.Fprintf(w, "  %s: %s %s would be dropped: %s has no such field\n", l.Object, l.Path, l.Value, k.To.Kind)
 		}
+	}
+	if len(p.Dependents) > 0 {
+		fmt.Fprintf(w, "\nOwned by custom resources to move, not Inrun's children (%d): garbage collection does not delete them:\n", len(p.Dependents))
+		for _, d := range p.Dependents {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+	}
+	if len(p.Unchecked) > 0 {
+		fmt.Fprintf(w, "\nNot looked at for objects the custom resources own: %s\n", strings.Join(p.Unchecked, ", "))
 	}
 	if len(p.Samples) > 0 {
 		fmt.Fprintf(w, "\nSample diffs (%d of %d):\n", len(p.Samples), p.ToMove+p.InProgress)

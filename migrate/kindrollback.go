@@ -131,6 +131,11 @@ func RollbackKind(ctx context.Context, id string, opts RollbackOptions) (*KindMo
 	if err := ctx.Err(); err != nil {
 		return k, res, fmt.Errorf("rollback stopped after %d of %d objects: %w; run it again to finish", done, len(todo), err)
 	}
+	ns := opts.Only
+	if !k.To.Namespaced || k.Namespace != "" {
+		ns = ""
+	}
+	awaitReleased(ctx, opts.Client, k.To.GroupVersionKind, ns, id, 30*time.Second)
 	return k, res, nil
 }
 

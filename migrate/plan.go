@@ -34,6 +34,10 @@ type Options struct {
 	// Progress, when set, is called after each object Apply or Rollback
 	// handles, one call at a time.
 	Progress func(Progress)
+	// Discovery, when set, lets a kind move's plan look, among every kind
+	// the API server serves, for other controllers' objects that a custom
+	// resource to move owns; without it, they are not looked for.
+	Discovery Discovery
 }
 
 func (o *Options) defaults() {
