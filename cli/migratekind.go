@@ -47,7 +47,7 @@ func kindApply(cmd *cobra.Command, k *migrate.KindMove, opts migrate.Options) er
 	p, res, err := k.Apply(cmd.Context(), opts)
 	if err != nil {
 		if p != nil && errors.Is(err, migrate.ErrRefused) {
-			p.Report(out)
+			p.Details(out) // the header is written above
 		}
 		return err
 	}

@@ -270,8 +270,8 @@ func (m *Migration) cleanCRD(ctx context.Context, opts CleanOptions, objs []*uns
 		if len(still) > 0 {
 			reasons = append(reasons, fmt.Sprintf("remove %s from the schema of version %s", strings.Join(still, ", "), m.Kind.Version))
 		}
-		if len(crd.Status.StoredVersions) > 1 {
-			reasons = append(reasons, fmt.Sprintf("drop the versions other than the storage version from status.storedVersions (%s), after a StorageVersionMigration", strings.Join(crd.Status.StoredVersions, ", ")))
+		if others := otherStoredVersions(crd); len(others) > 0 {
+			reasons = append(reasons, fmt.Sprintf("drop the versions other than the storage version from status.storedVersions (%s), after a StorageVersionMigration", strings.Join(others, ", ")))
 		}
 		if len(reasons) > 0 {
 			res.CRDLeft = fmt.Sprintf("CRD %s %s, so it is left as it is: %s", name, why, strings.Join(reasons, "; "))
@@ -408,18 +408,8 @@ func removeProp(s *apiextensionsv1.JSONSchemaProps, segs []string) bool {
 // rewrites the objects itself and says so.
 func (m *Migration) dropStoredVersions(ctx context.Context, opts CleanOptions, crd *apiextensionsv1.CustomResourceDefinition, objs []*unstructured.Unstructured, res *CleanResult) error {
 	c := opts.Client
-	storage := ""
-	for _, v := range crd.Spec.Versions {
-		if v.Storage {
-			storage = v.Name
-		}
-	}
-	var drop []string
-	for _, v := range crd.Status.StoredVersions {
-		if v != storage {
-			drop = append(drop, v)
-		}
-	}
+	storage := storageVersion(crd)
+	drop := otherStoredVersions(crd)
 	if len(drop) == 0 || storage == "" {
 		return nil
 	}
@@ -448,6 +438,29 @@ func (m *Migration) dropStoredVersions(ctx context.Context, opts CleanOptions, c
 	}
 	res.DroppedVersions = drop
 	return nil
+}
+
+// storageVersion is the CRD's storage version; "" when none is marked.
+func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	return ""
+}
+
+// otherStoredVersions are the versions status.storedVersions lists
+// besides the storage version: objects may still be stored in them.
+func otherStoredVersions(crd *apiextensionsv1.CustomResourceDefinition) []string {
+	storage := storageVersion(crd)
+	var out []string
+	for _, v := range crd.Status.StoredVersions {
+		if v != storage {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 var svmGVK = schema.GroupVersionKind{Group: "storagemigration.k8s.io", Version: "v1", Kind: "StorageVersionMigration"}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -228,5 +229,26 @@ func TestCleanGivesTheMoveOfAnOldShapeWrite(t *testing.T) {
 	}
 	if _, err := m.Clean(ctx, cleanOpts); err != nil {
 		t.Errorf("clean after the patch: %v", err)
+	}
+}
+
+// TestCleanNamesTheStoredVersionsToDrop: of a CRD Inrun did not install,
+// clean names the stored versions to drop, not the storage version.
+func TestCleanNamesTheStoredVersionsToDrop(t *testing.T) {
+	ctx := context.Background()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	crd := testCRD(t, func(crd *apiextensionsv1.CustomResourceDefinition) {
+		crd.Status.StoredVersions = []string{"v1alpha1", "v1"}
+	})
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(crd, app("a", map[string]any{"repository": "o/a"})).Build()
+	res, err := migration(t, false).Clean(ctx, migrate.CleanOptions{Options: migrate.Options{Client: c}, CRDManager: "inrun"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.CRDLeft, "from status.storedVersions (v1alpha1), after") {
+		t.Errorf("CRD left: %q; want it to name v1alpha1 alone", res.CRDLeft)
 	}
 }

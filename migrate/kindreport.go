@@ -6,11 +6,16 @@ import (
 	"strings"
 )
 
-// Report writes the plan for a person: counts, conflicts, losses and the
-// sample diffs.
+// Report writes the plan for a person: the move's header, then Details.
 func (p *KindPlan) Report(w io.Writer) {
+	p.Move.Describe(w)
+	p.Details(w)
+}
+
+// Details writes what the plan found: counts, conflicts, losses and the
+// sample diffs.
+func (p *KindPlan) Details(w io.Writer) {
 	k := p.Move
-	k.Describe(w)
 	fmt.Fprintf(w, "%d %s objects, %d selected: %d to move, %d begun and not finished; %d %s objects made by this move so far. %d children to re-parent.\n",
 		p.Objects, k.From.Kind, p.Selected, p.ToMove, p.InProgress, p.Moved, k.To.Kind, p.Children)
 	if len(p.Conflicts) > 0 {

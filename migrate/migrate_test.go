@@ -564,3 +564,28 @@ func TestReports(t *testing.T) {
 		t.Errorf("the rollback report does not say %q:\n%s", s, b.String())
 	}
 }
+
+// TestRollbackReportsOnlyPathsItWrote: a path the migration did not write
+// (absent before it and after it) set since is no drift of the migration:
+// rollback neither reports nor touches it.
+func TestRollbackReportsOnlyPathsItWrote(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, app("a", map[string]any{"size": int64(2)}))
+	m := migration(t, false)
+	opts := migrate.Options{Client: c}
+	if _, res, err := m.Apply(ctx, opts); err != nil || res.Moved != 1 {
+		t.Fatalf("apply: %v %+v", err, res)
+	}
+	a := getApp(t, c, "a")
+	_ = unstructured.SetNestedField(a.Object, "edited/repo", "spec", "repository")
+	if err := c.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	_, res, err := migrate.Rollback(ctx, m.ID, migrate.RollbackOptions{Options: opts})
+	if err != nil || res.Restored != 1 || len(res.Drift) != 0 {
+		t.Fatalf("rollback: %v %+v; want a restored, no drift", err, res)
+	}
+	if spec := getApp(t, c, "a").Object["spec"]; !equalJSON(spec, map[string]any{"size": 2, "repository": "edited/repo"}) {
+		t.Errorf("spec after the rollback: %v", spec)
+	}
+}

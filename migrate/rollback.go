@@ -203,6 +203,8 @@ func (m *Migration) restoreOne(ctx context.Context, c client.Client, e Entry, be
 			w, wok := get(written.Object, p)
 			l, lok := get(live.Object, p)
 			switch {
+			case same(w, wok, b, bok):
+				continue // the migration did not write it: not its to restore
 			case same(l, lok, b, bok):
 				continue
 			case same(l, lok, w, wok):
