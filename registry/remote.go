@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
@@ -116,7 +118,7 @@ func (r *Remote) Repository(_ context.Context, name string) (Target, error) {
 	repo.PlainHTTP = r.PlainHTTP
 	repo.Client = r.Client
 	if repo.Client == nil {
-		client := &auth.Client{Client: retry.DefaultClient, Cache: auth.NewCache()}
+		client := &auth.Client{Client: httpClient, Cache: auth.NewCache()}
 		// Without a credentials store (no home, say) anonymous access
 		// still works.
 		if store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{}); err == nil {
@@ -127,14 +129,40 @@ func (r *Remote) Repository(_ context.Context, name string) (Target, error) {
 	return repo, nil
 }
 
+// httpClient is oras' retrying client over a transport that gives up on a
+// registry that takes the connection but never answers: without it every
+// command waited for ever, and inrun run never fell back to its cache. A
+// blob may take long to send; only connecting and the wait for an
+// answer's headers are bounded.
+var httpClient = newHTTPClient(30 * time.Second)
+
+func newHTTPClient(answerWithin time.Duration) *http.Client {
+	return &http.Client{Transport: retry.NewTransport(&http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: answerWithin,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	})}
+}
+
+// pingTimeout bounds Reachable's one request.
+var pingTimeout = 15 * time.Second
+
 // Reachable checks that the registry answers, so that a wrong host or a
 // stopped registry is one clear error before any work is done.
 func (r *Remote) Reachable(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
 	reg, err := remote.NewRegistry(r.Host)
 	if err != nil {
 		return err
 	}
 	reg.PlainHTTP = r.PlainHTTP
+	reg.Client = &auth.Client{Client: httpClient, Cache: auth.NewCache()}
 	if r.Client != nil {
 		reg.Client = r.Client
 	}
@@ -144,7 +172,7 @@ func (r *Remote) Reachable(ctx context.Context) error {
 			hint += "; a registry without TLS needs --plain-http"
 		}
 		var ue interface{ Timeout() bool }
-		if errors.As(err, &ue) && ue.Timeout() {
+		if errors.As(err, &ue) && ue.Timeout() || errors.Is(err, context.DeadlineExceeded) {
 			hint = "the registry did not answer in time; " + hint
 		}
 		return fmt.Errorf("registry %s is unreachable: %w; %s", r.Host, err, hint)
