@@ -159,13 +159,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	var diags diag.List
 	f := parse(opts.File, data, &diags)
-	if f != nil && !opts.existing() {
-		diags = append(diags, f.checkKinds(opts.Blueprint, nil, true)...)
-	}
 	if f != nil {
-		diags = append(diags, f.checkReconciler(opts.Blueprint)...)
-		diags = append(diags, f.checkGateway(opts.Blueprint)...)
-		diags = append(diags, f.checkMigrate(opts.Blueprint)...)
+		diags = append(diags, f.check(opts.Blueprint, !opts.existing())...)
 	}
 	if err := diags.Err(); err != nil {
 		return nil, err

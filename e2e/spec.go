@@ -236,17 +236,30 @@ func Load(path string, bp *ir.Blueprint) (*File, error) {
 	}
 	var diags diag.List
 	if f := parse(path, data, &diags); f != nil {
-		diags = append(diags, f.checkKinds(bp, nil, true)...)
-		diags = append(diags, f.checkReconciler(bp)...)
-		diags = append(diags, f.checkGateway(bp)...)
-		diags = append(diags, f.checkStatus(bp)...)
-		diags = append(diags, f.checkCRs(bp)...)
-		diags = append(diags, f.checkMigrate(bp)...)
+		diags = append(diags, f.check(bp, true)...)
 		if len(diags) == 0 {
 			return f, nil
 		}
 	}
 	return nil, diags.Err()
+}
+
+// check reports what is wrong with the file's cases for bp, before any
+// cluster is reached. local says the run starts its own control plane,
+// which serves only the built-in kinds and bp's: the kinds named, and the
+// CRs, are checked against those; an existing cluster's API server judges
+// them itself.
+func (f *File) check(bp *ir.Blueprint, local bool) diag.List {
+	var diags diag.List
+	if local {
+		diags = append(diags, f.checkKinds(bp, nil, true)...)
+		diags = append(diags, f.checkCRs(bp)...)
+	}
+	diags = append(diags, f.checkReconciler(bp)...)
+	diags = append(diags, f.checkGateway(bp)...)
+	diags = append(diags, f.checkStatus(bp)...)
+	diags = append(diags, f.checkMigrate(bp)...)
+	return diags
 }
 
 // unreadable is the one diagnostic of an e2e file that cannot be read.

@@ -1,9 +1,11 @@
 package e2e_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,5 +138,40 @@ cases:
 	}
 	if s := c.Steps[1]; !s.Delete || s.Action() != "delete" || s.Expect.Absent[0].Namespace != "other" {
 		t.Errorf("step 2: %+v", s)
+	}
+}
+
+// TestRunChecksCRsFirst: Run, as inrun e2e calls it, refuses a case's CR
+// that its CRD refuses and an expect.status field the status cannot have,
+// at their lines, before any control plane starts (the API server would
+// drop spec.imag without a word, and the case pass with the default image).
+func TestRunChecksCRsFirst(t *testing.T) {
+	bp, err := compiler.CompileFile("../packs/website/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "typo-cr.yaml"), "apiVersion: example.inrun.dev/v1\nkind: Website\nmetadata:\n  name: typo\nspec:\n  imag: httpd:2.4\n")
+	file := filepath.Join(dir, "e2e.yaml")
+	writeTestFile(t, file, `cases:
+  - name: typo in CR file
+    cr: typo-cr.yaml
+    steps:
+      - expect:
+          status:
+            urll: x
+`)
+	_, err = e2e.Run(context.Background(), e2e.Options{Blueprint: bp, File: file, AssetsDir: filepath.Join(dir, "no-assets")})
+	for _, want := range []string{`e2e.yaml:3:5: E0005 case "typo in CR file": the API server would refuse typo-cr.yaml`, `unknown field "spec.imag"`, `e2e.yaml:7:13: E0002 case "typo in CR file": steps[0].expect.status.urll is no field of the Website's status; did you mean url?`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Run = %v; want %q", err, want)
+		}
+	}
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
