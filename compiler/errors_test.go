@@ -388,20 +388,23 @@ func TestInvalidYAMLLine(t *testing.T) {
 	for _, tt := range []struct {
 		src  string
 		line int
+		hint string // the hint's start, when it is checked
 	}{
-		{"a: 1\nb:\n\tc: 2\n", 3},        // scanner: a tab
-		{"a: 1\nb: c: d\n", 2},           // scanner: mapping values not allowed
-		{"a: 1\nb: \"x\n", 2},            // scanner: unterminated quote
-		{"a: 1\nb: {x: 1\nc: 2\n", 2},    // parser: unclosed flow mapping
-		{"a: 1\nb:\n  c: 1\n d: 2\n", 4}, // parser: did not find expected key
-		{"a: 1\n- b\n", 2},               // parser: a list item in a map
-		{"a: 1\nb:\n  - c\n  d: 2\n", 4}, // parser: names the sequence's first line; the key that breaks it is found
-		{"a: 1\nb: [1,\nc: 2\n  }\n", 2}, // parser: unclosed flow sequence
-		{"a: 1\nb: {x: !t}\n", 2},        // scanner: a tag read into the flow's end; column 8
-		{"a: 1\nb: ${x ? 1 : 2}\n", 2},   // scanner: ": " in an unquoted value; column 12
+		{"a: 1\nb:\n\tc: 2\n", 3, "replace the tab with spaces"}, // scanner: a tab
+		{"a: 1\nb:\n  ports: []integer\n  c: 1\n", 3, `quote the value (ports: "[]integer")`},
+		{"a: 1\nb: {name: ${self.spec.image}, c: d}\n", 2, "quote the expression inside the {...} or [...] ('${self.spec.image}')"},
+		{"a: 1\nb: c: d\n", 2, ""},           // scanner: mapping values not allowed
+		{"a: 1\nb: \"x\n", 2, ""},            // scanner: unterminated quote
+		{"a: 1\nb: {x: 1\nc: 2\n", 2, ""},    // parser: unclosed flow mapping
+		{"a: 1\nb:\n  c: 1\n d: 2\n", 4, ""}, // parser: did not find expected key
+		{"a: 1\n- b\n", 2, ""},               // parser: a list item in a map
+		{"a: 1\nb:\n  - c\n  d: 2\n", 4, ""}, // parser: names the sequence's first line; the key that breaks it is found
+		{"a: 1\nb: [1,\nc: 2\n  }\n", 2, ""}, // parser: unclosed flow sequence
+		{"a: 1\nb: {x: !t}\n", 2, ""},        // scanner: a tag read into the flow's end; column 8
+		{"a: 1\nb: ${x ? 1 : 2}\n", 2, ""},   // scanner: ": " in an unquoted value; column 12
 		// parser: names line 2, where the list item's mapping starts; line
 		// 7 is the one no key of it can be.
-		{"x:\n  - id: s\n    template:\n    apiVersion: v1\n    metadata:\n        name: n\n      spec: 1\n", 7},
+		{"x:\n  - id: s\n    template:\n    apiVersion: v1\n    metadata:\n        name: n\n      spec: 1\n", 7, ""},
 	} {
 		_, err := compiler.Compile(load.Bytes("f.yaml", []byte(tt.src)), compiler.Options{})
 		errs := diag.All(err)
@@ -411,6 +414,9 @@ func TestInvalidYAMLLine(t *testing.T) {
 		}
 		if errs[0].Pos.Line != tt.line {
 			t.Errorf("%q: %v: want line %d", tt.src, errs[0], tt.line)
+		}
+		if !strings.HasPrefix(errs[0].Hint, tt.hint) {
+			t.Errorf("%q: hint %q, want %q", tt.src, errs[0].Hint, tt.hint)
 		}
 		if strings.Contains(tt.src, "!t}") && (errs[0].Pos.Col != 8 || !strings.Contains(errs[0].Hint, "space after the tag")) {
 			t.Errorf("%q: %v: want column 8 and the hint to put a space after the tag", tt.src, errs[0])

@@ -564,6 +564,10 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 // 0-based, the scanner 1-based.
 var tagInFlowRE = regexp.MustCompile(`![A-Za-z0-9_-]*[,}\]]`)
 
+// flowPrefixRE matches a key whose value opens and closes a flow
+// collection and goes on: ports: []integer, or tags: [a]b.
+var flowPrefixRE = regexp.MustCompile(`^\s*(?:- )?[^:#]+:\s+(\[[^\]]*\]|\{[^}]*\})\S`)
+
 var yamlParserProblemRE = regexp.MustCompile(`^(did not find expected (key|node content|'-' indicator|',' or '[\]}]'|<document start>)|found (undefined tag handle|duplicate %(YAML|TAG) directive|incompatible YAML document))$`)
 
 // SyntaxErrorPos returns where a go-yaml syntax error in src is, as a
@@ -600,12 +604,27 @@ func SyntaxErrorPos(file string, src []byte, err error) (pos diag.Pos, hint stri
 			}
 		}
 	}
+	if lines := strings.Split(string(src), "\n"); problem == "found character that cannot start any token" && line >= 1 && line <= len(lines) {
+		if i := strings.IndexByte(lines[line-1], '\t'); i >= 0 && strings.TrimLeft(lines[line-1][:i], " ") == "" {
+			return diag.Pos{File: file, Line: line, Col: i + 1}, "replace the tab with spaces: YAML indents with spaces only"
+		}
+	}
 	if !yamlParserProblemRE.MatchString(problem) {
 		return diag.Pos{File: file, Line: line, Col: 1}, ""
 	}
 	line++ // the parser counts from 0
 	if strings.HasPrefix(problem, "did not find expected ','") {
 		// An unclosed flow collection: where it opens is the place.
+		if lines := strings.Split(string(src), "\n"); line <= len(lines) {
+			text := lines[line-1]
+			if i := strings.Index(text, "${"); i >= 0 && strings.ContainsAny(text[:i], "{[") {
+				x := text[i:]
+				if end := strings.IndexByte(x, '}'); end >= 0 {
+					x = x[:end+1]
+				}
+				return diag.Pos{File: file, Line: line, Col: i + 1}, fmt.Sprintf("quote the expression inside the {...} or [...] ('%s'): unquoted, its braces read as YAML's", x)
+			}
+		}
 		return diag.Pos{File: file, Line: line, Col: 1}, "close the flow collection ({...} or [...]) that opens on this line"
 	}
 	lines := strings.SplitAfter(string(src), "\n")
@@ -630,6 +649,11 @@ func SyntaxErrorPos(file string, src []byte, err error) (pos diag.Pos, hint stri
 	hint = fmt.Sprintf("check the indentation of line %d against the lines above it", bad)
 	if bad != line {
 		hint = fmt.Sprintf("check the indentation of line %d against the block that starts at line %d", bad, line)
+	}
+	if m := flowPrefixRE.FindStringSubmatchIndex(text); m != nil {
+		// key: []integer: a value that starts like a list or a mapping
+		// and goes on after it closes is read as one, then as garbage.
+		return diag.Pos{File: file, Line: bad, Col: m[2] + 1}, fmt.Sprintf("quote the value (%s\"%s\"): unquoted, a value starting with [ or { is a list or a mapping", text[col-1:m[2]], strings.TrimSpace(text[m[2]:]))
 	}
 	return diag.Pos{File: file, Line: bad, Col: col}, hint
 }
