@@ -16,14 +16,13 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/inrun/inrun/internal/served"
 	"github.com/inrun/inrun/ir"
 )
 
 // Discovery lists the kinds the API server serves; client-go's discovery
 // client is one.
-type Discovery interface {
-	ServerPreferredResources() ([]*metav1.APIResourceList, error)
-}
+type Discovery = served.Discovery
 
 // dependents finds, among every kind the API server serves, the objects
 // that name one of owners in an owner reference and are not Inrun's
@@ -38,39 +37,32 @@ func (k *KindMove) dependents(ctx context.Context, c client.Client, d Discovery,
 	if len(byUID) == 0 {
 		return nil, nil, nil
 	}
-	lists, err := d.ServerPreferredResources()
+	kinds, err := served.Kinds(d, "list")
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		return nil, nil, fmt.Errorf("listing the kinds the API server serves: %w", err)
 	}
-	for _, l := range lists {
-		gv, err := schema.ParseGroupVersion(l.GroupVersion)
-		if err != nil {
+	for _, r := range kinds {
+		// A namespaced owner's dependents are in its namespace.
+		if k.From.Namespaced && !r.Namespaced {
 			continue
 		}
-		for _, r := range l.APIResources {
-			// A namespaced owner's dependents are in its namespace; events
-			// name objects, they are not owned by them.
-			if strings.Contains(r.Name, "/") || !hasString(r.Verbs, "list") || r.Name == "events" || k.From.Namespaced && !r.Namespaced {
-				continue
-			}
-			list := &metav1.PartialObjectMetadataList{}
-			list.SetGroupVersionKind(gv.WithKind(r.Kind + "List"))
-			var opts []client.ListOption
-			if r.Namespaced && ns != "" {
-				opts = append(opts, client.InNamespace(ns))
-			}
-			if err := c.List(ctx, list, opts...); err != nil {
-				unchecked = append(unchecked, fmt.Sprintf("%s (%v)", schema.GroupResource{Group: gv.Group, Resource: r.Name}, shortErr(err)))
-				continue
-			}
-			for _, item := range list.Items {
-				for _, ref := range item.OwnerReferences {
-					owner := byUID[ref.UID]
-					if owner == nil || item.Labels[ir.LabelOwnerUID] == string(ref.UID) && (k.From.Blueprint == "" || item.Labels[ir.LabelBlueprint] == k.From.Blueprint) {
-						continue
-					}
-					out = append(out, fmt.Sprintf("%s: %s %s: kept, its owner reference to the %s removed by the move", objectKey(owner.GetNamespace(), owner.GetName()), r.Kind, objectKey(item.Namespace, item.Name), k.From.Kind))
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(r.GroupVersion().WithKind(r.Kind + "List"))
+		var opts []client.ListOption
+		if r.Namespaced && ns != "" {
+			opts = append(opts, client.InNamespace(ns))
+		}
+		if err := c.List(ctx, list, opts...); err != nil {
+			unchecked = append(unchecked, fmt.Sprintf("%s (%v)", schema.GroupResource{Group: r.Group, Resource: r.Resource}, shortErr(err)))
+			continue
+		}
+		for _, item := range list.Items {
+			for _, ref := range item.OwnerReferences {
+				owner := byUID[ref.UID]
+				if owner == nil || item.Labels[ir.LabelOwnerUID] == string(ref.UID) && (k.From.Blueprint == "" || item.Labels[ir.LabelBlueprint] == k.From.Blueprint) {
+					continue
 				}
+				out = append(out, fmt.Sprintf("%s: %s %s: kept, its owner reference to the %s removed by the move", objectKey(owner.GetNamespace(), owner.GetName()), r.Kind, objectKey(item.Namespace, item.Name), k.From.Kind))
 			}
 		}
 	}

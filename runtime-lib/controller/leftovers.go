@@ -2,14 +2,13 @@ package controller
 
 import (
 	"context"
-	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/inrun/inrun/internal/served"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
@@ -38,27 +37,16 @@ func pruneUndeclaredOnStart(mgr manager.Manager, rec *reconciler.Reconciler, nam
 }
 
 // servedKinds lists the kinds, in their preferred version, that the API
-// server can list and delete, but Events: no Blueprint makes them, and a
-// cluster holds many. The groups an aggregated API server that is down
-// cannot tell are left out, with an error.
+// server can list and delete (served.Kinds).
 func servedKinds(cfg *rest.Config) ([]schema.GroupVersionKind, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	lists, err := dc.ServerPreferredResources()
-	var kinds []schema.GroupVersionKind
-	for _, l := range lists {
-		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
-		if perr != nil {
-			continue
-		}
-		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || r.Kind == "Event" || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "delete") {
-				continue
-			}
-			kinds = append(kinds, gv.WithKind(r.Kind))
-		}
+	kinds, err := served.Kinds(dc, "list", "delete")
+	gvks := make([]schema.GroupVersionKind, len(kinds))
+	for i, k := range kinds {
+		gvks[i] = k.GroupVersionKind
 	}
-	return kinds, err
+	return gvks, err
 }
