@@ -64,7 +64,7 @@ func (d *Deprecation) Validate() error {
 
 // Covers reports whether the deprecation, carried by version carrier,
 // deprecates version: the carrier itself when it has no scope, else every
-// semver version its Versions constraint matches.
+// semver version its Versions constraint matches, prereleases included.
 func (d *Deprecation) Covers(carrier, version string) bool {
 	if d.Versions == "" {
 		return carrier == version
@@ -73,6 +73,9 @@ func (d *Deprecation) Covers(carrier, version string) bool {
 	if err != nil {
 		return false
 	}
+	// A constraint leaves prereleases out unless it names one: "<3.0.0"
+	// would not deprecate 1.2.0-rc.1, which stayed runnable unwarned.
+	c.IncludePrerelease = true
 	v, err := semver.NewVersion(version)
 	return err == nil && c.Check(v)
 }

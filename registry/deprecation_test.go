@@ -62,6 +62,10 @@ func TestDeprecationRules(t *testing.T) {
 	if !all.Covers("2.0.0", "0.1.0") || all.Covers("2.0.0", "latest") {
 		t.Error(`"*" covers every semver version, and no tag that is not one`)
 	}
+	below := &registry.Deprecation{Message: "m", Versions: "<3.0.0"}
+	if !all.Covers("2.0.0", "1.2.0-rc.1") || !below.Covers("3.0.0", "1.2.0-rc.1") || below.Covers("3.0.0", "3.0.1-rc.1") {
+		t.Error("a prerelease is covered as its place among versions says: 1.2.0-rc.1 by * and by <3.0.0, 3.0.1-rc.1 not by <3.0.0")
+	}
 	d := &registry.Deprecation{Message: "m", After: "2027-06-30"}
 	for _, c := range []struct {
 		now   time.Time
