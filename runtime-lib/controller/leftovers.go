@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/inrun/inrun/internal/served"
@@ -25,7 +26,16 @@ func pruneUndeclaredOnStart(mgr manager.Manager, rec *reconciler.Reconciler, nam
 			log.Error(err, "listing the kinds the API server serves, to prune the children of kinds the Blueprint no longer declares")
 			return nil
 		}
-		rep := rec.PruneUndeclared(ctx, kinds, namespaces)
+		// Listing every kind lists the deprecated ones too: their
+		// warnings (v1 Endpoints is deprecated) say nothing to the user.
+		cfg := rest.CopyConfig(mgr.GetConfig())
+		cfg.WarningHandler = rest.NoWarnings{}
+		lister, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+		if err != nil {
+			log.Error(err, "making a client to prune the children of kinds the Blueprint no longer declares")
+			return nil
+		}
+		rep := rec.PruneUndeclared(ctx, lister, kinds, namespaces)
 		if len(rep.Pruned) > 0 {
 			log.Info("pruned the children of kinds the Blueprint no longer declares", "objects", rep.Pruned)
 		}

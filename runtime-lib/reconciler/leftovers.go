@@ -35,7 +35,14 @@ import (
 // made the others cannot be checked. With namespaces, only the children
 // of custom resources in those are pruned: another runtime, perhaps of
 // another version of the Blueprint, reconciles the rest.
-func (r *Reconciler) PruneUndeclared(ctx context.Context, kinds []schema.GroupVersionKind, namespaces []string) *Report {
+//
+// lister lists the kinds (nil: Options.APIReader); the runtime gives one
+// that logs no API server warnings, as listing every kind lists the
+// deprecated ones too (v1 Endpoints).
+func (r *Reconciler) PruneUndeclared(ctx context.Context, lister client.Reader, kinds []schema.GroupVersionKind, namespaces []string) *Report {
+	if lister == nil {
+		lister = r.opts.APIReader
+	}
 	rep := &Report{Pending: map[string]string{}}
 	declared := map[schema.GroupKind]bool{r.bp.Resource.GroupVersionKind.GroupKind(): true}
 	for _, k := range r.bp.ResourceKinds() {
@@ -49,7 +56,7 @@ func (r *Reconciler) PruneUndeclared(ctx context.Context, kinds []schema.GroupVe
 		if declared[gvk.GroupKind()] {
 			continue
 		}
-		objs, err := r.listMade(ctx, gvk)
+		objs, err := r.listMade(ctx, lister, gvk)
 		if err != nil {
 			if !ignorableListError(err) {
 				rep.Errors = append(rep.Errors, fmt.Errorf("listing %s left by %s: %w", gvk.Kind, r.bp.Name, err))
@@ -95,7 +102,7 @@ func (r *Reconciler) PruneUndeclared(ctx context.Context, kinds []schema.GroupVe
 
 // listMade lists the objects of kind gvk that carry this Blueprint's
 // label, page by page.
-func (r *Reconciler) listMade(ctx context.Context, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+func (r *Reconciler) listMade(ctx context.Context, lister client.Reader, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	cont := ""
 	for {
@@ -105,7 +112,7 @@ func (r *Reconciler) listMade(ctx context.Context, gvk schema.GroupVersionKind) 
 		if cont != "" {
 			opts = append(opts, client.Continue(cont))
 		}
-		if err := r.opts.APIReader.List(ctx, list, opts...); err != nil {
+		if err := lister.List(ctx, list, opts...); err != nil {
 			return nil, err
 		}
 		for i := range list.Items {

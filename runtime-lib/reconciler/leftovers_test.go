@@ -61,10 +61,10 @@ func TestPruneUndeclared(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := []schema.GroupVersionKind{deploymentGVK, serviceGVK, configMapGVK, {Group: "example.inrun.dev", Version: "v1", Kind: "Website"}}
-	if rep := rec.PruneUndeclared(ctx, kinds, []string{"elsewhere"}); len(rep.Pruned)+len(rep.LeftAlone) != 0 {
+	if rep := rec.PruneUndeclared(ctx, nil, kinds, []string{"elsewhere"}); len(rep.Pruned)+len(rep.LeftAlone) != 0 {
 		t.Fatalf("a runtime of another namespace pruned %v, left alone %v; want nothing done", rep.Pruned, rep.LeftAlone)
 	}
-	rep := rec.PruneUndeclared(ctx, kinds, nil)
+	rep := rec.PruneUndeclared(ctx, nil, kinds, nil)
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}
