@@ -378,7 +378,7 @@ once, and patterns exits 1. The Stack format is in docs/registry.md.
 			var notes []string
 			for _, p := range idx.Patterns {
 				var versions []string
-				for _, v := range p.Versions {
+				for _, v := range p.NewestFirst() {
 					s := v.Version
 					if d := p.Deprecation(v.Version); d != nil {
 						s += " [deprecated]"

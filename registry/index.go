@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
@@ -44,6 +45,32 @@ type IndexPattern struct {
 	Repository  string         `json:"repository"`
 	Description string         `json:"description,omitempty"`
 	Versions    []IndexVersion `json:"versions"`
+}
+
+// NewestFirst returns the pattern's versions, the newest semantic version
+// first; tags that are no semantic version come last, in the order they
+// were pushed. The index keeps push order.
+func (p *IndexPattern) NewestFirst() []IndexVersion {
+	out := slices.Clone(p.Versions)
+	parsed := map[string]*semver.Version{}
+	for _, v := range out {
+		if sv, err := semver.NewVersion(v.Version); err == nil {
+			parsed[v.Version] = sv
+		}
+	}
+	slices.SortStableFunc(out, func(a, b IndexVersion) int {
+		sa, sb := parsed[a.Version], parsed[b.Version]
+		switch {
+		case sa == nil && sb == nil:
+			return 0
+		case sa == nil:
+			return 1
+		case sb == nil:
+			return -1
+		}
+		return sb.Compare(sa)
+	})
+	return out
 }
 
 // IndexVersion is one pushed version.

@@ -660,3 +660,19 @@ func TestSimulateOnly(t *testing.T) {
 		}
 	})
 }
+
+// TestNewestFirst: versions are listed newest first, whatever order they
+// were pushed in; tags that are no version come last, in push order.
+func TestNewestFirst(t *testing.T) {
+	p := &registry.IndexPattern{Versions: []registry.IndexVersion{{Version: "1.0.0"}, {Version: "nightly"}, {Version: "2.0.0"}, {Version: "1.1.1"}, {Version: "1.2.0-rc.1"}, {Version: "edge"}, {Version: "1.1.0"}}}
+	var got []string
+	for _, v := range p.NewestFirst() {
+		got = append(got, v.Version)
+	}
+	if want := "2.0.0 1.2.0-rc.1 1.1.1 1.1.0 1.0.0 nightly edge"; strings.Join(got, " ") != want {
+		t.Errorf("NewestFirst = %v, want %s", got, want)
+	}
+	if p.Versions[0].Version != "1.0.0" {
+		t.Error("NewestFirst reordered the index itself")
+	}
+}
