@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/migrate"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
@@ -66,14 +65,7 @@ func TestCleanLeavesACRDItDidNotInstall(t *testing.T) {
 // even one a team applied and Inrun applied again, and clean says what to
 // remove.
 func TestKindCleanDeletesOnlyACRDItInstalled(t *testing.T) {
-	bp, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := migrate.KindFromBlueprint(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp, k := siteKindMove(t)
 	// A WebApp the move made; no Site is left, and the ledger is gone (an
 	// earlier clean was interrupted before the CRD).
 	moved := &unstructured.Unstructured{Object: map[string]any{
@@ -127,14 +119,7 @@ func TestKindCleanDeletesOnlyACRDItInstalled(t *testing.T) {
 // counts as not selected.
 func TestKindCleanVerifies(t *testing.T) {
 	ctx := context.Background()
-	bp, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := migrate.KindFromBlueprint(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp, k := siteKindMove(t)
 	site := func(name, tier string, ann map[string]any) client.Object {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "migrate.inrun.dev/v1", "kind": "Site",

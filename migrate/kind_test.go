@@ -130,9 +130,8 @@ func TestKindMoveID(t *testing.T) {
 	}
 }
 
-// siteMove is the kind move of testdata/kind/site.yaml and a fake client
-// holding both CRDs and objs; funcs, when set, intercept its calls.
-func siteMove(t *testing.T, funcs *interceptor.Funcs, objs ...client.Object) (*migrate.KindMove, client.WithWatch) {
+// siteKindMove compiles testdata/kind/site.yaml and reads its kind move.
+func siteKindMove(t *testing.T) (*ir.Blueprint, *migrate.KindMove) {
 	t.Helper()
 	bp, err := compiler.CompileFile("testdata/kind/site.yaml", compiler.Options{})
 	if err != nil {
@@ -142,6 +141,14 @@ func siteMove(t *testing.T, funcs *interceptor.Funcs, objs ...client.Object) (*m
 	if err != nil {
 		t.Fatal(err)
 	}
+	return bp, k
+}
+
+// siteMove is the kind move of testdata/kind/site.yaml and a fake client
+// holding both CRDs and objs; funcs, when set, intercept its calls.
+func siteMove(t *testing.T, funcs *interceptor.Funcs, objs ...client.Object) (*migrate.KindMove, client.WithWatch) {
+	t.Helper()
+	bp, k := siteKindMove(t)
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		t.Fatal(err)

@@ -74,14 +74,7 @@ func testCRD(t testing.TB, edit func(*apiextensionsv1.CustomResourceDefinition))
 	if edit != nil {
 		edit(crd)
 	}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	u.SetAPIVersion("apiextensions.k8s.io/v1")
-	u.SetKind("CustomResourceDefinition")
-	return u
+	return crdObject(t, crd)
 }
 
 // TestPlanChecksTheInstalledCRD refuses to plan when the installed CRD has
