@@ -55,14 +55,12 @@ Exit status: 0 when every case passes, 1 otherwise.`,
 			if err != nil {
 				return err
 			}
-			f, err := simulate.ReadFile(file)
+			sim, err := simulate.New(bp)
 			if err != nil {
 				return err
 			}
-			sim, err := simulate.New(bp)
-			if err == nil {
-				sim = sim.WithComponents(compiledIn)
-			}
+			sim = sim.WithComponents(compiledIn)
+			f, err := sim.Load(file)
 			if err != nil {
 				return err
 			}

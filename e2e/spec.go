@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -101,6 +100,10 @@ type Case struct {
 	namePos ir.Pos
 	// crPos is where the CR is given: its cr: field, or its object.
 	crPos ir.Pos
+	// crYAML is the CR's YAML, in crFile (the CR's file, or this file
+	// for an inline object), for positions.
+	crYAML *yaml.Node
+	crFile string
 }
 
 // Step is an optional action on the CR followed by expectations, polled
@@ -374,12 +377,13 @@ func (p *parser) readCase(i int, n *yaml.Node, names map[string]int) *Case {
 		c.CRFile, _ = p.String(m, "cr", false)
 		switch {
 		case c.CRFile != "":
-			c.CR = p.readCR(crNode, c.CRFile)
+			c.CR, c.crYAML, c.crFile = p.readCR(crNode, c.CRFile)
 		case yamlpos.IsNull(crNode) || crNode.ShortTag() == "!!str":
 			p.Errorf(crNode, diag.MissingField, "name the CR's file, relative to this one", "cr must not be empty")
 		}
 	default:
 		c.CR = p.object(objNode, m.KeyNode("object"), "object")
+		c.crYAML, c.crFile = objNode, p.f.Path
 	}
 	if c.CR != nil {
 		use := kindUse{pos: p.Pos(objNode), cse: p.cse, field: "object", gvk: c.CR.GroupVersionKind(), cr: true}
@@ -485,24 +489,27 @@ func (f *File) checkStatus(bp *ir.Blueprint) diag.List {
 
 // checkCRs reports a case's CR that its CRD refuses, as the simulator's
 // store would and the API server will, before a control plane starts for
-// it: unless the case expects that refusal.
+// it: unless the case expects that refusal. Each problem is at its field,
+// in the CR's file or in the case's object.
 func (f *File) checkCRs(bp *ir.Blueprint) diag.List {
 	if bp == nil || bp.Resource.Schema == nil {
 		return nil
 	}
 	var l diag.List
+	files := map[string]bool{} // a file's problems once, however many cases name it
 	for _, c := range f.Cases {
-		if c.CR == nil || c.RefusesCR() || c.CR.GroupVersionKind() != bp.Resource.GroupVersionKind {
+		if c.CR == nil || c.crYAML == nil || c.RefusesCR() || c.CR.GroupVersionKind() != bp.Resource.GroupVersionKind {
 			continue
 		}
-		if err := simulate.NewStore(bp).CreateCR(context.Background(), c.CR.DeepCopy()); err != nil {
-			where := "the CR"
-			if c.CRFile != "" {
-				where = c.CRFile
+		label := fmt.Sprintf("case %q: object: ", c.Name)
+		if c.CRFile != "" {
+			if files[c.crFile] {
+				continue
 			}
-			l.Add(c.crPos, diag.InvalidValue, "correct "+where+", or expect the refusal: steps: [{expect: {refused: [...]}}]",
-				"case %q: the API server would refuse %s: %v", c.Name, where, err)
+			files[c.crFile], label = true, ""
 		}
+		r := yamlpos.NewReader(c.crFile, &l)
+		simulate.CheckCR(bp, r, c.crYAML, label, " (or, to test the refusal, expect it: steps: [{expect: {refused: [...]}}])", c.CR.DeepCopy())
 	}
 	return l
 }
@@ -787,8 +794,8 @@ func (p *parser) checkObject(n *yaml.Node, field string, u *unstructured.Unstruc
 // readCR reads the CR file a case names at n, relative to the e2e file.
 // Its problems point at n, the cr: field that names it, and say where in
 // the CR file they are.
-func (p *parser) readCR(n *yaml.Node, name string) *unstructured.Unstructured {
-	path := name
+func (p *parser) readCR(n *yaml.Node, name string) (cr *unstructured.Unstructured, root *yaml.Node, path string) {
+	path = name
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(p.f.Path), path)
 	}
@@ -799,12 +806,12 @@ func (p *parser) readCR(n *yaml.Node, name string) *unstructured.Unstructured {
 			hint = ""
 		}
 		p.Errorf(n, diag.UnreadableFile, hint, "cr: cannot read %s: %v", path, unwrapPathError(err))
-		return nil
+		return nil, nil, ""
 	}
 	var inner diag.List
 	r := yamlpos.NewReader(path, &inner)
 	r.What = "the CR file"
-	root := r.Parse(data, "write the custom resource in it")
+	root = r.Parse(data, "write the custom resource in it")
 	var m map[string]any
 	if root != nil {
 		m = r.Object(root, "")
@@ -817,13 +824,13 @@ func (p *parser) readCR(n *yaml.Node, name string) *unstructured.Unstructured {
 		p.Errorf(n, code, d.Hint, "cr: %s: %s", d.Pos, d.Msg)
 	}
 	if m == nil {
-		return nil
+		return nil, nil, ""
 	}
 	u := &unstructured.Unstructured{Object: m}
 	if !p.checkObject(n, "cr", u) {
-		return nil
+		return nil, nil, ""
 	}
-	return u
+	return u, root, path
 }
 
 func unwrapPathError(err error) error {

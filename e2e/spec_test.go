@@ -162,7 +162,7 @@ func TestRunChecksCRsFirst(t *testing.T) {
             urll: x
 `)
 	_, err = e2e.Run(context.Background(), e2e.Options{Blueprint: bp, File: file, AssetsDir: filepath.Join(dir, "no-assets")})
-	for _, want := range []string{`e2e.yaml:3:5: E0005 case "typo in CR file": the API server would refuse typo-cr.yaml`, `unknown field "spec.imag"`, `e2e.yaml:7:13: E0002 case "typo in CR file": steps[0].expect.status.urll is no field of the Website's status; did you mean url?`} {
+	for _, want := range []string{`typo-cr.yaml:6:3: E0002 Website: unknown field spec.imag: the CRD does not declare it, and the API server refuses it; did you mean spec.image?`, `e2e.yaml:7:13: E0002 case "typo in CR file": steps[0].expect.status.urll is no field of the Website's status; did you mean url?`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Run = %v; want %q", err, want)
 		}

@@ -138,3 +138,35 @@ func TestBlueprintRefs(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadReportsEverything: Load reports a file's own mistakes, what its
+// cases name that the Blueprint lacks, and the CRs the API server would
+// refuse, at once and each at its place (the simulate file, or the CR's
+// file, once however many cases name it); a case that expects the refusal
+// is not reported.
+func TestLoadReportsEverything(t *testing.T) {
+	bp, err := compiler.CompileFile(filepath.Join("testdata", "strict", "blueprint.yaml"), compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join("testdata", "load", "simulate.yaml")
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sim.Load(file)
+	if f != nil {
+		t.Error("Load returned a File with its errors")
+	}
+	elsewhere := diagtest.Check(t, file, src, err, true)
+	crFile := filepath.Join("testdata", "load", "cr.yaml")
+	crSrc, rerr := os.ReadFile(crFile)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	diagtest.Check(t, crFile, crSrc, elsewhere.Err(), false)
+}

@@ -119,7 +119,7 @@ func (p *parser) readCase(f *File, i int, n *yaml.Node, names map[string]int) *C
 			p.Errorf(crNode, diag.MissingField, "name the CR's file, relative to this one", "cr must not be empty")
 		}
 	default:
-		c.Object = p.Object(objNode, "object")
+		c.Object, c.objectNode = p.Object(objNode, "object"), objNode
 	}
 	for j, on := range p.List(m.Get("objects"), "objects") {
 		if obj := p.Object(on, fmt.Sprintf("objects[%d]", j)); obj != nil {

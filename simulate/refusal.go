@@ -2,9 +2,11 @@ package simulate
 
 import (
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 
+	yaml "go.yaml.in/yaml/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -20,12 +22,6 @@ import (
 // to do: a CR the API server would refuse fails the case as it would fail
 // kubectl apply. Any other error is returned as it is.
 func refused(path string, bp *ir.Blueprint, err error) error {
-	var unknown *UnknownFieldsError
-	var status apierrors.APIStatus
-	isInvalid := errors.As(err, &status) && apierrors.IsInvalid(err)
-	if !errors.As(err, &unknown) && !isInvalid {
-		return err
-	}
 	data, rerr := inputfile.Read(path)
 	if rerr != nil {
 		return err
@@ -33,8 +29,22 @@ func refused(path string, bp *ir.Blueprint, err error) error {
 	var diags diag.List
 	r := yamlpos.NewReader(path, &diags)
 	root := r.Parse(data, "")
-	if root == nil {
+	if root == nil || !refusalAt(r, root, "", "", bp, err) {
 		return err
+	}
+	return diags.Err()
+}
+
+// refusalAt reports the store's refusal err of a custom resource whose
+// YAML is root through r, each unknown field and invalid value at its
+// node, every message after label and every hint followed by more. It
+// reports false, and nothing, for any other error.
+func refusalAt(r *yamlpos.Reader, root *yaml.Node, label, more string, bp *ir.Blueprint, err error) bool {
+	var unknown *UnknownFieldsError
+	var status apierrors.APIStatus
+	isInvalid := errors.As(err, &status) && apierrors.IsInvalid(err)
+	if !errors.As(err, &unknown) && !isInvalid {
+		return false
 	}
 	if unknown != nil {
 		for _, p := range unknown.Paths {
@@ -42,14 +52,24 @@ func refused(path string, bp *ir.Blueprint, err error) error {
 			if s, ok := suggest.Closest(lastField(p), siblings(bp, p)); ok {
 				hint = "did you mean " + parentPath(p) + s + "?"
 			}
-			r.Errorf(yamlpos.At(root, p, true), diag.UnknownField, hint, "%s: unknown field %s: the CRD does not declare it, and the API server refuses it", unknown.Kind, p)
+			r.Errorf(yamlpos.At(root, p, true), diag.UnknownField, hint+more, "%s%s: unknown field %s: the CRD does not declare it, and the API server refuses it", label, unknown.Kind, p)
 		}
-		return diags.Err()
+		return true
 	}
-	for _, c := range status.Status().Details.Causes {
+	causes := status.Status().Details.Causes
+	for _, c := range causes {
+		if len(causes) > 1 && strings.Contains(c.Message, rulesNotChecked) {
+			continue // the others say what to correct
+		}
 		at := root
 		if c.Field != "" {
 			at = yamlpos.At(root, c.Field, c.Type == metav1.CauseTypeFieldValueRequired)
+		}
+		if m := wrongTypeRE.FindStringSubmatch(c.Message); m != nil && c.Field != "" {
+			// The API server names the value's type, not the value.
+			r.Errorf(at, diag.WrongType, "write "+article(m[1])+more, "%s%s is invalid: %s must be of type %s, not %s",
+				label, bp.Resource.Kind, c.Field, m[1], yamlpos.Describe(at))
+			continue
 		}
 		hint := "change it to a value the CRD's schema allows"
 		if c.Type == metav1.CauseTypeFieldValueRequired {
@@ -59,12 +79,25 @@ func refused(path string, bp *ir.Blueprint, err error) error {
 		if c.Field != "" && !strings.HasPrefix(msg, c.Field) {
 			msg = c.Field + ": " + msg
 		}
-		r.Errorf(at, diag.InvalidValue, hint, "%s is invalid: %s", bp.Resource.Kind, msg)
+		r.Errorf(at, diag.InvalidValue, hint+more, "%s%s is invalid: %s", label, bp.Resource.Kind, msg)
 	}
-	if e := diags.Err(); e != nil {
-		return e
+	return true
+}
+
+// rulesNotChecked is how the API server says it did not run a CRD's
+// x-kubernetes-validations on an object its schema refuses.
+const rulesNotChecked = "some validation rules were not checked because the object was invalid"
+
+// wrongTypeRE matches the schema validator's refusal of a value of the
+// wrong type: `spec.replicas in body must be of type integer: "string"`.
+var wrongTypeRE = regexp.MustCompile(`in body must be of type (\w+): "\w+"$`)
+
+// article is an OpenAPI type with its article: "an integer", "a string".
+func article(typ string) string {
+	if strings.ContainsRune("aeiou", rune(typ[0])) {
+		return "an " + typ
 	}
-	return err
+	return "a " + typ
 }
 
 // siblings are the fields the CRD's schema declares beside the last one of

@@ -52,6 +52,8 @@ type Case struct {
 	// Steps change the CR after the first passes and Expect, in order.
 	Steps []Step
 
+	// objectNode is Object's YAML in the simulate file, for positions.
+	objectNode *yaml.Node
 	// pos is where, in the simulate file, each child id and status field
 	// the case names is, by its path in the case (expect.absent[0]); nil
 	// for a case not read from a file.
@@ -191,34 +193,7 @@ func (f *File) crPath(c *Case) string {
 // int64 as Kubernetes' own decoding has them. Its problems are diagnostics
 // at their place in the file.
 func ReadObject(path string) (*unstructured.Unstructured, error) {
-	data, err := inputfile.Read(path)
-	if err != nil {
-		return nil, unreadable(path, "the object's file", err)
-	}
-	var diags diag.List
-	r := yamlpos.NewReader(path, &diags)
-	r.What = "the object's file"
-	root := r.Parse(data, "write a Kubernetes object with apiVersion, kind and metadata.name")
-	var obj map[string]any
-	switch {
-	case root == nil:
-	case yamlpos.Resolve(root).Kind == yaml.MappingNode:
-		// What is read despite a problem is checked too.
-		v, _ := r.Value(root, "")
-		obj, _ = v.(map[string]any)
-	default:
-		r.Object(root, "")
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	if obj != nil {
-		for _, f := range []struct{ path, value string }{
-			{"apiVersion", u.GetAPIVersion()}, {"kind", u.GetKind()}, {"metadata.name", u.GetName()},
-		} {
-			if f.value == "" {
-				r.Errorf(root, diag.MissingField, "a Kubernetes object needs apiVersion, kind and metadata.name", "%s is required", f.path)
-			}
-		}
-	}
+	u, _, diags := readObject(path)
 	if err := diags.Err(); err != nil {
 		return nil, err
 	}

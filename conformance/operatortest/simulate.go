@@ -22,16 +22,16 @@ import (
 // are reconciled in memory as simulate does, with their own CEL programs.
 func Simulate(t *testing.T, bp *ir.Blueprint, renderer reconciler.Renderer, path string) {
 	t.Helper()
-	f, err := simulate.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		// simulate runs the reconciler processes and recorded replies of
 		// its files with its own, interpreted Renderer only.
 		t.Skip("the Blueprint calls a remote reconciler, which simulate cannot run with a compiled Renderer yet")
 	}
 	interpreter, err := simulate.New(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := interpreter.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,11 +205,11 @@ func Test(ctx context.Context, files map[string][]byte, opts Options) (registry.
 
 func runSimulate(ctx context.Context, bp *ir.Blueprint, file string, out io.Writer) (registry.Suite, error) {
 	var s registry.Suite
-	f, err := simulate.ReadFile(file)
+	sim, err := simulate.New(bp)
 	if err != nil {
 		return s, err
 	}
-	sim, err := simulate.New(bp)
+	f, err := sim.Load(file)
 	if err != nil {
 		return s, err
 	}
