@@ -11,25 +11,28 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inrun/inrun/internal/diag"
-	"github.com/inrun/inrun/internal/inputfile"
 	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
 )
 
 // refused turns the store's refusal of a custom resource read from path (a
-// case's cr: file) into diagnostics at the fields of that file, with what
-// to do: a CR the API server would refuse fails the case as it would fail
+// case's cr: file, render's CR) into diagnostics at the fields of that
+// file, with what to do, its unknown fields and invalid values together
+// (CheckCR): a CR the API server would refuse fails as it would fail
 // kubectl apply. Any other error is returned as it is.
 func refused(path string, bp *ir.Blueprint, err error) error {
-	data, rerr := inputfile.Read(path)
-	if rerr != nil {
+	var unknown *UnknownFieldsError
+	if !errors.As(err, &unknown) && !apierrors.IsInvalid(err) {
+		return err
+	}
+	cr, root, problems := readObject(path)
+	if len(problems) > 0 {
 		return err
 	}
 	var diags diag.List
-	r := yamlpos.NewReader(path, &diags)
-	root := r.Parse(data, "")
-	if root == nil || !refusalAt(r, root, "", "", bp, err) {
+	CheckCR(bp, yamlpos.NewReader(path, &diags), root, "", "", cr)
+	if len(diags) == 0 {
 		return err
 	}
 	return diags.Err()
