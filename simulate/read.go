@@ -54,7 +54,7 @@ func (p *parser) file(data []byte) *File {
 		f.Reconciler = ReadReconciler(p.Reader, n)
 	}
 	if n := top.Get("reply"); n != nil {
-		if f.Reply = p.object(n, "reply"); f.Reply != nil {
+		if f.Reply = p.reply(n, "reply"); f.Reply != nil {
 			p.checkReply(n, "reply", f.Reply, false)
 			if k, _ := yamlpos.Field(yamlpos.Resolve(n), "step"); k != nil {
 				pos := p.Pos(k)
@@ -131,7 +131,7 @@ func (p *parser) readCase(f *File, i int, n *yaml.Node, names map[string]int) *C
 		p.refusedAlone(m, "the case's CR", "passes", "observe", "reply", "steps")
 	}
 	if n := m.Get("reply"); n != nil {
-		if c.Reply = p.object(n, "reply"); c.Reply != nil {
+		if c.Reply = p.reply(n, "reply"); c.Reply != nil {
 			p.checkReply(n, "reply", c.Reply, false)
 			p.markStep(n, "reply")
 		}
@@ -174,7 +174,7 @@ func (p *parser) readStep(j int, n *yaml.Node, replies bool) *Step {
 		}
 	}
 	if v := m.Get("reply"); v != nil {
-		if st.Reply = p.object(v, field+".reply"); st.Reply != nil {
+		if st.Reply = p.reply(v, field+".reply"); st.Reply != nil {
 			if replies {
 				p.checkReply(v, field+".reply", st.Reply, st.Delete)
 				p.markStep(v, field+".reply")
@@ -382,6 +382,18 @@ func (p *parser) object(n *yaml.Node, path string) map[string]any {
 		return nil
 	}
 	return p.Object(n, path)
+}
+
+// reply reads a recorded reply. What is read despite a problem (a key set
+// twice) is checked as the runtime would check it too, so that one run
+// lists every mistake of the reply.
+func (p *parser) reply(n *yaml.Node, path string) map[string]any {
+	if yamlpos.IsNull(n) || yamlpos.Resolve(n).Kind != yaml.MappingNode {
+		return p.object(n, path)
+	}
+	v, _ := p.Value(n, path)
+	m, _ := v.(map[string]any)
+	return m
 }
 
 // checkReply reads a recorded reply as the runtime would, as the answer to

@@ -238,7 +238,8 @@ func (p *pass) forgetResult() {
 // not declare: RBAC, watches and prune are derived from the declaration.
 // It refuses a step outcome in reply to a request without a step too:
 // nothing would act on it, and a reconciler that reports a failure there
-// believes the runtime heard it.
+// believes the runtime heard it. Every problem is in the one error, so that
+// a reconciler is fixed in one round.
 func (p *pass) checkResult(res *sdk.Result) error {
 	declared := map[schema.GroupVersionKind]ir.ResourceKind{}
 	var names []string
@@ -246,7 +247,7 @@ func (p *pass) checkResult(res *sdk.Result) error {
 		declared[k.GroupVersionKind] = k
 		names = append(names, ir.FormatKind(k.GroupVersionKind))
 	}
-	var bad, placed []string
+	var bad, problems []string
 	for i, r := range res.Resources {
 		gv, err := schema.ParseGroupVersion(r.APIVersion())
 		k, ok := declared[gv.WithKind(r.Kind())]
@@ -259,11 +260,11 @@ func (p *pass) checkResult(res *sdk.Result) error {
 		md, _ := r.Object["metadata"].(map[string]any)
 		switch {
 		case !k.Namespaced && r.Namespace() != "":
-			placed = append(placed, fmt.Sprintf("resources[%d] (%s %q) is of a cluster-scoped kind: leave metadata.namespace out", i, r.Kind(), r.Name()))
+			problems = append(problems, fmt.Sprintf("resources[%d] (%s %q) is of a cluster-scoped kind: leave metadata.namespace out", i, r.Kind(), r.Name()))
 		case k.Namespaced && r.Namespace() == "" && p.cr.GetNamespace() == "":
-			placed = append(placed, fmt.Sprintf("resources[%d] (%s %q) needs metadata.namespace: the %s is cluster-scoped", i, r.Kind(), r.Name(), p.bp.Resource.Kind))
+			problems = append(problems, fmt.Sprintf("resources[%d] (%s %q) needs metadata.namespace: the %s is cluster-scoped", i, r.Kind(), r.Name(), p.bp.Resource.Kind))
 		case hasOwnerReferences(md):
-			placed = append(placed, fmt.Sprintf("resources[%d].metadata.ownerReferences: the runtime sets the owner reference to the %s itself; leave it out", i, p.bp.Resource.Kind))
+			problems = append(problems, fmt.Sprintf("resources[%d].metadata.ownerReferences: the runtime sets the owner reference to the %s itself; leave it out", i, p.bp.Resource.Kind))
 		}
 	}
 	if len(bad) > 0 {
@@ -271,16 +272,17 @@ func (p *pass) checkResult(res *sdk.Result) error {
 		if len(names) > 0 {
 			allowed = strings.Join(names, ", ")
 		}
-		return fmt.Errorf("the reconciler's Result was refused: %s (it declares %s); declare the kind in the Blueprint, or stop returning the resource", strings.Join(bad, "; "), allowed)
+		kinds := fmt.Sprintf("%s (it declares %s); declare the kind in the Blueprint, or stop returning the resource", strings.Join(bad, "; "), allowed)
+		problems = append([]string{kinds}, problems...)
 	}
-	if len(placed) > 0 {
-		return fmt.Errorf("the reconciler's Result was refused: %s", strings.Join(placed, "; "))
+	switch {
+	case p.wf != nil:
+		problems = append(problems, p.wf.stepProblems(res)...)
+	case res.Step != nil:
+		problems = append(problems, "step is only valid in reply to a request with a step, and this Blueprint declares no reconcile.workflow, so no request has one; leave step out (report a failure with an HTTP 5xx status, or in conditions), or declare the steps in reconcile.workflow")
 	}
-	if p.wf != nil {
-		return p.wf.checkStep(res)
-	}
-	if res.Step != nil {
-		return errors.New("the reconciler's Result was refused: step is only valid in reply to a request with a step, and this Blueprint declares no reconcile.workflow, so no request has one; leave step out (report a failure with an HTTP 5xx status, or in conditions), or declare the steps in reconcile.workflow")
+	if len(problems) > 0 {
+		return fmt.Errorf("the reconciler's Result was refused: %s", strings.Join(problems, "; "))
 	}
 	return nil
 }

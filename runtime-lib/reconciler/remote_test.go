@@ -252,6 +252,35 @@ func TestRemoteOwnerReferencesAreRefused(t *testing.T) {
 	}
 }
 
+// TestRemoteResultProblemsTogether: every problem of a refused Result is
+// in the one error (an undeclared kind, an owner reference, a step without
+// a workflow), so that a reconciler is fixed in one round.
+func TestRemoteResultProblemsTogether(t *testing.T) {
+	f := newRemoteFixture(t)
+	var err error
+	f.rec, err = reconciler.New(f.bp, reconciler.Options{Client: f.store, Remote: fixedCaller{
+		Resources: []sdk.Resource{
+			{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "sneaky"}}},
+			{Object: map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{
+				"name": "owned", "ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "1"}}}}},
+		},
+		Step: &sdk.StepResult{Phase: sdk.StepFailed, Message: "this step failed"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.sync().Err()
+	for _, want := range []string{
+		"resources[0] is of kind v1 ConfigMap, not a kind reconcile.resources declares",
+		"resources[1].metadata.ownerReferences: the runtime sets the owner reference",
+		"step is only valid in reply to a request with a step",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q in it", err, want)
+		}
+	}
+}
+
 func TestRemoteFinalizing(t *testing.T) {
 	f := newRemoteFixture(t)
 	f.sync()

@@ -361,20 +361,22 @@ func (p *pass) stepOutcome(ctx context.Context, d time.Duration) {
 	}
 }
 
-// checkStep refuses a Result that names a step the workflow does not
-// declare, or writes the status field the runtime keeps the workflow in.
-func (w *workflowRun) checkStep(res *sdk.Result) error {
+// stepProblems are what the runtime refuses of a reply's workflow part:
+// the workflow's status field, which is the runtime's, and a step.next that
+// names no step.
+func (w *workflowRun) stepProblems(res *sdk.Result) []string {
+	var problems []string
 	if _, ok := res.Status[WorkflowField]; ok {
-		return fmt.Errorf("the reconciler's Result was refused: status.%s is the runtime's, where it keeps the workflow's progress; return the step's outcome in step", WorkflowField)
+		problems = append(problems, fmt.Sprintf("status.%s is the runtime's, where it keeps the workflow's progress; return the step's outcome in step", WorkflowField))
 	}
 	if res.Step != nil && res.Step.Next != "" && w.wf.Step(res.Step.Next) == nil {
 		names := make([]string, len(w.wf.Steps))
 		for i, s := range w.wf.Steps {
 			names[i] = s.Name
 		}
-		return fmt.Errorf("the reconciler's Result was refused: step.next %q is not a step of reconcile.workflow (%s)", res.Step.Next, strings.Join(names, ", "))
+		problems = append(problems, fmt.Sprintf("step.next %q is not a step of reconcile.workflow (%s)", res.Step.Next, strings.Join(names, ", ")))
 	}
-	return nil
+	return problems
 }
 
 // status is .status.workflow as written.
