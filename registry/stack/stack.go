@@ -113,8 +113,11 @@ func Read(file string, data []byte) (*Stack, error) {
 	r.What = "the Stack"
 	s := &Stack{File: file}
 	root := r.Parse(data, "start with apiVersion: "+apiVersion+" and kind: "+Kind)
+	if root == nil {
+		return nil, errs.Err()
+	}
 	top := r.Map(root, "")
-	if root == nil || top == nil {
+	if top == nil {
 		return nil, errs.Err()
 	}
 	r.Only(top, "apiVersion", "kind", "metadata", "registry", "patterns")
