@@ -11,6 +11,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/registry"
 )
 
@@ -97,7 +98,15 @@ func ResolveEntry(ctx context.Context, e *Entry, opts Options) (*Resolved, error
 		return resolveDigest(ctx, e, reg, ip, opts)
 	}
 	if i < 0 {
-		return nil, unresolved(e, "pattern %s is not in %s", "list what it holds with inrun patterns "+e.Registry, e.Name, e.Registry)
+		hint := "list what it holds with inrun patterns " + e.Registry
+		names := make([]string, len(idx.Patterns))
+		for j, p := range idx.Patterns {
+			names[j] = p.Name
+		}
+		if near, ok := suggest.Closest(e.Name, names); ok {
+			hint = "did you mean " + near + "? (" + hint + ")"
+		}
+		return nil, unresolved(e, "pattern %s is not in %s", hint, e.Name, e.Registry)
 	}
 	ip := &idx.Patterns[i]
 	chosen, sv := newest(ip, e.Constraint)

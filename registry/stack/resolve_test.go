@@ -184,6 +184,10 @@ func TestResolve(t *testing.T) {
 				t.Errorf("two bad entries: %v", err)
 			}
 
+			// A misspelt name: the pattern probably meant.
+			_, err = stack.Resolve(ctx, readStack(t, host, "  - {name: websit, version: ^1}\n"), pub.options())
+			wantDiag(t, err, diag.UnresolvedPattern, 5, "pattern websit is not in "+host+"/team", "did you mean website?")
+
 			// An untrusted publisher is refused, unless told otherwise.
 			other := newPublisher(t, host)
 			_, err = stack.Resolve(ctx, readStack(t, host, "  - {name: website, version: 1.0.0}\n"), other.options())
