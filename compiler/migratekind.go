@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/inrun/inrun/internal/diag"
+	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
 )
@@ -107,8 +110,16 @@ func (d *decoder) migrateTo(n *yaml.Node, mig *ir.Migrate) bool {
 	}
 	if use == nil {
 		if !d.brokenUse {
-			d.add(d.Pos(kindNode), diag.UnknownKind, "add the kind to uses: the Blueprint that reconciles it (uses: [{blueprint: ../webapp/blueprint.yaml}]) or its CRD (uses: [{crd: webapp-crd.yaml}]), so that its schema can be checked",
-				"migrate.to: %s is not a kind the Blueprint uses", ir.FormatKind(to.GroupVersionKind))
+			hint := "add the kind to uses: the Blueprint that reconciles it (uses: [{blueprint: ../webapp/blueprint.yaml}]) or its CRD (uses: [{crd: webapp-crd.yaml}]), so that its schema can be checked"
+			kinds := map[string]schema.GroupVersionKind{}
+			for _, u := range d.bp.Uses {
+				kinds[ir.FormatKind(u.GroupVersionKind)] = u.GroupVersionKind
+			}
+			if near, ok := suggest.Closest(ir.FormatKind(to.GroupVersionKind), slices.Sorted(maps.Keys(kinds))); ok {
+				gvk := kinds[near]
+				hint = fmt.Sprintf("did you mean apiVersion: %s, kind: %s (a kind it uses)? Else %s", gvk.GroupVersion(), gvk.Kind, hint)
+			}
+			d.add(d.Pos(kindNode), diag.UnknownKind, hint, "migrate.to: %s is not a kind the Blueprint uses", ir.FormatKind(to.GroupVersionKind))
 		}
 		return false
 	}
