@@ -154,6 +154,13 @@ func New(opts Options) (*Server, error) {
 	}
 	sort.Strings(s.order)
 	linkMoves(s.targets)
+	served := map[string]bool{}
+	for name := range s.targets {
+		served[name] = true
+	}
+	for _, t := range s.targets {
+		t.served = served
+	}
 	s.records = &Records{Client: opts.Client, Namespace: opts.Namespace, Holder: opts.Holder, TTL: opts.IdempotencyTTL, Now: opts.Now}
 	limit := rate.Limit(opts.RateLimit)
 	if opts.RateLimit < 0 {

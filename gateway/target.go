@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
@@ -45,6 +46,9 @@ type Target struct {
 	// the targets whose custom resources move to t's kind.
 	movedTo   *Target
 	movedFrom map[string]bool
+	// served are the names of the targets the gateway serves, t's too;
+	// nil for a target served alone.
+	served map[string]bool
 }
 
 // NewTarget prepares bp, which must have a serve section, for serving.
@@ -70,6 +74,28 @@ func NewTarget(bp *ir.Blueprint) (*Target, error) {
 		}
 	}
 	return t, nil
+}
+
+// otherTarget says what to do with an intent whose target field v names
+// another target than t: send it there when the gateway serves that one,
+// else correct or drop the field.
+func (t *Target) otherTarget(v any) string {
+	name, _ := v.(string)
+	if t.served[name] {
+		return fmt.Sprintf("target is %s, but this is target %s: send it to /v1/targets/%s/intents, or leave target out", describeJSON(v), t.Name(), name)
+	}
+	names := slices.Sorted(maps.Keys(t.served))
+	if len(names) == 0 {
+		names = []string{t.Name()}
+	}
+	msg := fmt.Sprintf("target is %s, but this is target %s, and no target of that name is served", describeJSON(v), t.Name())
+	switch near, ok := suggest.Closest(name, names); {
+	case ok && near == t.Name():
+		return fmt.Sprintf("%s: did you mean %s? Write %q, or leave target out", msg, near, near)
+	case ok:
+		return fmt.Sprintf("%s: did you mean %s? Send it to /v1/targets/%s/intents, or leave target out", msg, near, near)
+	}
+	return fmt.Sprintf("%s (it serves %s): leave target out", msg, strings.Join(names, ", "))
 }
 
 // Name is the target's name, as callers write it.
@@ -106,11 +132,7 @@ func (t *Target) Validate(body []byte) (Intent, *Problem) {
 		v := raw[k]
 		if k == "target" {
 			if s, ok := v.(string); !ok || s != t.Name() {
-				to := "the target it names"
-				if name, ok := v.(string); ok && ValidName(name) {
-					to = "/v1/targets/" + name + "/intents"
-				}
-				add("target", "target is %s, but this is target %s: send it to %s, or leave target out", describeJSON(v), t.Name(), to)
+				add("target", "%s", t.otherTarget(v))
 			}
 			continue
 		}

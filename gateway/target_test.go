@@ -87,6 +87,32 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestOtherTarget: an intent whose target field names another target is
+// pointed there when the gateway serves that one, and otherwise told the
+// name probably meant, never a target that does not exist.
+func TestOtherTarget(t *testing.T) {
+	tg := packTarget(t)
+	for _, tc := range []struct {
+		served     []string
+		body, want string
+	}{
+		{nil, `{"target": "ap", "repository": "a/b"}`, `no target of that name is served: did you mean app? Write "app", or leave target out`},
+		{[]string{"app", "db"}, `{"target": "db", "repository": "a/b"}`, "but this is target app: send it to /v1/targets/db/intents, or leave target out"},
+		{[]string{"app", "database"}, `{"target": "databse", "repository": "a/b"}`, "did you mean database? Send it to /v1/targets/database/intents"},
+		{nil, `{"target": "zzzzzz", "repository": "a/b"}`, "no target of that name is served (it serves app): leave target out"},
+		{nil, `{"target": 7, "repository": "a/b"}`, "target is the number 7"},
+	} {
+		tg.served = map[string]bool{}
+		for _, n := range tc.served {
+			tg.served[n] = true
+		}
+		_, p := tg.Validate([]byte(tc.body))
+		if p == nil || len(p.Fields) != 1 || !strings.Contains(p.Fields[0].Message, tc.want) {
+			t.Errorf("%s served %v: %+v; want %q", tc.body, tc.served, p, tc.want)
+		}
+	}
+}
+
 func TestMapAndBack(t *testing.T) {
 	tg := packTarget(t)
 	in, p := tg.Validate([]byte(`{"repository": "MyOrg/Payments-API", "environment": "prod", "replicas": 2}`))
