@@ -30,6 +30,9 @@ compiled into this inrun: an inrun built with Go modules reports a name
 none of them registered (E0023); a plain inrun checks the name's form and
 says it cannot run the Blueprint (see docs/typed.md).
 
+Blueprints given together are checked as inrun run and inrun serve take
+them too: no two may reconcile one kind, nor serve one gateway target.
+
 Blueprints are the arguments, or -f (default blueprint.yaml).`,
 		Example: `  inrun check
   inrun check path/to/blueprint.yaml other/blueprint.yaml
@@ -42,15 +45,24 @@ Blueprints are the arguments, or -f (default blueprint.yaml).`,
 				args = []string{path}
 			}
 			var errs []error
+			var bps []*ir.Blueprint
 			for _, p := range args {
 				bp, err := loadBlueprint(p)
 				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
+				bps = append(bps, bp)
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %s and %s%s%s%s\n",
 					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), plural(len(bp.Children), "child", "children"),
 					plural(len(bp.Exprs()), "expression", "expressions"), usesNote(bp), goNote(bp), workflowNote(bp))
+			}
+			// What inrun run and inrun serve refuse of Blueprints given
+			// together.
+			for _, check := range []func([]*ir.Blueprint) error{ir.OneBlueprintPerKind, ir.OneBlueprintPerTarget} {
+				if err := check(bps); err != nil {
+					errs = append(errs, err)
+				}
 			}
 			return errors.Join(errs...)
 		},

@@ -226,3 +226,36 @@ func TestSimulateCasesFile(t *testing.T) {
 		t.Errorf("the cases given twice: %v", err)
 	}
 }
+
+// TestCheckBlueprintsTogether: check refuses Blueprints given together that
+// inrun run and inrun serve would refuse: two reconciling one kind, two
+// serving one target; each alone is fine.
+func TestCheckBlueprintsTogether(t *testing.T) {
+	dir := t.TempDir()
+	for _, sub := range []string{"a", "b"} {
+		if err := packs.Copy("intent", filepath.Join(dir, sub), packs.CopyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := filepath.Join(dir, "b", "blueprint.yaml")
+	data, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, bytes.Replace(data, []byte("\n  name: app\n"), []byte("\n  name: other\n"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join("a", "blueprint.yaml")
+	b := filepath.Join("b", "blueprint.yaml")
+	for _, one := range []string{a, b} {
+		if _, err := run(t, dir, "check", one); err != nil {
+			t.Fatalf("check %s: %v", one, err)
+		}
+	}
+	_, err = run(t, dir, "check", a, b)
+	for _, want := range []string{`both reconcile example.inrun.dev/v1 App`, `both serve target app`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("check a b: %v; want %q", err, want)
+		}
+	}
+}

@@ -140,14 +140,17 @@ func New(opts Options) (*Server, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
+	if err := ir.OneBlueprintPerTarget(opts.Blueprints); err != nil {
+		return nil, err
+	}
 	s := &Server{opts: opts, targets: map[string]*Target{}, mux: http.NewServeMux()}
 	for _, bp := range opts.Blueprints {
 		t, err := NewTarget(bp)
 		if err != nil {
 			return nil, err
 		}
-		if other, dup := s.targets[t.Name()]; dup {
-			return nil, fmt.Errorf("Blueprints %s and %s both serve target %s", other.BP.Name, bp.Name, t.Name())
+		if _, dup := s.targets[t.Name()]; dup {
+			continue // the same Blueprint given twice
 		}
 		s.targets[t.Name()] = t
 		s.order = append(s.order, t.Name())

@@ -274,6 +274,22 @@ func OneBlueprintPerKind(bps []*Blueprint) error {
 	return nil
 }
 
+// OneBlueprintPerTarget refuses Blueprints of which two serve one gateway
+// target (serve.target): a caller's intent would have two meanings.
+func OneBlueprintPerTarget(bps []*Blueprint) error {
+	by := map[string]*Blueprint{}
+	for _, bp := range bps {
+		if bp.Serve == nil {
+			continue
+		}
+		if other, ok := by[bp.Serve.Target]; ok && other.Name != bp.Name {
+			return fmt.Errorf("Blueprints %q (%s) and %q (%s) both serve target %s: one target has one Blueprint; give one another serve.target", other.Name, other.File, bp.Name, bp.File, bp.Serve.Target)
+		}
+		by[bp.Serve.Target] = bp
+	}
+	return nil
+}
+
 // WithUsed returns bps and every Blueprint they use, directly or through
 // others, each once: a used Blueprint before the first that uses it. Two
 // compilations of one file are one Blueprint. It is what a program that
