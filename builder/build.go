@@ -460,6 +460,10 @@ const marker = "main.go"
 // replaces whole.
 var output = outdir.Output{Marker: marker, Header: mainHeader, What: "inrun build --with"}
 
+// HoldsOutput reports whether dir holds a build directory of inrun build
+// --with.
+func HoldsOutput(dir string) bool { return output.Holds(dir) }
+
 // writeSource writes Inrun's embedded source into dir/third_party/inrun,
 // the go.mod, and a go.sum started from Inrun's and each local module's,
 // so that go mod tidy verifies what they already verified. main.go is

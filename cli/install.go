@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/inrun/inrun/install"
-	"github.com/inrun/inrun/internal/outdir"
 	"github.com/inrun/inrun/runtime-lib/shard"
 )
 
@@ -149,8 +148,7 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 			}
 			// An earlier chart or base is written again (the Blueprints
 			// changed); any other directory must be new or empty.
-			marker := map[string]string{"chart": "Chart.yaml", "kustomize": "kustomization.yaml"}[use]
-			if err := (outdir.Output{Marker: marker, Header: install.Header, What: "inrun install " + use + " output"}).Prepare(out); err != nil {
+			if err := install.Output(use).Prepare(out); err != nil {
 				return err
 			}
 			if err := files.Write(out); err != nil {

@@ -215,7 +215,8 @@ Blueprint, the files it names, its tests (test/) and its README, and beside
 it, as an OCI referrer, a signed proof that those tests passed.
 
 Push is gated. It first collects the pattern's files (the Blueprint, the
-files it names, and the rest of its directory but hidden files), then runs its simulate
+files it names, and the rest of its directory but hidden files and what
+inrun build and inrun install generated there), then runs its simulate
 cases (test/simulate.yaml) and its e2e cases (test/e2e.yaml, on a local
 control plane started for the run) on exactly those files, in a fresh
 directory. Without both passing, with at least one case each, nothing is

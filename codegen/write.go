@@ -57,3 +57,6 @@ var output = outdir.Output{
 }
 
 func prepare(dir string) error { return output.Prepare(dir) }
+
+// HoldsOutput reports whether dir holds a project inrun build generated.
+func HoldsOutput(dir string) bool { return output.Holds(dir) }

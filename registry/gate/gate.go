@@ -13,8 +13,11 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/inrun/inrun/builder"
+	"github.com/inrun/inrun/codegen"
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/e2e"
+	"github.com/inrun/inrun/install"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/load"
@@ -30,7 +33,8 @@ const MaxPatternSize = 16 << 20
 // Collect reads the pattern whose Blueprint is at blueprintPath: the
 // Blueprint (as registry.BlueprintFile), every file it names, and every
 // other file of its directory tree but hidden ones (names starting with
-// "."): test/, README.md, and what the tests name (manifests/cr.yaml, a
+// ".") and Inrun's generated output (inrun build's project, inrun install's
+// chart): test/, README.md, and what the tests name (manifests/cr.yaml, a
 // reconciler). A Blueprint that does not compile, a named file outside its
 // directory, a symbolic link, or more than MaxPatternSize bytes is an
 // error.
@@ -66,6 +70,9 @@ func Collect(blueprintPath string) (map[string][]byte, error) {
 				return filepath.SkipDir
 			}
 			return nil
+		}
+		if p != dir && d.IsDir() && generated(p) {
+			return filepath.SkipDir
 		}
 		if d.IsDir() {
 			return nil
@@ -105,6 +112,13 @@ func Collect(blueprintPath string) (map[string][]byte, error) {
 			"the pattern holds %d bytes, more than %d; this, its largest file, holds %d", size, MaxPatternSize, len(files[largest]))
 	}
 	return files, l.Err()
+}
+
+// generated reports whether dir holds what an Inrun generator wrote
+// (inrun build's project, inrun build --with's, inrun install's chart or
+// base): made again from the pattern, so never part of it.
+func generated(dir string) bool {
+	return codegen.HoldsOutput(dir) || builder.HoldsOutput(dir) || install.HoldsOutput(dir)
 }
 
 // recorder keeps every file the compiler reads through it.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inrun/inrun/codegen"
+	"github.com/inrun/inrun/install"
 	"github.com/inrun/inrun/packs"
 	"github.com/inrun/inrun/registry/gate"
 )
@@ -27,14 +29,31 @@ func TestCollect(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".env"), []byte("SECRET=1"), 0o600)
 	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
 	os.WriteFile(filepath.Join(dir, ".git", "config"), []byte("x"), 0o644)
+	// What inrun build and inrun install generated from the pattern, in
+	// their default places, and a file of the same name that is the
+	// author's.
+	write := func(name, content string) {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("build/website-operator/internal/blueprint/blueprint.go", "// "+codegen.Header+"\npackage blueprint\n")
+	write("build/website-operator/go.mod", "module example.com/website-operator\n")
+	write("chart/Chart.yaml", install.Header+"apiVersion: v2\n")
+	write("chart/templates/deployment.yaml", install.Header)
+	write("notes/Chart.yaml", "# the author's own\n")
 	files, err := gate.Collect(filepath.Join(dir, "blueprint.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := slices.Sorted(maps.Keys(files))
-	want := []string{"README.md", "blueprint.yaml", "manifests/cr.yaml", "manifests/crd.yaml", "test/e2e.yaml", "test/simulate.yaml"}
+	want := []string{"README.md", "blueprint.yaml", "manifests/cr.yaml", "manifests/crd.yaml", "notes/Chart.yaml", "test/e2e.yaml", "test/simulate.yaml"}
 	if !slices.Equal(got, want) {
-		t.Errorf("Collect = %v, want %v (hidden files left out)", got, want)
+		t.Errorf("Collect = %v, want %v (hidden files and generated output left out)", got, want)
 	}
 }
 
