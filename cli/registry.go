@@ -515,7 +515,8 @@ func newInspectCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect REGISTRY/[NAMESPACE/]NAME:VERSION",
 		Short: "Show a pattern: its Blueprint, the fields it serves, the RBAC it needs, and its verified proof",
-		Long: `Inspect reads a pattern by version or digest, verifies its proof (the
+		Long: `Inspect reads a pattern by version or digest (NAME:VERSION or NAME@VERSION,
+as inrun run takes it; NAME@sha256:DIGEST), verifies its proof (the
 signature by a trusted key, the subject digest, a passing result) and shows
 what it holds: its files, the kind its Blueprint reconciles, the fields
 callers set, the least-privilege RBAC the runtime needs for it, and the
@@ -630,7 +631,8 @@ func newPullCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pull REGISTRY/[NAMESPACE/]NAME:VERSION",
 		Short: "Verify a pattern and write its files to a directory",
-		Long: `Pull reads a pattern by version or digest, verifies its proof (the signature
+		Long: `Pull reads a pattern by version or digest (NAME:VERSION or NAME@VERSION,
+as inrun run takes it; NAME@sha256:DIGEST), verifies its proof (the signature
 by a trusted key, the subject digest, a passing result) and writes its
 files, the Blueprint, the files it names, test/ and README.md, to a new
 directory (default: the pattern's name). A pattern that does not verify is

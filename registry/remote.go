@@ -45,8 +45,13 @@ type Reference struct {
 	Reference string
 }
 
-// ParseReference reads host[:port]/path/name[:version|@digest].
+// ParseReference reads host[:port]/path/name[:version|@digest]. A version
+// after @ (name@1.2.0), as inrun run takes it, is read as :1.2.0: only a
+// digest has a colon after the @.
 func ParseReference(s string) (Reference, error) {
+	if i := strings.LastIndex(s, "@"); i > 0 && !strings.Contains(s[i+1:], ":") {
+		s = s[:i] + ":" + s[i+1:]
+	}
 	r, err := orasregistry.ParseReference(s)
 	if err != nil {
 		return Reference{}, fmt.Errorf("%q is not a pattern reference: %w; write REGISTRY/[NAMESPACE/]NAME[:VERSION], such as localhost:5000/patterns/website:1.0.0", s, err)

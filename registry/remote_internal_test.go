@@ -54,3 +54,23 @@ func TestSilentRegistryIsUnreachable(t *testing.T) {
 		t.Fatal("Resolve against a registry that never answers is still waiting")
 	}
 }
+
+// TestParseReference: a version is read after : and, as inrun run takes
+// it, after @; a digest only after @.
+func TestParseReference(t *testing.T) {
+	const d = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for in, want := range map[string]Reference{
+		"localhost:5000/team/website:1.2.0": {Registry: "localhost:5000", Repository: "team/website", Reference: "1.2.0"},
+		"localhost:5000/team/website@1.2.0": {Registry: "localhost:5000", Repository: "team/website", Reference: "1.2.0"},
+		"localhost:5000/team/website@" + d:  {Registry: "localhost:5000", Repository: "team/website", Reference: d},
+		"registry.example/website":          {Registry: "registry.example", Repository: "website"},
+	} {
+		got, err := ParseReference(in)
+		if err != nil || got != want {
+			t.Errorf("ParseReference(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	if _, err := ParseReference("localhost:5000/team/website@sha256:nothex"); err == nil {
+		t.Error("a bad digest was accepted")
+	}
+}
