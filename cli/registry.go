@@ -472,42 +472,50 @@ func (f *fetchFlags) register(cmd *cobra.Command) {
 }
 
 func (f *fetchFlags) fetch(ctx context.Context, arg string) (*registry.Fetched, error) {
+	fetched, _, err := f.fetchFrom(ctx, arg)
+	return fetched, err
+}
+
+// fetchFrom is fetch, with the registry (or layout) the pattern came from.
+func (f *fetchFlags) fetchFrom(ctx context.Context, arg string) (*registry.Fetched, registry.Registry, error) {
 	trusted, err := trustedKeys(f.keys)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, ok := registry.IsLayoutRegistry(arg); ok {
 		e, _, err := patternRef(arg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		dir, _ := registry.IsLayoutRegistry(e.Registry)
 		l, err := registry.OpenLayoutDir(ctx, dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		version := e.Digest
 		if version == "" {
 			version = e.Version
 		}
 		if version == "*" {
-			return nil, fmt.Errorf("%s names no version; write %s@VERSION (inrun patterns oci:%s lists them)", arg, arg, dir)
+			return nil, nil, fmt.Errorf("%s names no version; write %s@VERSION (inrun patterns oci:%s lists them)", arg, arg, dir)
 		}
 		ref, err := l.Reference(ctx, e.Name, version)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return registry.Fetch(ctx, l, ref, registry.FetchOptions{Trusted: trusted})
+		fetched, err := registry.Fetch(ctx, l, ref, registry.FetchOptions{Trusted: trusted})
+		return fetched, l, err
 	}
 	ref, err := registry.ParseReference(arg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := f.open(ctx, ref.Registry)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return registry.Fetch(ctx, r, ref, registry.FetchOptions{Trusted: trusted})
+	fetched, err := registry.Fetch(ctx, r, ref, registry.FetchOptions{Trusted: trusted})
+	return fetched, r, err
 }
 
 func newInspectCommand() *cobra.Command {
@@ -528,7 +536,7 @@ exits 1.
   inrun inspect localhost:5000/patterns/website:1.0.0 --key publisher.pub`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fetched, err := f.fetch(cmd.Context(), args[0])
+			fetched, reg, err := f.fetchFrom(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -539,7 +547,15 @@ exits 1.
 				fmt.Fprintf(out, "Description: %s\n", p.Description)
 			}
 			fmt.Fprintf(out, "Pushed by:   Inrun %s\nFiles:       %s\n", p.InrunVersion, strings.Join(slices.Sorted(maps.Keys(p.Files)), ", "))
-			if d := p.Deprecation; d != nil {
+			// A later push may deprecate this version: inrun run judges
+			// what the index says too.
+			var ip *registry.IndexPattern
+			if idx, err := registry.ReadIndex(cmd.Context(), reg, fetched.Reference.Namespace()); err == nil {
+				if i := slices.IndexFunc(idx.Patterns, func(x registry.IndexPattern) bool { return x.Name == p.Name }); i >= 0 {
+					ip = &idx.Patterns[i]
+				}
+			}
+			if d := registry.Covering(ip, p, p.Version); d != nil {
 				fmt.Fprintf(out, "Deprecated:  %s (%s)\n", d, deprecationScope(d))
 			}
 			bp, err := compiler.Compile(p.Source(fetched.Reference.String()), compiler.Options{})

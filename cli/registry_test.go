@@ -305,6 +305,12 @@ func TestInspectPullPatterns(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Deprecated:  use webapp; replaced by "+host+"/team/webapp:1.0.0 (every version of the pattern)") {
 		t.Errorf("inspect of a deprecated version = %v\n%s", err, out)
 	}
+	// 1.0.0 carries no deprecation of its own: the later push's covers
+	// it, as inrun run judges; NAME@VERSION as inrun run writes it.
+	out, err = run(t, dir, "inspect", host+"/team/website@1.0.0")
+	if err != nil || !strings.Contains(out, "Version:     1.0.0") || !strings.Contains(out, "Deprecated:  use webapp; replaced by "+host+"/team/webapp:1.0.0 (every version of the pattern)") {
+		t.Errorf("inspect of a version a later push deprecates = %v\n%s", err, out)
+	}
 
 	// A Stack: refused while the deprecation is not accepted, resolved
 	// to the newest version once it is.

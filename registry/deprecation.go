@@ -62,6 +62,25 @@ func (d *Deprecation) Validate() error {
 	return nil
 }
 
+// Covering is the deprecation that covers version of pattern p, whose
+// index entry is ip (nil when unknown): p's own, from its verified manifest,
+// else one another version scopes over it, from the index, newest push
+// first. inrun run judges it, and inspect shows it.
+func Covering(ip *IndexPattern, p *Pattern, version string) *Deprecation {
+	if d := p.Deprecation; d != nil && d.Covers(version, version) {
+		return d
+	}
+	if ip == nil {
+		return nil
+	}
+	for _, v := range ip.Versions {
+		if d := v.Deprecation; v.Version != version && d != nil && d.Validate() == nil && d.Versions != "" && d.Covers(v.Version, version) {
+			return d
+		}
+	}
+	return nil
+}
+
 // Covers reports whether the deprecation, carried by version carrier,
 // deprecates version: the carrier itself when it has no scope, else every
 // semver version its Versions constraint matches, prereleases included.

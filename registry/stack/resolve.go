@@ -131,7 +131,7 @@ func ResolveEntry(ctx context.Context, e *Entry, opts Options) (*Resolved, error
 		return nil, unresolved(e, "%s %s does not verify: %v", "trust the publisher's key (inrun keys), or ask them to push it again", e.Name, chosen.Version, f.Unverified)
 	}
 	r := &Resolved{Entry: e, Version: chosen.Version, Fetched: f}
-	r.Deprecation = deprecation(ip, f.Pattern, sv.Original())
+	r.Deprecation = registry.Covering(ip, f.Pattern, sv.Original())
 	if r.Deprecation == nil {
 		return r, nil
 	}
@@ -165,7 +165,7 @@ func Recheck(ctx context.Context, r *Resolved, opts Options) (*Resolved, error) 
 		ip = &idx.Patterns[i]
 	}
 	now := &Resolved{Entry: e, Version: r.Version, Fetched: r.Fetched}
-	if now.Deprecation = deprecation(ip, r.Fetched.Pattern, r.Version); now.Deprecation != nil {
+	if now.Deprecation = registry.Covering(ip, r.Fetched.Pattern, r.Version); now.Deprecation != nil {
 		now.Refused, _ = judge(e, now, opts.Now())
 	}
 	return now, nil
@@ -189,7 +189,7 @@ func resolveDigest(ctx context.Context, e *Entry, reg registry.Registry, ip *reg
 		return nil, unresolved(e, "%s@%s does not verify: %v", "trust the publisher's key (inrun keys), or ask them to push it again", e.Name, e.Digest, f.Unverified)
 	}
 	r := &Resolved{Entry: e, Version: f.Pattern.Version, Fetched: f}
-	if r.Deprecation = deprecation(ip, f.Pattern, f.Pattern.Version); r.Deprecation == nil {
+	if r.Deprecation = registry.Covering(ip, f.Pattern, f.Pattern.Version); r.Deprecation == nil {
 		return r, nil
 	}
 	_, err = judge(e, r, opts.Now())
@@ -214,21 +214,6 @@ func newest(p *registry.IndexPattern, c *semver.Constraints) (*registry.IndexVer
 		}
 	}
 	return best, bestSV
-}
-
-// deprecation is the deprecation covering version: its own, from its
-// verified manifest, else one another version scopes over it, from the
-// index.
-func deprecation(ip *registry.IndexPattern, p *registry.Pattern, version string) *registry.Deprecation {
-	if d := p.Deprecation; d != nil && d.Covers(version, version) {
-		return d
-	}
-	for _, v := range ip.Versions {
-		if d := v.Deprecation; v.Version != version && d != nil && d.Validate() == nil && d.Versions != "" && d.Covers(v.Version, version) {
-			return d
-		}
-	}
-	return nil
 }
 
 // judge lets a deprecated version run only while the Stack accepts it and
