@@ -300,7 +300,8 @@ in docs/registry.md; plain oras and crane can read and copy patterns.
 			}
 			pushed, err := registry.Push(ctx, r, ref, p, registry.PushOptions{Signer: sign, Results: results})
 			if err != nil {
-				return err
+				// The tag goes last: nothing is found by the version yet.
+				return fmt.Errorf("%w\nnothing is found by %s yet (the version is tagged last): push it again, which tests again and sends only what the registry lacks", err, ref)
 			}
 			fmt.Fprintf(out, "Pushed %s\n  pattern %s\n  proof   %s (simulate %d/%d, e2e %d/%d, key %s)\n",
 				pushed.Reference, pushed.Pattern.Digest, pushed.Proof.Digest,
