@@ -452,6 +452,12 @@ func (c *checker) undefinedField(env *expr.Env, src string, col, line int, field
 	if c.inferredStatus && len(chain) == 2 && chain[0] == expr.Self && chain[1] == "status" {
 		return msg, "declare " + field + " in schema.status to read it: the types of the other status fields are inferred from emit.status, after expressions are checked"
 	}
+	if ss, ok := s.(structuralShape); ok && ss.s != nil && ss.s.XPreserveUnknownFields {
+		// kro types such a field dyn; the API server's CEL, which
+		// Blueprints follow, does not expose it.
+		return msg, fmt.Sprintf("%s keeps fields its schema does not declare (x-kubernetes-preserve-unknown-fields, SimpleSchema's object), and expressions read only declared ones, as the API server's CEL does: declare %s in the schema (for SimpleSchema, as a field of a declared type) to read it",
+			strings.Join(chain, "."), field)
+	}
 	if names := s.fieldNames(); len(names) > 0 && len(names) <= 12 {
 		return msg, "known fields: " + strings.Join(names, ", ")
 	}
