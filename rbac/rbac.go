@@ -23,11 +23,11 @@ var (
 	// apply) and delete (prune and cleanup).
 	ChildVerbs = []string{"create", "delete", "get", "list", "patch", "watch"}
 	// ResourceVerbs are what the runtime does to the custom resource itself:
-	// read it and patch its finalizers (and, with --shards, its bucket
-	// label).
-	ResourceVerbs = []string{"get", "list", "patch", "update", "watch"}
-	// StatusVerbs write status with server-side apply.
-	StatusVerbs = []string{"get", "patch", "update"}
+	// read it and patch its finalizers, labels and annotations (and, with
+	// --shards, its bucket label). It never sends an update.
+	ResourceVerbs = []string{"get", "list", "patch", "watch"}
+	// StatusVerbs write status with server-side apply, a patch.
+	StatusVerbs = []string{"get", "patch"}
 	// EventVerbs record Events.
 	EventVerbs = []string{"create", "patch"}
 	// LeaseVerbs run leader election.
@@ -64,9 +64,21 @@ func Rules(bp *ir.Blueprint) []ctrbac.Rule {
 			escalation = append(escalation, escalationRules(bp, c.Kind, c.Group, c.Template)...)
 		}
 	}
+	// A controller-runtime reconciler (reconcile.go.controller) writes the
+	// custom resource and its objects itself, and kubebuilder's write with
+	// Update as often as with Patch (Status().Update, r.Update). Inrun's
+	// own writes are patches.
+	controller := bp.Reconcile != nil && bp.Reconcile.Remote != nil && bp.Reconcile.Remote.Controller != nil
+	if controller {
+		add(r.Group, r.Plural, []string{"update"})
+		add(r.Group, r.Plural+"/status", []string{"update"})
+	}
 	if bp.Reconcile != nil && bp.Reconcile.Remote != nil {
 		for _, k := range bp.Reconcile.Remote.Resources {
 			add(k.Group, k.Plural, ChildVerbs)
+			if controller {
+				add(k.Group, k.Plural, []string{"update"})
+			}
 			escalation = append(escalation, escalationRules(bp, k.Kind, k.Group, nil)...)
 		}
 	}

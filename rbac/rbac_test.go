@@ -33,8 +33,8 @@ func TestClusterRoleOfTheCopyExample(t *testing.T) {
 	}
 	crd := bp.Resource.Group + "/" + bp.Resource.Plural
 	want := map[string][]string{
-		crd:                    {"get", "list", "patch", "update", "watch"},
-		crd + "/status":        {"get", "patch", "update"},
+		crd:                    {"get", "list", "patch", "watch"},
+		crd + "/status":        {"get", "patch"},
 		crd + "/finalizers":    {"update"},
 		"/secrets":             {"create", "delete", "get", "list", "patch", "watch"},
 		"/events":              {"create", "patch"},
@@ -193,6 +193,46 @@ func TestEscalationOfRolesAndBindings(t *testing.T) {
 	for _, r := range rbac.Rules(compile(t, "../packs/website/blueprint.yaml")) {
 		if slices.Contains(r.Verbs, "bind") || slices.Contains(r.Verbs, "escalate") {
 			t.Errorf("the website pack's role may %v", r.Verbs)
+		}
+	}
+}
+
+// TestControllerMayUpdate: a controller-runtime reconciler writes itself,
+// with Update as kubebuilder's do (Status().Update, r.Update), so its
+// custom resource, status and declared kinds get update; the runtime's
+// own writes (every other Blueprint's) are patches, and get none.
+func TestControllerMayUpdate(t *testing.T) {
+	bp := &ir.Blueprint{Name: "memcached", Resource: ir.Resource{Plural: "memcacheds"}}
+	bp.Resource.Group = "cache.example.com"
+	deployments := ir.ResourceKind{Plural: "deployments", Namespaced: true}
+	deployments.Group, deployments.Version, deployments.Kind = "apps", "v1", "Deployment"
+	bp.Reconcile = &ir.Reconcile{Remote: &ir.Remote{Controller: &ir.GoRef{Name: "memcached"}, Resources: []ir.ResourceKind{deployments}}}
+	verbs := func() map[string]string {
+		got := map[string]string{}
+		for _, r := range rbac.Rules(bp) {
+			got[r.Groups[0]+"/"+r.Resources[0]] = strings.Join(r.Verbs, ",")
+		}
+		return got
+	}
+	got := verbs()
+	for res, want := range map[string]string{
+		"cache.example.com/memcacheds":        "get,list,patch,update,watch",
+		"cache.example.com/memcacheds/status": "get,patch,update",
+		"apps/deployments":                    "create,delete,get,list,patch,update,watch",
+	} {
+		if got[res] != want {
+			t.Errorf("a controller's %s: %q, want %q", res, got[res], want)
+		}
+	}
+	bp.Reconcile.Remote.Controller, bp.Reconcile.Remote.Go = nil, &ir.GoRef{Name: "memcached"}
+	got = verbs()
+	for res, want := range map[string]string{
+		"cache.example.com/memcacheds":        "get,list,patch,watch",
+		"cache.example.com/memcacheds/status": "get,patch",
+		"apps/deployments":                    "create,delete,get,list,patch,watch",
+	} {
+		if got[res] != want {
+			t.Errorf("a Go reconciler's %s: %q, want %q", res, got[res], want)
 		}
 	}
 }
