@@ -207,32 +207,27 @@ func TestControllerMayUpdate(t *testing.T) {
 	deployments := ir.ResourceKind{Plural: "deployments", Namespaced: true}
 	deployments.Group, deployments.Version, deployments.Kind = "apps", "v1", "Deployment"
 	bp.Reconcile = &ir.Reconcile{Remote: &ir.Remote{Controller: &ir.GoRef{Name: "memcached"}, Resources: []ir.ResourceKind{deployments}}}
-	verbs := func() map[string]string {
+	check := func(what string, want map[string]string) {
+		t.Helper()
 		got := map[string]string{}
 		for _, r := range rbac.Rules(bp) {
 			got[r.Groups[0]+"/"+r.Resources[0]] = strings.Join(r.Verbs, ",")
 		}
-		return got
+		for res, verbs := range want {
+			if got[res] != verbs {
+				t.Errorf("%s's %s: %q, want %q", what, res, got[res], verbs)
+			}
+		}
 	}
-	got := verbs()
-	for res, want := range map[string]string{
+	check("a controller", map[string]string{
 		"cache.example.com/memcacheds":        "get,list,patch,update,watch",
 		"cache.example.com/memcacheds/status": "get,patch,update",
 		"apps/deployments":                    "create,delete,get,list,patch,update,watch",
-	} {
-		if got[res] != want {
-			t.Errorf("a controller's %s: %q, want %q", res, got[res], want)
-		}
-	}
+	})
 	bp.Reconcile.Remote.Controller, bp.Reconcile.Remote.Go = nil, &ir.GoRef{Name: "memcached"}
-	got = verbs()
-	for res, want := range map[string]string{
+	check("a Go reconciler", map[string]string{
 		"cache.example.com/memcacheds":        "get,list,patch,watch",
 		"cache.example.com/memcacheds/status": "get,patch",
 		"apps/deployments":                    "create,delete,get,list,patch,watch",
-	} {
-		if got[res] != want {
-			t.Errorf("a Go reconciler's %s: %q, want %q", res, got[res], want)
-		}
-	}
+	})
 }
