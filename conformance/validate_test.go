@@ -73,6 +73,55 @@ var specCases = []string{
 	ingress("relative", "host: example.com", "{path: api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}"),
 	ingress("bad-host", "host: Example.com", "{path: /, pathType: Exact, backend: {service: {name: web, port: {number: 80}}}}"),
 	`{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: empty}, spec: {}}`,
+	ingress("empty-path-type", "host: example.com", "{path: /, pathType: '', backend: {service: {name: web, port: {number: 80}}}}"),
+
+	// Enums (builtin.EnumValues): each kind of field, valid and not.
+	pod("ok-enums", "dnsPolicy: Default, tolerations: [{key: k, operator: Equal, value: v, effect: NoSchedule}], volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], volumeMode: Filesystem, resources: {requests: {storage: 1Gi}}}}}}]",
+		"imagePullPolicy: IfNotPresent, terminationMessagePolicy: FallbackToLogsOnError, ports: [{containerPort: 53, protocol: UDP}], livenessProbe: {httpGet: {path: /, port: 80, scheme: HTTPS}}"),
+	pod("pull-policy", "", "imagePullPolicy: always"),
+	deployment("restartPolicy: never"),
+	`{apiVersion: batch/v1, kind: Job, metadata: {name: restarts-lower-case}, spec: {template: {spec: {restartPolicy: never, containers: [{name: job, image: busybox}]}}}}`,
+	pod("container-protocol", "", "ports: [{containerPort: 80, protocol: tcp}]"),
+	pod("termination-message", "", "terminationMessagePolicy: file"),
+	pod("probe-scheme", "", "livenessProbe: {httpGet: {path: /, port: 80, scheme: https}}"),
+	pod("dns-policy", "dnsPolicy: clusterFirst", ""),
+	pod("toleration-effect", "tolerations: [{key: k, operator: Exists, effect: noSchedule}]", ""),
+	pod("claim-modes", "volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce, readWriteOnce], volumeMode: block, resources: {requests: {storage: 1Gi}}}}}}]", ""),
+	`{apiVersion: apps/v1, kind: Deployment, metadata: {name: template-pull-policy}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {initContainers: [{name: init, image: busybox, imagePullPolicy: never}], containers: [{name: web, image: nginx, imagePullPolicy: ifNotPresent}]}}}}`,
+	`{apiVersion: apps/v1, kind: Deployment, metadata: {name: ok-strategy}, spec: {strategy: {type: Recreate}, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}`,
+	`{apiVersion: apps/v1, kind: Deployment, metadata: {name: strategy}, spec: {strategy: {type: rollingUpdate}, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}`,
+	`{apiVersion: apps/v1, kind: Deployment, metadata: {name: strategy-rolling}, spec: {strategy: {type: rollingupdate, rollingUpdate: {maxSurge: 25%}}, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}}`,
+	`{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: update-strategy}, spec: {updateStrategy: {type: onDelete}, selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: agent}}, spec: {containers: [{name: agent, image: agent}]}}}}`,
+	`{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: ok-update-strategy}, spec: {updateStrategy: {type: OnDelete}, selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: agent}}, spec: {containers: [{name: agent, image: agent}]}}}}`,
+	`{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: claim-template-modes}, spec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: db, image: postgres}]}}, volumeClaimTemplates: [{metadata: {name: data}, spec: {accessModes: [readWriteOnce], volumeMode: Block, resources: {requests: {storage: 1Gi}}}}]}}`,
+	`{apiVersion: batch/v1, kind: Job, metadata: {name: ok-indexed}, spec: {completionMode: Indexed, completions: 2, template: {spec: {restartPolicy: Never, containers: [{name: job, image: busybox}]}}}}`,
+	`{apiVersion: batch/v1, kind: Job, metadata: {name: completion-mode}, spec: {completionMode: indexed, template: {spec: {restartPolicy: Never, containers: [{name: job, image: busybox}]}}}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: ok-enums}, spec: {type: NodePort, sessionAffinity: ClientIP, externalTrafficPolicy: Local, internalTrafficPolicy: Local, ports: [{port: 53, protocol: UDP}]}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: session-affinity}, spec: {sessionAffinity: clientIP, ports: [{port: 80}]}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: internal-traffic}, spec: {internalTrafficPolicy: local, ports: [{port: 80}]}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: internal-traffic-empty}, spec: {internalTrafficPolicy: '', ports: [{port: 80}]}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: external-traffic}, spec: {type: LoadBalancer, externalTrafficPolicy: local, ports: [{port: 80}]}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: external-traffic-internal}, spec: {externalTrafficPolicy: Local, ports: [{port: 80}]}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: external-traffic-internal-bad}, spec: {externalTrafficPolicy: local, ports: [{port: 80}]}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: service-protocol}, spec: {ports: [{port: 80, protocol: tcp}]}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: bad-type-and-affinity}, spec: {type: Nodeport, sessionAffinity: none, ports: [{port: 80}]}}`,
+	`{apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: ok-protocol}, spec: {podSelector: {}, ingress: [{ports: [{protocol: SCTP, port: 80}]}]}}`,
+	`{apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: protocol}, spec: {podSelector: {}, ingress: [{ports: [{protocol: tcp, port: 80}]}], egress: [{ports: [{protocol: udp}]}]}}`,
+	`{apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: {name: ok-eviction}, spec: {minAvailable: 1, unhealthyPodEvictionPolicy: AlwaysAllow, selector: {matchLabels: {app: web}}}}`,
+	`{apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: {name: eviction}, spec: {minAvailable: 1, unhealthyPodEvictionPolicy: alwaysAllow, selector: {matchLabels: {app: web}}}}`,
+}
+
+// pod returns a Pod named name with one container, and the fields spec
+// and container (flow YAML, without braces) added to its spec and its
+// container.
+func pod(name, spec, container string) string {
+	if spec != "" {
+		spec = ", " + spec
+	}
+	if container != "" {
+		container = ", " + container
+	}
+	return fmt.Sprintf(`{apiVersion: v1, kind: Pod, metadata: {name: %s}, spec: {containers: [{name: app, image: busybox%s}]%s}}`, name, container, spec)
 }
 
 // deployment returns a valid Deployment, or one with the mistake change

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -28,8 +29,10 @@ import (
 // pods restart Always, a CronJob schedule that does not parse, a
 // PodDisruptionBudget with both bounds, a Service with unnamed ports, an
 // Ingress path without pathType, containers and volumes that do not add
-// up. Each refusal has the API server's path and message; a conformance
-// test holds them to a real API server's.
+// up, and every enum field (imagePullPolicy, protocol, a strategy's type)
+// with a value outside its set (EnumValues). Each refusal has the API
+// server's path and message; a conformance test holds them to a real API
+// server's.
 //
 // It is not the API server's validation, which lives in k8s.io/kubernetes
 // and which no module can depend on: a spec it passes may still be
@@ -45,45 +48,92 @@ func Validate(u *unstructured.Unstructured) field.ErrorList {
 
 var specRules = map[schema.GroupKind]func(map[string]any) field.ErrorList{
 	{Group: "apps", Kind: "Deployment"}: typed(func(d *appsv1.Deployment) field.ErrorList {
-		return validateWorkload(d.Spec.Selector, &d.Spec.Template, "deployment")
-	}),
+		errs := validateWorkload(d.Spec.Selector, &d.Spec.Template, "deployment")
+		s := d.Spec.Strategy
+		if r := s.RollingUpdate; r != nil {
+			return append(errs, validateStrategy(field.NewPath("spec", "strategy"), s.Type, true, r.MaxUnavailable, r.MaxSurge)...)
+		}
+		return append(errs, validateStrategy(field.NewPath("spec", "strategy"), s.Type, false, nil, nil)...)
+	}, reflect.TypeFor[appsv1.DeploymentStrategyType]()),
 	{Group: "apps", Kind: "ReplicaSet"}: typed(func(r *appsv1.ReplicaSet) field.ErrorList {
 		return validateWorkload(r.Spec.Selector, &r.Spec.Template, "deployment")
 	}),
 	{Group: "apps", Kind: "StatefulSet"}: typed(validateStatefulSet),
 	{Group: "apps", Kind: "DaemonSet"}: typed(func(d *appsv1.DaemonSet) field.ErrorList {
-		return validateWorkload(d.Spec.Selector, &d.Spec.Template, "daemonset")
-	}),
+		errs := validateWorkload(d.Spec.Selector, &d.Spec.Template, "daemonset")
+		s := d.Spec.UpdateStrategy
+		if r := s.RollingUpdate; r != nil {
+			return append(errs, validateStrategy(field.NewPath("spec", "updateStrategy"), s.Type, true, r.MaxUnavailable, r.MaxSurge)...)
+		}
+		return append(errs, validateStrategy(field.NewPath("spec", "updateStrategy"), s.Type, false, nil, nil)...)
+	}, reflect.TypeFor[appsv1.DaemonSetUpdateStrategyType]()),
 	{Group: "batch", Kind: "Job"}:     typed(func(j *batchv1.Job) field.ErrorList { return validateJob(&j.Spec, field.NewPath("spec")) }),
 	{Group: "batch", Kind: "CronJob"}: typed(validateCronJob),
 	{Kind: "Pod"}: typed(func(p *corev1.Pod) field.ErrorList {
-		return validatePodSpec(&p.Spec, field.NewPath("spec"), []corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever})
+		return validatePodSpec(&p.Spec, field.NewPath("spec"), nil)
 	}),
-	{Kind: "Service"}: typed(validateService),
-	{Group: "policy", Kind: "PodDisruptionBudget"}: typed(validatePDB),
-	{Group: "networking.k8s.io", Kind: "Ingress"}:  typed(validateIngress),
-	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}: typed(func(np *networkingv1.NetworkPolicy) field.ErrorList {
-		var errs field.ErrorList
-		allowed := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
-		for i, t := range np.Spec.PolicyTypes {
-			if !slices.Contains(allowed, t) {
-				errs = append(errs, field.NotSupported(field.NewPath("spec", "policyTypes").Index(i), t, allowed))
-			}
-		}
-		return errs
-	}),
+	{Kind: "Service"}: typed(validateService, reflect.TypeFor[corev1.ServiceType](), reflect.TypeFor[corev1.ServiceExternalTrafficPolicy]()),
+	{Group: "policy", Kind: "PodDisruptionBudget"}:      typed(validatePDB),
+	{Group: "networking.k8s.io", Kind: "Ingress"}:       typed(validateIngress),
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}: typed(validateNetworkPolicy, reflect.TypeFor[corev1.Protocol]()),
 }
 
-// typed converts an object to T before validate reads it. Conversion
-// fails only on fields of the wrong type, which the schema reports.
-func typed[T any](validate func(*T) field.ErrorList) func(map[string]any) field.ErrorList {
+// typed converts an object to T before validate reads it, and checks its
+// enum fields but those of the types in own, which validate checks.
+// Conversion fails only on fields of the wrong type, which the schema
+// reports.
+func typed[T any](validate func(*T) field.ErrorList, own ...reflect.Type) func(map[string]any) field.ErrorList {
 	return func(obj map[string]any) field.ErrorList {
 		t := new(T)
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, t); err != nil {
 			return nil
 		}
-		return validate(t)
+		return append(validate(t), enumErrors(t, own...)...)
 	}
+}
+
+// validateStrategy checks a Deployment's or DaemonSet's update strategy
+// type. The API server refuses it at the strategy, which it prints as its
+// internal type: JSON with the Go field names, and a rollingUpdate (when
+// set) of values, not pointers.
+func validateStrategy[T ~string](path *field.Path, typ T, rolling bool, maxUnavailable, maxSurge *intstr.IntOrString) field.ErrorList {
+	if typ == "" || supported(typ) {
+		return nil // empty is defaulted to RollingUpdate
+	}
+	type rollingUpdate struct{ MaxUnavailable, MaxSurge intstr.IntOrString }
+	s := struct {
+		Type          T
+		RollingUpdate *rollingUpdate
+	}{Type: typ}
+	if rolling {
+		s.RollingUpdate = &rollingUpdate{}
+		if maxUnavailable != nil {
+			s.RollingUpdate.MaxUnavailable = *maxUnavailable
+		}
+		if maxSurge != nil {
+			s.RollingUpdate.MaxSurge = *maxSurge
+		}
+	}
+	return field.ErrorList{field.NotSupported(path, s, enumValues[T]())}
+}
+
+// validateNetworkPolicy checks its ports' protocols, which the API server
+// lists in another order here than in pods and Services.
+func validateNetworkPolicy(np *networkingv1.NetworkPolicy) field.ErrorList {
+	var errs field.ErrorList
+	order := []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
+	rules := func(kind string, n int, ports func(int) []networkingv1.NetworkPolicyPort) {
+		for i := range n {
+			for j, p := range ports(i) {
+				if p.Protocol != nil && !supported(*p.Protocol) {
+					errs = append(errs, field.NotSupported(field.NewPath("spec", kind).Index(i).Child("ports").Index(j).Child("protocol"), *p.Protocol, order))
+				}
+			}
+		}
+	}
+	rules("ingress", len(np.Spec.Ingress), func(i int) []networkingv1.NetworkPolicyPort { return np.Spec.Ingress[i].Ports })
+	rules("egress", len(np.Spec.Egress), func(i int) []networkingv1.NetworkPolicyPort { return np.Spec.Egress[i].Ports })
+	return errs
 }
 
 // validateWorkload is the apps kinds' rule: a selector that selects
@@ -135,17 +185,14 @@ func validateCronJob(c *batchv1.CronJob) field.ErrorList {
 	} else if _, err := cron.ParseStandard(c.Spec.Schedule); err != nil {
 		errs = append(errs, field.Invalid(spec.Child("schedule"), c.Spec.Schedule, err.Error()))
 	}
-	switch c.Spec.ConcurrencyPolicy {
-	case "", batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent:
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("concurrencyPolicy"), c.Spec.ConcurrencyPolicy, []batchv1.ConcurrencyPolicy{batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent}))
-	}
 	return append(errs, validateJob(&c.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec"))...)
 }
 
 // validatePodSpec checks a pod's containers, volumes and restart policy,
-// after the API server's defaults (restartPolicy Always). Containers may
-// mount claims (a StatefulSet's volumeClaimTemplates) too.
+// after the API server's defaults (restartPolicy Always): restart are the
+// policies the kind's pods may have, nil for any (the enum walk checks
+// that a policy is one). Containers may mount claims (a StatefulSet's
+// volumeClaimTemplates) too.
 func validatePodSpec(pod *corev1.PodSpec, path *field.Path, restart []corev1.RestartPolicy, claims ...string) field.ErrorList {
 	var errs field.ErrorList
 	volumes := sets.New(claims...)
@@ -174,11 +221,13 @@ func validatePodSpec(pod *corev1.PodSpec, path *field.Path, restart []corev1.Res
 	containers(pod.Containers, "containers")
 
 	// A pod's restart policy defaults to Always; a Job's pods must say
-	// theirs, and are told so whatever else they say.
+	// theirs, and are told so when they say Always. A value that is no
+	// policy at all is refused twice, as the API server does: by the enum
+	// walk, and here as not one the kind takes.
 	policy := pod.RestartPolicy
 	switch {
-	case slices.Contains(restart, policy):
-	case restart[0] != corev1.RestartPolicyAlways:
+	case restart == nil || slices.Contains(restart, policy):
+	case restart[0] != corev1.RestartPolicyAlways && (policy == "" || policy == corev1.RestartPolicyAlways):
 		errs = append(errs, field.Required(path.Child("restartPolicy"), "valid values: "+quoted(restart)))
 	case policy != "":
 		errs = append(errs, field.NotSupported(path.Child("restartPolicy"), policy, restart))
@@ -242,9 +291,16 @@ func validateService(s *corev1.Service) field.ErrorList {
 	if typ == "" {
 		typ = corev1.ServiceTypeClusterIP
 	}
-	types := []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeExternalName, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort}
-	if !slices.Contains(types, typ) {
-		return append(errs, field.NotSupported(spec.Child("type"), typ, types))
+	if !supported(typ) {
+		return append(errs, field.NotSupported(spec.Child("type"), typ, enumValues[corev1.ServiceType]()))
+	}
+	// Only a Service reachable from outside the cluster has an external
+	// traffic policy, whatever its value.
+	external := typ == corev1.ServiceTypeNodePort || typ == corev1.ServiceTypeLoadBalancer || (typ == corev1.ServiceTypeClusterIP && len(s.Spec.ExternalIPs) > 0)
+	if etp := s.Spec.ExternalTrafficPolicy; etp != "" && !external {
+		errs = append(errs, field.Invalid(spec.Child("externalTrafficPolicy"), etp, "may only be set for externally-accessible services"))
+	} else if etp != "" && !supported(etp) {
+		errs = append(errs, field.NotSupported(spec.Child("externalTrafficPolicy"), etp, enumValues[corev1.ServiceExternalTrafficPolicy]()))
 	}
 	headless := s.Spec.ClusterIP == corev1.ClusterIPNone
 	if len(s.Spec.Ports) == 0 && !headless && typ != corev1.ServiceTypeExternalName {
@@ -303,7 +359,6 @@ func validateIngress(ing *networkingv1.Ingress) field.ErrorList {
 	if len(ing.Spec.Rules) == 0 && ing.Spec.DefaultBackend == nil {
 		errs = append(errs, field.Invalid(spec, nil, "either `defaultBackend` or `rules` must be specified"))
 	}
-	pathTypes := []networkingv1.PathType{networkingv1.PathTypeExact, networkingv1.PathTypeImplementationSpecific, networkingv1.PathTypePrefix}
 	for i, rule := range ing.Spec.Rules {
 		rp := spec.Child("rules").Index(i)
 		if rule.Host != "" {
@@ -323,8 +378,8 @@ func validateIngress(ing *networkingv1.Ingress) field.ErrorList {
 			switch {
 			case path.PathType == nil:
 				errs = append(errs, field.Required(pp.Child("pathType"), "pathType must be specified"))
-			case !slices.Contains(pathTypes, *path.PathType):
-				errs = append(errs, field.NotSupported(pp.Child("pathType"), *path.PathType, pathTypes))
+			case !supported(*path.PathType):
+				// The enum walk reports it, and the path is not checked.
 			case *path.PathType != networkingv1.PathTypeImplementationSpecific || path.Path != "":
 				if !strings.HasPrefix(path.Path, "/") {
 					errs = append(errs, field.Invalid(pp.Child("path"), path.Path, "must be an absolute path"))
