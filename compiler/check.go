@@ -3,8 +3,11 @@ package compiler
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/internal/builtin"
 	"github.com/inrun/inrun/internal/diag"
 	"github.com/inrun/inrun/ir"
 )
@@ -373,6 +377,8 @@ func (c *checker) checkValue(v *ir.Value, s shape, path, kind string) {
 				c.errs.Add(v.Pos, diag.InvalidValue, "write a number with a suffix the API server knows: 512Mi, 1G, 1.5, 500m (Ki, Mi, Gi are powers of 1024; k, M, G of 1000)",
 					"%s of %s: %q is not a quantity", displayField(path), kind, text)
 			}
+		} else if ok {
+			c.checkEnum(v, text, s, path, kind)
 		}
 	case ir.Expression:
 		c.exprShapes[v.Expr] = exprUse{shape: s, path: path, kind: kind}
@@ -418,6 +424,47 @@ func (c *checker) checkValue(v *ir.Value, s shape, path, kind string) {
 			c.checkValue(it, s.elem(), fmt.Sprintf("%s[%d]", path, i), kind)
 		}
 	}
+}
+
+// checkEnum reports a literal the API server refuses in a field of an
+// enum type (builtin.EnumValues): imagePullPolicy: always, protocol: tcp.
+// An empty one is left alone: the API server defaults most of them.
+func (c *checker) checkEnum(v *ir.Value, text string, s shape, path, kind string) {
+	g, ok := s.(*goShape)
+	if !ok || text == "" {
+		return
+	}
+	if g.t == restartPolicyType && podTemplateKind(kind) {
+		return // checkWorkload's, which knows the policies the kind takes
+	}
+	values, ok := builtin.EnumValues(g.t)
+	if !ok || slices.Contains(values, text) {
+		return
+	}
+	quoted := make([]string, len(values))
+	for i, value := range values {
+		quoted[i] = strconv.Quote(value)
+	}
+	// Only a difference of case is taken for a misspelling: the values are
+	// short, and a few edits turn one into another (HTTP into SCTP).
+	hint := "use one of " + strings.Join(quoted, ", ")
+	if i := slices.IndexFunc(values, func(value string) bool { return strings.EqualFold(value, text) }); i >= 0 {
+		hint = "write " + quoted[i]
+	}
+	c.errs.Add(v.Pos, diag.InvalidValue, hint, "%s of %s: %q is not a supported value", displayField(path), kind, text)
+}
+
+var restartPolicyType = reflect.TypeFor[corev1.RestartPolicy]()
+
+// podTemplateKind reports whether a built-in kind is a workload of
+// podTemplates, whose pods take fewer restart policies than a Pod's.
+func podTemplateKind(kind string) bool {
+	for gk := range podTemplates {
+		if strings.HasSuffix(gk, "/"+kind) {
+			return true
+		}
+	}
+	return false
 }
 
 func displayField(path string) string {
