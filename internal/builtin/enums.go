@@ -109,28 +109,52 @@ func enumValues[T ~string]() []string {
 // differently there.
 func enumErrors(obj any, own ...reflect.Type) field.ErrorList {
 	spec := reflect.ValueOf(obj).Elem().FieldByName("Spec")
-	if !spec.IsValid() {
+	if !spec.IsValid() || !holdsEnum(spec.Type()) {
 		return nil
 	}
-	w := enumWalk{own: own}
-	w.value(spec, field.NewPath("spec"), false)
+	w := enumWalk{own: own, path: []step{{name: "spec"}}}
+	w.value(spec, false)
 	return w.errs
 }
 
+// enumWalk keeps the path as steps, made into a field.Path only for an
+// error: most specs have none.
 type enumWalk struct {
 	own  []reflect.Type
+	path []step
 	errs field.ErrorList
 }
 
-func (w *enumWalk) value(v reflect.Value, path *field.Path, set bool) {
-	t := v.Type()
-	if !holdsEnum(t) {
-		return
+// step is a field's name, a list's index, or a map's key.
+type step struct {
+	name  string
+	index int
+	key   bool
+}
+
+func (w *enumWalk) fieldPath() *field.Path {
+	p := field.NewPath(w.path[0].name)
+	for _, s := range w.path[1:] {
+		switch {
+		case s.key:
+			p = p.Key(s.name)
+		case s.name != "":
+			p = p.Child(s.name)
+		default:
+			p = p.Index(s.index)
+		}
 	}
+	return p
+}
+
+// value walks v, a value of a type that can hold an enum; set says a
+// pointer to it was set.
+func (w *enumWalk) value(v reflect.Value, set bool) {
+	t := v.Type()
 	switch v.Kind() {
 	case reflect.Pointer:
 		if !v.IsNil() {
-			w.value(v.Elem(), path, true)
+			w.value(v.Elem(), true)
 		}
 	case reflect.String:
 		s := v.String()
@@ -139,75 +163,102 @@ func (w *enumWalk) value(v reflect.Value, path *field.Path, set bool) {
 		}
 		if values := enums[t]; !slices.Contains(values, s) {
 			// The typed value, which the API server prints as JSON.
-			w.errs = append(w.errs, field.NotSupported(path, v.Interface(), values))
+			w.errs = append(w.errs, field.NotSupported(w.fieldPath(), v.Interface(), values))
 		}
 	case reflect.Struct:
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, inline := jsonName(f)
-			switch {
-			case !f.IsExported() || name == "-":
-			case inline:
-				w.value(v.Field(i), path, false)
-			default:
-				w.value(v.Field(i), path.Child(name), false)
+		for _, f := range enumFields(t) {
+			if f.name == "" {
+				w.value(v.Field(f.index), false)
+				continue
 			}
+			w.path = append(w.path, step{name: f.name})
+			w.value(v.Field(f.index), false)
+			w.path = w.path[:len(w.path)-1]
 		}
 	case reflect.Slice, reflect.Array:
 		// The API server names the list, not the item, for access modes.
 		atList := t.Elem() == accessModeType
 		for i := range v.Len() {
-			p := path.Index(i)
 			if atList {
-				p = path
+				w.value(v.Index(i), true)
+				continue
 			}
-			w.value(v.Index(i), p, true)
+			w.path = append(w.path, step{index: i})
+			w.value(v.Index(i), true)
+			w.path = w.path[:len(w.path)-1]
 		}
 	case reflect.Map:
 		keys := v.MapKeys()
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 		for _, k := range keys {
-			w.value(v.MapIndex(k), path.Key(k.String()), true)
+			w.path = append(w.path, step{name: k.String(), key: true})
+			w.value(v.MapIndex(k), true)
+			w.path = w.path[:len(w.path)-1]
 		}
 	}
 }
 
 var accessModeType = reflect.TypeFor[corev1.PersistentVolumeAccessMode]()
 
-// jsonName is a struct field's name in JSON, and whether encoding/json
-// flattens it into its parent.
-func jsonName(f reflect.StructField) (string, bool) {
-	name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-	inline := (f.Anonymous && name == "") || strings.Contains(opts, "inline")
-	if name == "" {
-		name = f.Name
-	}
-	return name, inline
+// enumField is a struct field that can hold an enum: its index, and its
+// name in JSON, "" when encoding/json flattens it into its parent.
+type enumField struct {
+	index int
+	name  string
 }
 
-var holds = struct {
-	sync.Mutex
-	m map[reflect.Type]bool
-}{m: map[reflect.Type]bool{}}
+var structFields sync.Map // reflect.Type → []enumField
+
+// enumFields returns the fields of struct type t that can hold an enum,
+// so that the walk visits nothing else.
+func enumFields(t reflect.Type) []enumField {
+	if fs, ok := structFields.Load(t); ok {
+		return fs.([]enumField)
+	}
+	var fs []enumField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" || !holdsEnum(f.Type) {
+			continue
+		}
+		switch {
+		case (f.Anonymous && name == "") || strings.Contains(opts, "inline"):
+			name = ""
+		case name == "":
+			name = f.Name
+		}
+		fs = append(fs, enumField{index: i, name: name})
+	}
+	structFields.Store(t, fs)
+	return fs
+}
+
+// holds caches holdsEnum by type; computing is under holdsMu, so that
+// reachesEnum reads only final answers.
+var (
+	holds   sync.Map // reflect.Type → bool
+	holdsMu sync.Mutex
+)
 
 // holdsEnum reports whether a value of type t can hold an enum field, so
 // that the walk skips the rest (most of a pod spec) at a map lookup.
 func holdsEnum(t reflect.Type) bool {
-	holds.Lock()
-	defer holds.Unlock()
-	h, ok := holds.m[t]
-	if !ok {
-		h = reachesEnum(t, map[reflect.Type]bool{})
-		holds.m[t] = h
+	if h, ok := holds.Load(t); ok {
+		return h.(bool)
 	}
+	holdsMu.Lock()
+	defer holdsMu.Unlock()
+	h := reachesEnum(t, map[reflect.Type]bool{})
+	holds.Store(t, h)
 	return h
 }
 
 // reachesEnum searches the types a value of type t is made of for an
 // enum; seen breaks the cycles of recursive types.
 func reachesEnum(t reflect.Type, seen map[reflect.Type]bool) bool {
-	if h, ok := holds.m[t]; ok {
-		return h
+	if h, ok := holds.Load(t); ok {
+		return h.(bool)
 	}
 	if seen[t] {
 		return false
