@@ -30,8 +30,9 @@ compiled into this inrun: an inrun built with Go modules reports a name
 none of them registered (E0023); a plain inrun checks the name's form and
 says it cannot run the Blueprint (see docs/typed.md).
 
-Blueprints given together are checked as inrun run and inrun serve take
-them too: no two may reconcile one kind, nor serve one gateway target.
+Of Blueprints given together, check notes (without failing) any two that
+inrun run and inrun serve would refuse to run together: two reconciling one
+kind, or serving one gateway target.
 
 Blueprints are the arguments, or -f (default blueprint.yaml).`,
 		Example: `  inrun check
@@ -57,11 +58,12 @@ Blueprints are the arguments, or -f (default blueprint.yaml).`,
 					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), plural(len(bp.Children), "child", "children"),
 					plural(len(bp.Exprs()), "expression", "expressions"), usesNote(bp), goNote(bp), workflowNote(bp))
 			}
-			// What inrun run and inrun serve refuse of Blueprints given
-			// together.
+			// What inrun run and inrun serve would refuse of Blueprints
+			// given together: a note, since Blueprints checked together
+			// (the examples of a pack) need not run together.
 			for _, check := range []func([]*ir.Blueprint) error{ir.OneBlueprintPerKind, ir.OneBlueprintPerTarget} {
 				if err := check(bps); err != nil {
-					errs = append(errs, err)
+					fmt.Fprintf(cmd.ErrOrStderr(), "note: inrun run and inrun serve refuse these together: %v\n", err)
 				}
 			}
 			return errors.Join(errs...)
