@@ -404,7 +404,7 @@ func (c *checker) checkValue(v *ir.Value, s shape, path, kind string) {
 		case mapShape:
 			labels, annotations := isLabelMap(path), strings.HasSuffix(path, "metadata.annotations")
 			for _, f := range v.Fields {
-				if (labels || annotations) && !strings.Contains(f.Key, "${") {
+				if labels || annotations {
 					c.checkMetadataKey(f.Key, f.KeyPos, annotations)
 				}
 				if labels {

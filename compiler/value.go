@@ -37,6 +37,13 @@ func (d *decoder) value(n *yaml.Node) *ir.Value {
 				d.add(d.Pos(k), diag.InvalidValue, "write the fields out", "YAML merge keys are not supported")
 				continue
 			}
+			if strings.Contains(k.Value, "${") {
+				// Only values are evaluated: the key would reach the API
+				// server as written.
+				d.add(d.Pos(k), diag.InvalidValue, "write the whole map as one expression, such as matchLabels: ${ {self.spec.label: \"true\"} }",
+					"the key %s holds an expression, and keys are not evaluated", k.Value)
+				continue
+			}
 			v.Fields = append(v.Fields, ir.Field{Key: k.Value, KeyPos: d.Pos(k), Value: d.value(val)})
 		}
 	case yaml.SequenceNode:
