@@ -16,7 +16,8 @@ var generatedRoots = []string{
 
 // Write writes p into dir: its Files, Inrun's source under
 // third_party/inrun, and a go.sum started from Inrun's. dir must be empty,
-// missing, or an earlier generation, which Write replaces whole; any other
+// missing, or an earlier generation, whose files Write replaces (those
+// its user added are kept, ManifestFile); any other
 // directory is refused, so that a mistyped --out cannot overwrite a
 // project.
 func (p *Project) Write(dir string) error {
@@ -27,11 +28,13 @@ func (p *Project) Write(dir string) error {
 	if err := prepare(dir); err != nil {
 		return err
 	}
+	var written []string
 	write := func(name string, data []byte) error {
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
+		written = append(written, name)
 		return os.WriteFile(path, data, 0o644)
 	}
 	for _, name := range p.Paths() {
@@ -44,7 +47,10 @@ func (p *Project) Write(dir string) error {
 			return err
 		}
 	}
-	return write("go.sum", GoSum())
+	if err := write("go.sum", GoSum()); err != nil {
+		return err
+	}
+	return output.WriteManifest(dir, written)
 }
 
 // output is how Write recognises an earlier generation, and what of it
@@ -54,7 +60,13 @@ var output = outdir.Output{
 	Header: "// " + Header,
 	Roots:  generatedRoots,
 	What:   "inrun build output",
+	// What the project's user adds beside the generated files is kept.
+	Manifest: ManifestFile,
 }
+
+// ManifestFile lists the files of a generated project, so that building
+// again replaces those and keeps the ones its user added.
+const ManifestFile = ".inrun-build-files"
 
 func prepare(dir string) error { return output.Prepare(dir) }
 
