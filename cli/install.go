@@ -167,6 +167,8 @@ func newInstallWriter(use, short string, write func(install.Options) (install.Fi
 	fl.StringVar(&shardSelection, "shard-selection", string(shard.SelectAuto), "with --shards, how each replica's caches select its custom resources: auto, labels or server, as inrun run --shard-selection; the chart's value shardSelection")
 	fl.StringToStringVar(&requests, "requests", nil, "the runtime container's resource requests, e.g. cpu=200m,memory=256Mi (default cpu=100m,memory=128Mi); the chart's value resources.requests")
 	fl.StringToStringVar(&limits, "limits", nil, "its resource limits, e.g. memory=2Gi (default memory=1Gi, no CPU limit); resources.limits")
+	// Their defaults are in their text; pflag would add "(default [])".
+	fl.Lookup("requests").DefValue, fl.Lookup("limits").DefValue = "", ""
 	fl.BoolVar(&noResources, "no-resources", false, "set no requests nor limits")
 	fl.StringToStringVar(&opts.NodeSelector, "node-selector", nil, "the runtime Pods' nodeSelector, e.g. kubernetes.io/os=linux; tolerations and affinity are chart values, or an overlay's")
 	fl.StringVar(&opts.PriorityClassName, "priority-class-name", "", "the runtime Pods' priorityClassName")

@@ -28,7 +28,10 @@ patch for finalizers), its status and finalizers, every child kind with the
 verbs the runtime uses (get, list, watch, create, patch, delete; only get,
 list and watch for an externalRef), and Events; delete on the custom
 resource only when its workflow deletes it when done
-(reconcile.workflow.ttlSecondsAfterFinished). Nothing else. Last comes a Role
+(reconcile.workflow.ttlSecondsAfterFinished); update on the custom
+resource, its status and reconcile.resources' kinds only for a
+controller-runtime reconciler (reconcile.go.controller), which writes them
+itself. Nothing else. Last comes a Role
 for the Leases of leader election and of --shards, in the leader-election
 namespace only (--leader-election-namespace): no rule grants Leases in
 every namespace, where kube-node-lease holds the nodes' heartbeats.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 )
@@ -75,5 +76,22 @@ A bare inrun is inrun run: see inrun run --help for its flags.`,
 		newInspectCommand(),
 		newPullCommand(),
 	)
+	withUsage(root)
 	return root
+}
+
+// withUsage makes c's and its subcommands' argument errors say what the
+// command takes: cobra's "accepts 1 arg(s), received 0" alone does not.
+func withUsage(c *cobra.Command) {
+	if inner := c.Args; inner != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := inner(cmd, args); err != nil {
+				return fmt.Errorf("%w; usage: %s (see %s --help)", err, cmd.UseLine(), cmd.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		withUsage(sub)
+	}
 }
