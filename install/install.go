@@ -140,6 +140,15 @@ func DefaultResources() corev1.ResourceRequirements {
 	}
 }
 
+// process names what the install runs, in the comments of its values:
+// the runtime (inrun run), or the operator.
+func (o *Options) process() string {
+	if o.Operator {
+		return "operator"
+	}
+	return "runtime"
+}
+
 // name names the Deployment, its ServiceAccount, PodDisruptionBudget and
 // Service (NAME-metrics).
 func (o *Options) name() string {

@@ -175,8 +175,8 @@ func podValuesYAML(opts Options) (string, error) {
 		comment, key string
 		value        any
 	}{
-		{"The runtime container's requests and limits (no CPU limit: a burst of\n# events is not throttled). Raise memory by about 40Mi per 1,000 custom\n# resources past 1,000 (docs/performance.md).", "resources", opts.Resources},
-		{"Where the runtime's Pods run (a Pod spec's fields of those names).", "nodeSelector", opts.NodeSelector},
+		{"The " + opts.process() + " container's requests and limits (no CPU limit: a burst of\n# events is not throttled). Raise memory by about 40Mi per 1,000 custom\n# resources past 1,000 (docs/performance.md).", "resources", opts.Resources},
+		{"Where the " + opts.process() + "'s Pods run (a Pod spec's fields of those names).", "nodeSelector", opts.NodeSelector},
 		{"", "tolerations", opts.Tolerations},
 		{"", "affinity", opts.Affinity},
 		{"", "priorityClassName", opts.PriorityClassName},
@@ -292,10 +292,10 @@ appVersion: %q
 
 helm uninstall keeps the CRDs, and with them every custom resource and its
 children. A custom resource with the finalizer inrun.dev/cleanup can then
-not be deleted until the runtime runs again (or the finalizer is removed by
+not be deleted until the %s runs again (or the finalizer is removed by
 hand); installing again under another release name needs the CRDs handed
-over first. See docs/install.md, Uninstalling.
-`, opts.name(), strings.Join(kinds, ", "), opts.name(), opts.name()))
+over first. See Inrun's docs/install.md, Uninstalling.
+`, opts.name(), strings.Join(kinds, ", "), opts.name(), opts.name(), opts.process()))
 	values, err := podValuesYAML(opts)
 	if err != nil {
 		return nil, err
@@ -326,7 +326,7 @@ image:
   repository: %s
   tag: %q
   pullPolicy: %s
-# Replicas of the runtime: one leads (leader election), the others stand by;
+# Replicas of the %s: one leads (leader election), the others stand by;
 # with shards: true, each reconciles its share of the custom resources.
 replicaCount: %d
 # Share the custom resources between the replicas (--shards) instead of
@@ -337,11 +337,11 @@ shards: %t
 # one, KEP-5866, else labels), labels (a bucket label on each custom
 # resource) or server (refused by an API server without it).
 shardSelection: %s
-# The namespaces the runtime reconciles in (--namespace); empty: every
+# The namespaces the %s reconciles in (--namespace); empty: every
 # namespace. Set, each Blueprint's rules are a Role in each of them instead
 # of a ClusterRole. A Blueprint with a cluster-scoped kind cannot be
 # confined: the chart refuses to render.
-%s%s%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.Replicas, opts.Shards, opts.ShardSelection, watchValues, values, monitorValues))
+%s%s%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.process(), opts.Replicas, opts.Shards, opts.ShardSelection, opts.process(), watchValues, values, monitorValues))
 	return files, nil
 }
 
