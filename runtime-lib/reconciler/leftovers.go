@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/inrun/inrun/ir"
 )
 
 // A template removed from a Blueprint is pruned by the next pass of each
@@ -58,6 +60,9 @@ func (r *Reconciler) PruneUndeclared(ctx context.Context, lister client.Reader, 
 		}
 		objs, err := r.listMade(ctx, lister, gvk)
 		if err != nil {
+			if apierrors.IsForbidden(err) {
+				rep.Unlisted = append(rep.Unlisted, ir.FormatKind(gvk))
+			}
 			if !ignorableListError(err) {
 				rep.Errors = append(rep.Errors, fmt.Errorf("listing %s left by %s: %w", gvk.Kind, r.bp.Name, err))
 			}

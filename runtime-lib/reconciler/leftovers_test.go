@@ -2,12 +2,14 @@ package reconciler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,4 +86,23 @@ func TestPruneUndeclared(t *testing.T) {
 	if !strings.Contains(events, "no longer declares the kind Service") {
 		t.Errorf("no Event says why the Service went: %s", events)
 	}
+
+	// A kind the runtime may not list is skipped, and said.
+	rep = rec.PruneUndeclared(ctx, forbiddenLister{Reader: f.store, kind: "ServiceList"}, kinds, nil)
+	if err := rep.Err(); err != nil || fmt.Sprint(rep.Unlisted) != "[v1 Service]" {
+		t.Errorf("with Services forbidden: unlisted %v, errors %v; want v1 Service unlisted, no error", rep.Unlisted, err)
+	}
+}
+
+// forbiddenLister refuses to list kind, as RBAC would.
+type forbiddenLister struct {
+	client.Reader
+	kind string
+}
+
+func (l forbiddenLister) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if list.GetObjectKind().GroupVersionKind().Kind == l.kind {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "", errors.New("RBAC"))
+	}
+	return l.Reader.List(ctx, list, opts...)
 }

@@ -311,6 +311,9 @@ type Report struct {
 	// LeftAlone lists the objects prune or cleanup would have deleted
 	// that carry the inventory labels but that Inrun never wrote.
 	LeftAlone []string
+	// Unlisted are the kinds PruneUndeclared may not list (RBAC), whose
+	// objects it could not search.
+	Unlisted []string
 	// Pending are children not rendered yet, with what they wait for.
 	Pending map[string]string
 	// Errors are the problems found: failed expressions, refused writes.
