@@ -56,10 +56,7 @@ func (p *parser) file(data []byte) *File {
 	if n := top.Get("reply"); n != nil {
 		if f.Reply = p.reply(n, "reply"); f.Reply != nil {
 			p.checkReply(n, "reply", f.Reply, false)
-			if k, _ := yamlpos.Field(yamlpos.Resolve(n), "step"); k != nil {
-				pos := p.Pos(k)
-				f.replyStep = &pos
-			}
+			f.replyNode = n
 		}
 	}
 	if f.Reconciler != nil && f.Reply != nil {
@@ -133,7 +130,7 @@ func (p *parser) readCase(f *File, i int, n *yaml.Node, names map[string]int) *C
 	if n := m.Get("reply"); n != nil {
 		if c.Reply = p.reply(n, "reply"); c.Reply != nil {
 			p.checkReply(n, "reply", c.Reply, false)
-			p.markStep(n, "reply")
+			c.replyNode = n
 		}
 	}
 	replies := c.Reply != nil || f.Reply != nil
@@ -177,7 +174,7 @@ func (p *parser) readStep(j int, n *yaml.Node, replies bool) *Step {
 		if st.Reply = p.reply(v, field+".reply"); st.Reply != nil {
 			if replies {
 				p.checkReply(v, field+".reply", st.Reply, st.Delete)
-				p.markStep(v, field+".reply")
+				st.replyNode = v
 			} else {
 				p.Errorf(m.KeyNode("reply"), diag.InvalidValue, "give the case (or the file) a reply too", "%s.reply replaces a recorded reply, but the case calls a reconciler", field)
 			}
@@ -364,14 +361,6 @@ func (p *parser) strings(n *yaml.Node, path string) []string {
 func (p *parser) mark(path string, n *yaml.Node) {
 	if p.at != nil && n != nil {
 		p.at[path] = p.Pos(n)
-	}
-}
-
-// markStep notes where the step of the reply at n is, if it has one:
-// checkCase refuses it for a Blueprint without reconcile.workflow.
-func (p *parser) markStep(n *yaml.Node, path string) {
-	if k, _ := yamlpos.Field(yamlpos.Resolve(n), "step"); k != nil {
-		p.mark(path+".step", k)
 	}
 }
 

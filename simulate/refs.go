@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	yaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/inrun/inrun/internal/diag"
@@ -17,6 +18,7 @@ import (
 	"github.com/inrun/inrun/internal/yamlpos"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/sdk"
 )
 
 // CheckFile checks what f's cases name against the Blueprint, before any
@@ -38,79 +40,43 @@ func (s *Simulator) CheckFile(f *File) error {
 	return l.Err()
 }
 
-// stepWithoutWorkflow and stepHint say the runtime's rule on a reply's
-// step: only in reply to a request with a step, which only a workflow
-// sends.
-const (
-	stepWithoutWorkflow = "is only valid in reply to a request with a step, and the Blueprint %s declares no reconcile.workflow, so no request has one"
-	stepHint            = "leave step out (report a failure in conditions), or declare the steps in reconcile.workflow"
-)
-
-// noWorkflow reports whether a recorded reply's step is refused: the
-// Blueprint calls a reconciler, but through no workflow.
-func (s *Simulator) noWorkflow() bool {
-	r := s.bp.Reconcile
-	return r != nil && r.Remote != nil && r.Workflow == nil
-}
-
-// checkFileReply adds the problems of f's reply, which every case without
-// one of its own gets, to l: once for the file, not for each case.
+// checkFileReply adds what the runtime refuses of f's reply, which every
+// case without one of its own gets, to l: once for the file, not for each
+// case.
 func (s *Simulator) checkFileReply(f *File, l *diag.List) {
-	if f.replyStep != nil && s.noWorkflow() {
-		l.Add(*f.replyStep, diag.InvalidValue, stepHint, "reply.step "+stepWithoutWorkflow, s.bp.Name)
-	}
-	if f.replyStep != nil {
-		s.checkNext(f.Reply, *f.replyStep, "reply", l)
-	}
+	s.checkReply(f.Path, f.Reply, f.replyNode, "reply", false, l)
 }
 
-// checkNext adds to l a reply's step.next that names no step of the
-// workflow, which the runtime refuses: at pos, where the reply's step is.
-func (s *Simulator) checkNext(reply map[string]any, pos diag.Pos, label string, l *diag.List) {
-	r := s.bp.Reconcile
-	if r == nil || r.Workflow == nil {
+// checkReply adds to l what the runtime refuses of a recorded reply that
+// the contract's reading (Parse's) took: reconciler.CheckResult, each
+// problem at its field in the file. label names the reply in messages.
+// A reply to a finalizing request (a delete step's) is not asked about
+// resources or steps, as the runtime does not ask.
+func (s *Simulator) checkReply(file string, reply map[string]any, n *yaml.Node, label string, finalizing bool, l *diag.List) {
+	rec := s.bp.Reconcile
+	if reply == nil || n == nil || finalizing || rec == nil || rec.Remote == nil {
 		return
 	}
-	step, _ := reply["step"].(map[string]any)
-	next, ok := step["next"].(string)
-	if !ok || next == "" || r.Workflow.Step(next) != nil {
-		return
+	res, err := sdk.DecodeResult(replyBody(reply), false)
+	if err != nil {
+		return // Parse reported it
 	}
-	names := make([]string, len(r.Workflow.Steps))
-	for i, st := range r.Workflow.Steps {
-		names[i] = st.Name
+	r := yamlpos.NewReader(file, l)
+	for _, p := range reconciler.CheckResult(s.bp, res) {
+		code := diag.InvalidValue
+		if p.Path == "step.next" {
+			code = diag.UnknownReference
+		}
+		r.Errorf(yamlpos.At(n, p.Path, true), code, "", "%s: %s", label, p.Message)
 	}
-	hint := "name one of " + strings.Join(names, ", ")
-	if near, ok := suggest.Closest(next, names); ok {
-		hint = "did you mean " + near + "?"
-	}
-	l.Add(pos, diag.UnknownReference, hint, "%s.step.next %q is no step of reconcile.workflow", label, next)
 }
 
 // checkCase adds the problems of c's references to the Blueprint to l.
 func (s *Simulator) checkCase(f *File, c *Case, l *diag.List) {
-	if s.noWorkflow() {
-		// Replies to finalizing requests (a delete step's) are not
-		// asked about steps.
-		paths := []string{"reply.step"}
-		for j := range c.Steps {
-			if !c.Steps[j].Delete {
-				paths = append(paths, fmt.Sprintf("steps[%d].reply.step", j))
-			}
-		}
-		for _, path := range paths {
-			if pos, ok := c.pos[path]; ok {
-				l.Add(pos, diag.InvalidValue, stepHint, "case %q: %s "+stepWithoutWorkflow, c.Name, path, s.bp.Name)
-			}
-		}
-	}
-	if pos, ok := c.pos["reply.step"]; ok {
-		s.checkNext(c.Reply, pos, fmt.Sprintf("case %q: reply", c.Name), l)
-	}
+	s.checkReply(f.Path, c.Reply, c.replyNode, fmt.Sprintf("case %q: reply", c.Name), false, l)
 	for j := range c.Steps {
-		if pos, ok := c.pos[fmt.Sprintf("steps[%d].reply.step", j)]; ok {
-			s.checkNext(c.Steps[j].Reply, pos, fmt.Sprintf("case %q: steps[%d].reply", c.Name, j), l)
-		}
+		st := &c.Steps[j]
+		s.checkReply(f.Path, st.Reply, st.replyNode, fmt.Sprintf("case %q: steps[%d].reply", c.Name, j), st.Delete, l)
 	}
 	if s.bp.ControllerRef() != nil {
 		// Its children are Kind/name, and its status is its own.

@@ -233,6 +233,7 @@ func TestReplyStepWithoutWorkflow(t *testing.T) {
 	bp := compileBlueprint(t, "tenant.yaml", []byte(fmt.Sprintf(tenant, "http://127.0.0.1:1/reconcile")))
 	f, sim, got := checkFile(t, bp, `reply:
   step: {phase: Succeeded}
+  resources: [{apiVersion: v1, kind: Secret, metadata: {name: s}}]
 cases:
   - name: a
     object: {apiVersion: example.inrun.dev/v1, kind: Tenant, metadata: {name: a}, spec: {team: ops}}
@@ -245,15 +246,16 @@ cases:
 `)
 
 	for _, want := range []string{
-		"simulate.yaml:2:3: E0005 reply.step is only valid in reply to a request with a step, and the Blueprint tenant declares no reconcile.workflow",
-		`simulate.yaml:6:13: E0005 case "a": reply.step is only valid`,
-		`simulate.yaml:10:11: E0005 case "a": steps[0].reply.step is only valid`,
+		"simulate.yaml:2:3: E0005 reply: step is only valid in reply to a request with a step, and this Blueprint declares no reconcile.workflow",
+		"simulate.yaml:3:32: E0005 reply: resources[0] is of kind v1 Secret, not a kind reconcile.resources declares",
+		`simulate.yaml:7:13: E0005 case "a": reply: step is only valid`,
+		`simulate.yaml:11:11: E0005 case "a": steps[0].reply: step is only valid`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("CheckFile = %s\nwant %q", got, want)
 		}
 	}
-	if res := sim.RunCase(context.Background(), f, &f.Cases[0]); res.Err == nil || !strings.Contains(res.Err.Error(), "reply.step is only valid") {
+	if res := sim.RunCase(context.Background(), f, &f.Cases[0]); res.Err == nil || !strings.Contains(res.Err.Error(), "reply: step is only valid") {
 		t.Errorf("RunCase: %s\nwant the step refused before the case ran", describe(res))
 	}
 }
@@ -337,8 +339,8 @@ cases:
 `)
 
 	for _, want := range []string{
-		`simulate.yaml:2:3: E0008 reply.step.next "Chrage" is no step of reconcile.workflow; did you mean Charge?`,
-		`simulate.yaml:6:13: E0008 case "a": reply.step.next "Archive" is no step of reconcile.workflow; name one of Reserve, Charge, Ship`,
+		`simulate.yaml:2:10: E0008 reply: step.next "Chrage" is not a step of reconcile.workflow (Reserve, Charge, Ship); did you mean Charge?`,
+		`simulate.yaml:6:20: E0008 case "a": reply: step.next "Archive" is not a step of reconcile.workflow (Reserve, Charge, Ship)`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("CheckFile = %s\nwant %q", got, want)

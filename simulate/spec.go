@@ -30,8 +30,8 @@ type File struct {
 
 	// process is the reconciler Simulator.Serve keeps running.
 	process *Process
-	// replyStep is where Reply's step is, when it has one.
-	replyStep *diag.Pos
+	// replyNode is Reply's YAML, for positions.
+	replyNode *yaml.Node
 }
 
 // Case is one simulated scenario.
@@ -52,8 +52,9 @@ type Case struct {
 	// Steps change the CR after the first passes and Expect, in order.
 	Steps []Step
 
-	// objectNode is Object's YAML in the simulate file, for positions.
-	objectNode *yaml.Node
+	// objectNode and replyNode are Object's and Reply's YAML in the
+	// simulate file, for positions.
+	objectNode, replyNode *yaml.Node
 	// pos is where, in the simulate file, each child id and status field
 	// the case names is, by its path in the case (expect.absent[0]); nil
 	// for a case not read from a file.
@@ -74,6 +75,9 @@ type Step struct {
 	Passes  int
 	Observe []Observation
 	Expect  Expectation
+
+	// replyNode is Reply's YAML, for positions.
+	replyNode *yaml.Node
 }
 
 // Observation is status the cluster would write onto a child after a pass.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/inrun/inrun/expr"
+	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/remote"
 	"github.com/inrun/inrun/sdk"
@@ -234,25 +235,58 @@ func (p *pass) forgetResult() {
 	}
 }
 
-// checkResult refuses a Result with resources of kinds the Blueprint does
-// not declare: RBAC, watches and prune are derived from the declaration.
-// It refuses a step outcome in reply to a request without a step too:
-// nothing would act on it, and a reconciler that reports a failure there
-// believes the runtime heard it. Every problem is in the one error, so that
-// a reconciler is fixed in one round.
+// checkResult refuses a Result that CheckResult finds fault with, naming
+// every problem at once, so that a reconciler is fixed in one round.
 func (p *pass) checkResult(res *sdk.Result) error {
+	problems := CheckResult(p.bp, res)
+	if len(problems) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(problems))
+	for i, pr := range problems {
+		msgs[i] = pr.Message
+	}
+	return fmt.Errorf("the reconciler's Result was refused: %s", strings.Join(msgs, "; "))
+}
+
+// ResultProblem is one reason the runtime refuses a reconciler's Result
+// that the contract's own reading (sdk.DecodeResult) took: Path is where
+// in the Result (resources[1].kind), Message what is wrong and what to do.
+type ResultProblem struct {
+	Path, Message string
+}
+
+// CheckResult returns what the runtime refuses of res, a Result for bp's
+// custom resources: resources of kinds bp does not declare (RBAC, watches
+// and prune derive from the declaration), placed against their kind's
+// scope, or owned by anything but the custom resource; and a step outcome
+// in reply to a request without one (nothing would act on it, and a
+// reconciler that reports a failure there believes the runtime heard it),
+// a step.next that names no step, or the workflow's own status field.
+// inrun simulate checks recorded replies with it before any case runs.
+func CheckResult(bp *ir.Blueprint, res *sdk.Result) []ResultProblem {
+	var problems []ResultProblem
+	add := func(path, format string, args ...any) {
+		problems = append(problems, ResultProblem{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
 	declared := map[schema.GroupVersionKind]ir.ResourceKind{}
 	var names []string
-	for _, k := range p.bp.Reconcile.Remote.Resources {
-		declared[k.GroupVersionKind] = k
-		names = append(names, ir.FormatKind(k.GroupVersionKind))
+	if rec := bp.Reconcile; rec != nil && rec.Remote != nil {
+		for _, k := range rec.Remote.Resources {
+			declared[k.GroupVersionKind] = k
+			names = append(names, ir.FormatKind(k.GroupVersionKind))
+		}
 	}
-	var bad, problems []string
+	allowed := "none"
+	if len(names) > 0 {
+		allowed = strings.Join(names, ", ")
+	}
 	for i, r := range res.Resources {
+		at := fmt.Sprintf("resources[%d]", i)
 		gv, err := schema.ParseGroupVersion(r.APIVersion())
 		k, ok := declared[gv.WithKind(r.Kind())]
 		if err != nil || !ok {
-			bad = append(bad, fmt.Sprintf("resources[%d] is of kind %s %s, not a kind reconcile.resources declares", i, r.APIVersion(), r.Kind()))
+			add(at+".kind", "%s is of kind %s %s, not a kind reconcile.resources declares (it declares %s); declare the kind in the Blueprint, or stop returning the resource", at, r.APIVersion(), r.Kind(), allowed)
 			continue
 		}
 		// Where a resource goes, and who owns it, is the runtime's to
@@ -260,31 +294,37 @@ func (p *pass) checkResult(res *sdk.Result) error {
 		md, _ := r.Object["metadata"].(map[string]any)
 		switch {
 		case !k.Namespaced && r.Namespace() != "":
-			problems = append(problems, fmt.Sprintf("resources[%d] (%s %q) is of a cluster-scoped kind: leave metadata.namespace out", i, r.Kind(), r.Name()))
-		case k.Namespaced && r.Namespace() == "" && p.cr.GetNamespace() == "":
-			problems = append(problems, fmt.Sprintf("resources[%d] (%s %q) needs metadata.namespace: the %s is cluster-scoped", i, r.Kind(), r.Name(), p.bp.Resource.Kind))
+			add(at+".metadata.namespace", "%s (%s %q) is of a cluster-scoped kind: leave metadata.namespace out", at, r.Kind(), r.Name())
+		case k.Namespaced && r.Namespace() == "" && !bp.Resource.Namespaced:
+			add(at+".metadata", "%s (%s %q) needs metadata.namespace: the %s is cluster-scoped", at, r.Kind(), r.Name(), bp.Resource.Kind)
 		case hasOwnerReferences(md):
-			problems = append(problems, fmt.Sprintf("resources[%d].metadata.ownerReferences: the runtime sets the owner reference to the %s itself; leave it out", i, p.bp.Resource.Kind))
+			add(at+".metadata.ownerReferences", "%s.metadata.ownerReferences: the runtime sets the owner reference to the %s itself; leave it out", at, bp.Resource.Kind)
 		}
 	}
-	if len(bad) > 0 {
-		allowed := "none"
-		if len(names) > 0 {
-			allowed = strings.Join(names, ", ")
-		}
-		kinds := fmt.Sprintf("%s (it declares %s); declare the kind in the Blueprint, or stop returning the resource", strings.Join(bad, "; "), allowed)
-		problems = append([]string{kinds}, problems...)
+	var wf *ir.Workflow
+	if bp.Reconcile != nil {
+		wf = bp.Reconcile.Workflow
 	}
 	switch {
-	case p.wf != nil:
-		problems = append(problems, p.wf.stepProblems(res)...)
+	case wf != nil:
+		if _, ok := res.Status[WorkflowField]; ok {
+			add("status."+WorkflowField, "status.%s is the runtime's, where it keeps the workflow's progress; return the step's outcome in step", WorkflowField)
+		}
+		if res.Step != nil && res.Step.Next != "" && wf.Step(res.Step.Next) == nil {
+			steps := make([]string, len(wf.Steps))
+			for i, st := range wf.Steps {
+				steps[i] = st.Name
+			}
+			hint := ""
+			if near, ok := suggest.Closest(res.Step.Next, steps); ok {
+				hint = "; did you mean " + near + "?"
+			}
+			add("step.next", "step.next %q is not a step of reconcile.workflow (%s)%s", res.Step.Next, strings.Join(steps, ", "), hint)
+		}
 	case res.Step != nil:
-		problems = append(problems, "step is only valid in reply to a request with a step, and this Blueprint declares no reconcile.workflow, so no request has one; leave step out (report a failure with an HTTP 5xx status, or in conditions), or declare the steps in reconcile.workflow")
+		add("step", "step is only valid in reply to a request with a step, and this Blueprint declares no reconcile.workflow, so no request has one; leave step out (report a failure with an HTTP 5xx status, or in conditions), or declare the steps in reconcile.workflow")
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("the reconciler's Result was refused: %s", strings.Join(problems, "; "))
-	}
-	return nil
+	return problems
 }
 
 func (p *pass) applyRemote(ctx context.Context, res sdk.Resource) {

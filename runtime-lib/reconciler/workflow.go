@@ -3,7 +3,6 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -359,24 +358,6 @@ func (p *pass) stepOutcome(ctx context.Context, d time.Duration) {
 		// A new step runs at once, whatever the last one asked.
 		p.rep.RequeueAfter = d
 	}
-}
-
-// stepProblems are what the runtime refuses of a reply's workflow part:
-// the workflow's status field, which is the runtime's, and a step.next that
-// names no step.
-func (w *workflowRun) stepProblems(res *sdk.Result) []string {
-	var problems []string
-	if _, ok := res.Status[WorkflowField]; ok {
-		problems = append(problems, fmt.Sprintf("status.%s is the runtime's, where it keeps the workflow's progress; return the step's outcome in step", WorkflowField))
-	}
-	if res.Step != nil && res.Step.Next != "" && w.wf.Step(res.Step.Next) == nil {
-		names := make([]string, len(w.wf.Steps))
-		for i, s := range w.wf.Steps {
-			names[i] = s.Name
-		}
-		problems = append(problems, fmt.Sprintf("step.next %q is not a step of reconcile.workflow (%s)", res.Step.Next, strings.Join(names, ", ")))
-	}
-	return problems
 }
 
 // status is .status.workflow as written.
