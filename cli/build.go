@@ -43,8 +43,9 @@ generated tests unless --skip-tests (test/simulate.yaml in memory against
 the interpreter, test/e2e.yaml on a local control plane when its binaries
 are built), and go build into -o. Each step prints its duration.
 
-An earlier inrun build output in --out is replaced; any other non-empty
-directory is refused.
+An earlier inrun build output in --out is replaced: the files it wrote
+(listed in its .inrun-build-files) are written again or removed, and files
+you added there are kept. Any other non-empty directory is refused.
 
 A Blueprint that names Go code (reconcile.go, go.transform) is typed: its
 operator must link the Go modules that register that code, and plain inrun

@@ -40,7 +40,7 @@ func (d *decoder) value(n *yaml.Node) *ir.Value {
 			if strings.Contains(k.Value, "${") {
 				// Only values are evaluated: the key would reach the API
 				// server as written.
-				d.add(d.Pos(k), diag.InvalidValue, "write the whole map as one expression, such as matchLabels: ${ {self.spec.label: \"true\"} }",
+				d.add(d.Pos(k), diag.InvalidValue, "write the whole map as one expression, quoted for YAML, such as matchLabels: '${ {self.spec.label: \"true\"} }'",
 					"the key %s holds an expression, and keys are not evaluated", k.Value)
 				continue
 			}

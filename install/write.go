@@ -321,7 +321,7 @@ over first. See Inrun's docs/install.md, Uninstalling.
 serviceMonitor:
   enabled: %t
 %s`, ServiceMonitorInterval, opts.ServiceMonitor, indent(string(monitorLabels), "  "))
-	files["values.yaml"] = []byte(Header + fmt.Sprintf(`# The image: inrun, or the operator.
+	files["values.yaml"] = []byte(Header + fmt.Sprintf(`# The image of the %s.
 image:
   repository: %s
   tag: %q
@@ -341,7 +341,7 @@ shardSelection: %s
 # namespace. Set, each Blueprint's rules are a Role in each of them instead
 # of a ClusterRole. A Blueprint with a cluster-scoped kind cannot be
 # confined: the chart refuses to render.
-%s%s%s`, opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.process(), opts.Replicas, opts.Shards, opts.ShardSelection, opts.process(), watchValues, values, monitorValues))
+%s%s%s`, opts.process(), opts.ImageRepository, opts.ImageTag, opts.PullPolicy, opts.process(), opts.Replicas, opts.Shards, opts.ShardSelection, opts.process(), watchValues, values, monitorValues))
 	return files, nil
 }
 
