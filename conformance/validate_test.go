@@ -65,6 +65,8 @@ var specCases = []string{
 	`{apiVersion: v1, kind: Service, metadata: {name: no-ports}, spec: {selector: {app: web}}}`,
 	`{apiVersion: v1, kind: Service, metadata: {name: node-port}, spec: {ports: [{port: 80, nodePort: 30080}]}}`,
 	`{apiVersion: v1, kind: Service, metadata: {name: bad-type}, spec: {type: Nodeport, ports: [{port: 80}]}}`,
+	`{apiVersion: v1, kind: Service, metadata: {name: bad-selector}, spec: {selector: {"bad key!": web, app: "not ok!"}, ports: [{port: 80}]}}`,
+	`{apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: bad-selectors}, spec: {podSelector: {matchLabels: {"bad key!": x}}, ingress: [{from: [{podSelector: {matchLabels: {"a/b/c": x}}}, {namespaceSelector: {matchExpressions: [{key: team, operator: in, values: [a]}]}}]}], egress: [{to: [{podSelector: {matchLabels: {app: "-x"}}}]}]}}`,
 	`{apiVersion: v1, kind: Service, metadata: {name: bad-port-name}, spec: {ports: [{name: HTTP, port: 80}]}}`,
 	`{apiVersion: v1, kind: Service, metadata: {name: bad-target}, spec: {ports: [{port: 80, targetPort: http-metrics-port}]}}`,
 	ingress("ok", "host: '*.example.com'", "{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}"),

@@ -14,6 +14,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -133,6 +134,23 @@ func validateNetworkPolicy(np *networkingv1.NetworkPolicy) field.ErrorList {
 	}
 	rules("ingress", len(np.Spec.Ingress), func(i int) []networkingv1.NetworkPolicyPort { return np.Spec.Ingress[i].Ports })
 	rules("egress", len(np.Spec.Egress), func(i int) []networkingv1.NetworkPolicyPort { return np.Spec.Egress[i].Ports })
+	// Label keys and values in selectors, as the API server checks them.
+	errs = append(errs, metav1validation.ValidateLabelSelector(&np.Spec.PodSelector, metav1validation.LabelSelectorValidationOptions{}, field.NewPath("spec", "podSelector"))...)
+	peers := func(kind, side string, n int, peers func(int) []networkingv1.NetworkPolicyPeer) {
+		for i := range n {
+			for j, peer := range peers(i) {
+				at := field.NewPath("spec", kind).Index(i).Child(side).Index(j)
+				if peer.PodSelector != nil {
+					errs = append(errs, metav1validation.ValidateLabelSelector(peer.PodSelector, metav1validation.LabelSelectorValidationOptions{}, at.Child("podSelector"))...)
+				}
+				if peer.NamespaceSelector != nil {
+					errs = append(errs, metav1validation.ValidateLabelSelector(peer.NamespaceSelector, metav1validation.LabelSelectorValidationOptions{}, at.Child("namespaceSelector"))...)
+				}
+			}
+		}
+	}
+	peers("ingress", "from", len(np.Spec.Ingress), func(i int) []networkingv1.NetworkPolicyPeer { return np.Spec.Ingress[i].From })
+	peers("egress", "to", len(np.Spec.Egress), func(i int) []networkingv1.NetworkPolicyPeer { return np.Spec.Egress[i].To })
 	return errs
 }
 
@@ -286,7 +304,7 @@ func validateContainer(c *corev1.Container, path *field.Path, names, volumes set
 
 func validateService(s *corev1.Service) field.ErrorList {
 	spec := field.NewPath("spec")
-	var errs field.ErrorList
+	errs := metav1validation.ValidateLabels(s.Spec.Selector, spec.Child("selector"))
 	typ := s.Spec.Type
 	if typ == "" {
 		typ = corev1.ServiceTypeClusterIP
