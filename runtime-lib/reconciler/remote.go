@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/inrun/inrun/internal/suggest"
 	"github.com/inrun/inrun/ir"
 	"github.com/inrun/inrun/runtime-lib/remote"
+	"github.com/inrun/inrun/runtime-lib/shard"
 	"github.com/inrun/inrun/sdk"
 )
 
@@ -249,6 +252,21 @@ func (p *pass) checkResult(res *sdk.Result) error {
 	return fmt.Errorf("the reconciler's Result was refused: %s", strings.Join(msgs, "; "))
 }
 
+// childKeys are the labels and annotations of Inrun's that the runtime
+// writes on every child itself: a reply that returns an observed object
+// as it was may carry them.
+var childKeys = map[string]bool{
+	LabelBlueprint: true, LabelOwnerUID: true, LabelChild: true, LabelAppliedHash: true,
+	AnnotationOwner: true, AnnotationRemoteID: true, shard.LabelOwnerBucket: true,
+}
+
+// inrunKey reports whether a label or annotation key is in one of Inrun's
+// prefixes: inrun.dev/ or a subdomain of it (shard.inrun.dev/).
+func inrunKey(key string) bool {
+	prefix, _, ok := strings.Cut(key, "/")
+	return ok && (prefix == "inrun.dev" || strings.HasSuffix(prefix, ".inrun.dev"))
+}
+
 // ResultProblem is one reason the runtime refuses a reconciler's Result
 // that the contract's own reading (sdk.DecodeResult) took: Path is where
 // in the Result (resources[1].kind), Message what is wrong and what to do.
@@ -299,6 +317,17 @@ func CheckResult(bp *ir.Blueprint, res *sdk.Result) []ResultProblem {
 			add(at+".metadata", "%s (%s %q) needs metadata.namespace: the %s is cluster-scoped", at, r.Kind(), r.Name(), bp.Resource.Kind)
 		case hasOwnerReferences(md):
 			add(at+".metadata.ownerReferences", "%s.metadata.ownerReferences: the runtime sets the owner reference to the %s itself; leave it out", at, bp.Resource.Kind)
+		}
+		// Inrun's own keys mark what Inrun acts on (inrun.dev/role: a
+		// Blueprint ConfigMap the runtime runs): a reply may carry only
+		// those the runtime sets on every child itself.
+		for _, field := range []string{"labels", "annotations"} {
+			m, _ := md[field].(map[string]any)
+			for _, key := range slices.Sorted(maps.Keys(m)) {
+				if inrunKey(key) && !childKeys[key] {
+					add(fmt.Sprintf("%s.metadata.%s[%q]", at, field, key), "%s.metadata.%s[%q]: keys under inrun.dev/ are Inrun's, which sets its own on every child; leave it out", at, field, key)
+				}
+			}
 		}
 	}
 	var wf *ir.Workflow
