@@ -451,9 +451,9 @@ func TestAbuse(t *testing.T) {
 	}{
 		{"no token", "POST", "/v1/targets/app/intents", "", good, 401, "unauthenticated", "no token", nil},
 		{"not a bearer token", "POST", "/v1/targets/app/intents", "", good, 401, "unauthenticated", "not a bearer token", []string{"Authorization", "Basic YTpi"}},
-		{"a bad token", "POST", "/v1/targets/app/intents", "inrun_abcdefghij_nope", good, 401, "unauthenticated", "not known", nil},
+		{"a bad token", "POST", "/v1/targets/app/intents", "inrun_abcdefghij_nope", good, 401, "unauthenticated", "is not known to this gateway, or does not match", nil},
 		{"not an Inrun token", "POST", "/v1/targets/app/intents", "hunter2", good, 401, "unauthenticated", "not an Inrun token", nil},
-		{"the wrong secret", "POST", "/v1/targets/app/intents", wrongSecret, good, 401, "unauthenticated", "does not match", nil},
+		{"the wrong secret", "POST", "/v1/targets/app/intents", wrongSecret, good, 401, "unauthenticated", "is not known to this gateway, or does not match", nil},
 		{"an expired token", "POST", "/v1/targets/app/intents", expired, good, 401, "token-expired", "expired at", nil},
 		{"a revoked token", "POST", "/v1/targets/app/intents", revoked, good, 401, "token-revoked", "was revoked", nil},
 		{"staging token, prod intent", "POST", "/v1/targets/app/intents", deploy, `{"repository": "abuse/app", "environment": "prod"}`, 403, "out-of-scope", `may create app intents in environment staging only; environment "prod" is not one of them`, nil},

@@ -709,6 +709,12 @@ func (s *Server) listTargets(w http.ResponseWriter, _ *http.Request, req *reques
 			out.Items = append(out.Items, info)
 		}
 	}
+	if len(out.Items) == 0 && len(s.Targets()) > 0 {
+		// A token no Blueprint grants anything is refused every request.
+		c := req.caller
+		return 0, problem(http.StatusForbidden, CodeOutOfScope, "ask for a token with a scope a Blueprint's serve.tokens grants",
+			"token %s (%s, scopes %s) may use no target: no Blueprint's serve.tokens grants any of its scopes", c.TokenID, c.Name, strings.Join(c.Scopes, ", "))
+	}
 	writeJSON(w, http.StatusOK, out)
 	return http.StatusOK, nil
 }

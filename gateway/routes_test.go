@@ -77,3 +77,38 @@ func TestOpenAPIDocumentsPlay(t *testing.T) {
 		}
 	}
 }
+
+// fixedCaller authenticates every request as one caller.
+type fixedCaller Caller
+
+func (f fixedCaller) Authenticate(context.Context, string) (*Caller, *Problem) {
+	c := Caller(f)
+	return &c, nil
+}
+
+// TestTokenWithNoGrantedScope: a token whose scopes no Blueprint's
+// serve.tokens grants is refused GET /v1/targets too (403), as every other
+// request, where it listed no target with 200.
+func TestTokenWithNoGrantedScope(t *testing.T) {
+	bp, err := compiler.CompileFile("../packs/intent/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		scope  string
+		status int
+	}{{"nothing", http.StatusForbidden}, {"deploy", http.StatusOK}} {
+		s, err := New(Options{Blueprints: []*ir.Blueprint{bp}, Client: fake.NewClientBuilder().Build(),
+			Authenticator: fixedCaller{TokenID: "abcdefghij", Name: "t", Scopes: []string{tc.scope}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodGet, "/v1/targets", nil)
+		r.Header.Set("Authorization", "Bearer x")
+		s.Handler().ServeHTTP(w, r)
+		if w.Code != tc.status {
+			t.Errorf("scope %s: GET /v1/targets = %d %s; want %d", tc.scope, w.Code, w.Body, tc.status)
+		}
+	}
+}

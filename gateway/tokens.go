@@ -300,11 +300,17 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (*Caller, *Pro
 	if !ok || !ok2 || !tokenIDRE.MatchString(id) || secret == "" {
 		return nil, problem(http.StatusUnauthorized, CodeUnauthenticated, fix, "the bearer token is not an Inrun token: they read inrun_<id>_<secret>")
 	}
+	// An unknown id and a wrong secret get one answer: which ids exist is
+	// not the caller's to learn (they show in Events).
+	unknown := func() (*Caller, *Problem) {
+		return nil, problem(http.StatusUnauthorized, CodeUnauthenticated, "send the whole token as it was given, or ask for a new one: inrun serve token create",
+			"token %s is not known to this gateway, or does not match", id)
+	}
 	var sec corev1.Secret
 	err := t.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: secretName(id)}, &sec)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, problem(http.StatusUnauthorized, CodeUnauthenticated, "ask for a new token: inrun serve token create", "token %s is not known to this gateway", id)
+		return unknown()
 	case err != nil:
 		p := problem(http.StatusServiceUnavailable, CodeUnavailable, "try again shortly", "the gateway cannot read its tokens right now")
 		p.RetryAfter = time.Second
@@ -312,7 +318,7 @@ func (t *Tokens) Authenticate(ctx context.Context, bearer string) (*Caller, *Pro
 	}
 	want := sec.Data[keyHash]
 	if sec.Type != SecretType || subtle.ConstantTimeCompare([]byte(hash(secret)), want) != 1 {
-		return nil, problem(http.StatusUnauthorized, CodeUnauthenticated, "send the whole token as it was given", "the token %s does not match", id)
+		return unknown()
 	}
 	info, derr := decodeInfo(&sec)
 	if derr != nil {
