@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -174,9 +175,17 @@ func tlsHint(err error) string {
 // maxBody bounds Error.Body.
 const maxBody = 200
 
-// excerpt returns the start of body on one line, cut at a rune boundary.
+// excerpt returns the start of body on one line, cut at a rune boundary,
+// without control characters: it reaches conditions, Events and
+// terminals, where an escape sequence would be acted on.
 func excerpt(body []byte) string {
-	s := strings.Join(strings.Fields(string(body)), " ")
+	s := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(string(body), "�"))
+	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= maxBody {
 		return s
 	}
