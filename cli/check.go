@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/rbac"
 )
 
 func newCheckCommand() *cobra.Command {
@@ -54,6 +55,9 @@ Blueprints are the arguments, or -f (default blueprint.yaml).`,
 					continue
 				}
 				bps = append(bps, bp)
+				for _, w := range rbac.Warnings(bp) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", p, w)
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: %s reconciles %s with %s and %s%s%s%s\n",
 					p, bp.Name, ir.FormatKind(bp.Resource.GroupVersionKind), plural(len(bp.Children), "child", "children"),
 					plural(len(bp.Exprs()), "expression", "expressions"), usesNote(bp), goNote(bp), workflowNote(bp))

@@ -48,7 +48,12 @@ a ClusterRole to read, watch, apply (patch) and delete the custom resources
 of the Blueprint's kind, and create Events; and a Role in the gateway's
 namespace (--gateway-namespace) to read the tokens' Secrets and keep the
 idempotency records' Leases. The gateway reads no children. Give it a
-namespace of its own: it reads the Secrets there.`,
+namespace of its own: it reads the Secrets there.
+
+A rule that lets whoever may create the custom resources use more than
+their own rights (bind on every role, for a binding child whose role is an
+expression; escalate, for a role child) is preceded by a # WARNING
+comment; inrun check prints the same as a note.`,
 		Example: `  inrun rbac
   inrun rbac | kubectl apply -f -
   inrun rbac --namespace shop
@@ -93,6 +98,9 @@ namespace of its own: it reads the Secrets there.`,
 				}
 				if b != bp {
 					fmt.Fprintf(cmd.OutOrStdout(), "# Blueprint %s uses %s (%s), which inrun run runs too\n", bp.Name, b.Name, b.File)
+				}
+				for _, w := range rbac.Warnings(b) {
+					fmt.Fprintf(cmd.OutOrStdout(), "# WARNING: %s\n", w)
 				}
 				if _, err := fmt.Fprint(cmd.OutOrStdout(), string(out)); err != nil {
 					return err

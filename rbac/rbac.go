@@ -154,6 +154,40 @@ func escalationRules(bp *ir.Blueprint, kind, group string, template *ir.Value) [
 	return out
 }
 
+// Warnings names what in bp lets whoever may create its custom resources
+// use rights the runtime holds beyond their own: a binding child whose
+// role is named by an expression (bind on every role of its kind, so any,
+// cluster-admin included, can be bound), a role child (escalate: it may
+// hold any rule), and a remote reconciler that may return either. check
+// and rbac print them; nothing refuses them, since a platform may mean it.
+func Warnings(bp *ir.Blueprint) []string {
+	var out []string
+	for _, c := range bp.Children {
+		if c.External || c.Group != rbacv1.GroupName {
+			continue
+		}
+		switch c.Kind {
+		case "Role", "ClusterRole":
+			out = append(out, fmt.Sprintf("child %s is a %s: the runtime may escalate %ss, so whoever may create a %s decides the rules it holds, as far as the template lets them", c.ID, c.Kind, c.Kind, bp.Resource.Kind))
+		case "RoleBinding", "ClusterRoleBinding":
+			for _, r := range escalationRules(bp, c.Kind, c.Group, c.Template) {
+				if len(r.ResourceNames) == 0 {
+					role := map[string]string{"clusterroles": "ClusterRole", "roles": "Role"}[r.Resources[0]]
+					out = append(out, fmt.Sprintf("child %s is a %s whose roleRef.name is an expression: the runtime may bind every %s, so whoever may create a %s can have it bind any of them, cluster-admin included; name the role literally, or list the roles allowed as an enum of the spec field it reads", c.ID, c.Kind, role, bp.Resource.Kind))
+				}
+			}
+		}
+	}
+	if rec := bp.Reconcile; rec != nil && rec.Remote != nil {
+		for _, k := range rec.Remote.Resources {
+			if k.Group == rbacv1.GroupName && slices.Contains([]string{"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}, k.Kind) {
+				out = append(out, fmt.Sprintf("reconcile.resources declares %s: the runtime may escalate or bind any role for the reconciler, so the reconciler (and whoever may create a %s, as far as it lets them) decides what it grants", k.Kind, bp.Resource.Kind))
+			}
+		}
+	}
+	return out
+}
+
 // specEnum returns the values a field of the custom resource's spec may
 // take, when v is that field alone (${self.spec.role}) and the CRD's
 // schema lists them (enum): the roles a binding child may refer to.

@@ -231,3 +231,46 @@ func TestControllerMayUpdate(t *testing.T) {
 		"apps/deployments":                    "create,delete,get,list,patch,watch",
 	})
 }
+
+// TestWarnings: a binding child whose role is an expression, and a role
+// child, are named (whoever may create the custom resource may use the
+// runtime's bind or escalate); a binding to a role named literally, or
+// limited by an enum, is not.
+func TestWarnings(t *testing.T) {
+	dir := t.TempDir()
+	write := func(roleName string) *ir.Blueprint {
+		t.Helper()
+		src := `apiVersion: inrun.dev/v1alpha1
+kind: Blueprint
+metadata: {name: grant}
+schema:
+  apiVersion: v1
+  group: example.inrun.dev
+  kind: Grant
+  spec:
+    role: string
+    limited: string | enum="view,edit"
+onReconcile:
+  - id: binding
+    template:
+      apiVersion: rbac.authorization.k8s.io/v1
+      kind: ClusterRoleBinding
+      metadata: {name: "${self.metadata.name}"}
+      roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: ` + roleName + `}
+      subjects: [{kind: User, name: "${self.metadata.name}", apiGroup: rbac.authorization.k8s.io}]
+`
+		path := dir + "/blueprint.yaml"
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return compile(t, path)
+	}
+	if w := rbac.Warnings(write(`"${self.spec.role}"`)); len(w) != 1 || !strings.Contains(w[0], "child binding is a ClusterRoleBinding whose roleRef.name is an expression: the runtime may bind every ClusterRole") {
+		t.Errorf("an expression's role: %q", w)
+	}
+	for _, name := range []string{"view", `"${self.spec.limited}"`} {
+		if w := rbac.Warnings(write(name)); len(w) != 0 {
+			t.Errorf("role %s: %q; want no warning", name, w)
+		}
+	}
+}
