@@ -66,16 +66,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, req *request) (i
 		return 0, p
 	}
 	if put {
-		path := r.PathValue("name")
-		switch {
-		case !ValidName(path):
-			return 0, problem(http.StatusBadRequest, CodeBadQuery, "name it with lower-case letters, digits and '-', at most 63", "%q cannot name an intent", path)
-		case name != "" && name != path:
-			p := invalidField(t.Serve.Name.From, fmt.Sprintf("%s %q names the intent %s, not %s: an intent's %s cannot change", t.Serve.Name.From, in[t.Serve.Name.From], name, path, t.Serve.Name.From))
-			p.Status, p.Code, p.Title = http.StatusConflict, CodeIntentImmutable, http.StatusText(http.StatusConflict)
+		if name, p = t.NameForPut(in, name, r.PathValue("name")); p != nil {
 			return 0, p
 		}
-		name = path
 	}
 	generated := name == ""
 	if generated {
@@ -696,6 +689,22 @@ func (t *Target) Info(c *Caller) *TargetInfo {
 		}
 	}
 	return info
+}
+
+// NameForPut is the name of intent in replaced at path (PUT
+// .../intents/<path>): path, which must be a valid name and, when the
+// intent's fields name it (derived, from NameFrom), that name, since an
+// intent's name cannot change.
+func (t *Target) NameForPut(in Intent, derived, path string) (string, *Problem) {
+	switch {
+	case !ValidName(path):
+		return "", problem(http.StatusBadRequest, CodeBadQuery, "name it with lower-case letters, digits and '-', at most 63", "%q cannot name an intent", path)
+	case derived != "" && derived != path:
+		p := invalidField(t.Serve.Name.From, fmt.Sprintf("%s %q names the intent %s, not %s: an intent's %s cannot change", t.Serve.Name.From, in[t.Serve.Name.From], derived, path, t.Serve.Name.From))
+		p.Status, p.Code, p.Title = http.StatusConflict, CodeIntentImmutable, http.StatusText(http.StatusConflict)
+		return "", p
+	}
+	return path, nil
 }
 
 // listTargets serves GET /v1/targets: the targets the caller's token may

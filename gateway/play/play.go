@@ -147,7 +147,10 @@ func run(ctx context.Context, opts Options, p *printer, onRefuse func(*gateway.P
 	}
 	switch {
 	case opts.Name != "":
-		name = opts.Name
+		// As PUT .../intents/<name> would have it.
+		if name, prob = t.NameForPut(in, name, opts.Name); prob != nil {
+			return p.refuse(prob)
+		}
 	case name == "":
 		name = t.Serve.Name.Generate + "xxxxx"
 		p.line("(the gateway generates the name: %s and five random letters or digits)", t.Serve.Name.Generate)

@@ -49,9 +49,13 @@ func TestRefused(t *testing.T) {
 		name, intent string
 		scopes       []string
 		want         string
+		intentName   string
 	}{
-		{"a field is unknown", `{"repository": "a/b", "replica": 2}`, nil, `did you mean replicas?`},
-		{"out of the token's scope", `{"repository": "a/b", "environment": "prod"}`, []string{"deploy"}, `is not one of them`},
+		{"a field is unknown", `{"repository": "a/b", "replica": 2}`, nil, `did you mean replicas?`, ""},
+		{"out of the token's scope", `{"repository": "a/b", "environment": "prod"}`, []string{"deploy"}, `is not one of them`, ""},
+		// --name, as PUT .../intents/<name> has it.
+		{"a name the intent's fields contradict", `{"repository": "a/b"}`, nil, `names the intent a-b, not zzz`, "zzz"},
+		{"a name that is none", `{"repository": "a/b"}`, nil, `../x\" cannot name an intent`, "../../x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -59,7 +63,7 @@ func TestRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = play.Run(context.Background(), play.Options{Blueprint: bp, Intent: []byte(tc.intent), Scopes: tc.scopes, Out: &buf,
+			err = play.Run(context.Background(), play.Options{Blueprint: bp, Intent: []byte(tc.intent), Scopes: tc.scopes, Out: &buf, Name: tc.intentName,
 				Reply: map[string]any{"status": map[string]any{}}})
 			if !errors.Is(err, play.ErrRefused) {
 				t.Fatalf("Run = %v; want ErrRefused", err)
