@@ -68,7 +68,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.dev, "dev", false, "when no cluster is reachable, start a local control plane (kind where Docker works); install the CRDs and apply manifests/ (except the CRD); start a local pattern registry holding the built-in patterns")
 	fl.BoolVar(&f.installCRDs, "install-crds", false, "apply each Blueprint's CRD before starting: its crd.file, or the one generated from its schema: section (implied by --dev)")
 	fl.BoolVar(&f.fromConfigMaps, "from-configmaps", false, "run the Blueprints stored in ConfigMaps labelled "+load.LabelRole+"="+load.RoleBlueprint+" instead of files")
-	fl.StringVar(&f.cmNamespace, "configmap-namespace", "", "namespace of the Blueprint ConfigMaps (default: all namespaces)")
+	fl.StringVar(&f.cmNamespace, "configmap-namespace", "", "namespace of the Blueprint ConfigMaps (default: all namespaces; whoever may write a labelled ConfigMap there runs a Blueprint with this runtime's rights, so name the one only the platform team writes)")
 	fl.StringSliceVarP(&f.namespaces, "namespace", "n", nil, "reconcile only the custom resources in this namespace; repeat the flag, or separate with commas, for several. The caches hold only these namespaces, so list and watch there (a Role in each: inrun rbac --namespace) is access enough (default: every namespace)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path of the kubeconfig (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "kubeconfig context to use (default the current one)")
