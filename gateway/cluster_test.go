@@ -458,6 +458,7 @@ func TestAbuse(t *testing.T) {
 		{"a revoked token", "POST", "/v1/targets/app/intents", revoked, good, 401, "token-revoked", "was revoked", nil},
 		{"staging token, prod intent", "POST", "/v1/targets/app/intents", deploy, `{"repository": "abuse/app", "environment": "prod"}`, 403, "out-of-scope", `may create app intents in environment staging only; environment "prod" is not one of them`, nil},
 		{"a read token creates", "POST", "/v1/targets/app/intents", read, good, 403, "out-of-scope", "may not create app intents", nil},
+		{"staging token, prod delete", "DELETE", "/v1/targets/app/intents/x?environment=prod", deploy, nil, 403, "out-of-scope", `environment "prod" is not one of them`, nil},
 		{"an unknown target", "POST", "/v1/targets/db/intents", deploy, good, 404, "unknown-target", `no target "db"`, nil},
 		{"oversized", "POST", "/v1/targets/app/intents", deploy, `{"repository": "` + strings.Repeat("a", 5000) + `"}`, 413, "too-large", "larger than 4096 bytes", nil},
 		{"malformed", "POST", "/v1/targets/app/intents", deploy, `{"repository": "abuse/app"`, 400, "malformed-json", "not JSON", nil},
@@ -485,6 +486,9 @@ func TestAbuse(t *testing.T) {
 	audit := e.audit.String()
 	if !strings.Contains(audit, `"caller":"abuse","token":"`+strings.Split(deploy, "_")[1]+`","verb":"create","target":"app","environment":"prod","outcome":403`) {
 		t.Errorf("no audit line of the refused prod intent:\n%s", audit)
+	}
+	if !strings.Contains(audit, `"verb":"delete","target":"app","environment":"prod","outcome":403`) {
+		t.Errorf("the audit line of the refused prod delete does not name its environment:\n%s", audit)
 	}
 	for _, tok := range []string{deploy, read, revoked, expired} {
 		if strings.Contains(audit, strings.Split(tok, "_")[2]) {

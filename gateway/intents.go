@@ -289,6 +289,8 @@ func (s *Server) locate(ctx context.Context, r *http.Request, req *request, t *T
 			if _, known := t.Serve.Namespace.Map[env]; !known {
 				return nil, problem(http.StatusBadRequest, CodeBadQuery, fmt.Sprintf("write %s=%s", field, orList(t.Serve.Environments())), "%s %q is not one of %s's", field, env, t.Name())
 			}
+			// The audit line of a refusal says where it was aimed.
+			req.env = env
 			if p := Authorize(req.caller, t, verb, env); p != nil {
 				return nil, p
 			}
