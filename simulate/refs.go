@@ -26,8 +26,9 @@ import (
 // observe must be one the Blueprint has (<id>.<id> for a used Blueprint's
 // child, remote.<id> for what a remote reconciler returns), and every
 // field of expect.status one the custom resource's status can have; and a
-// recorded reply (to a request that is not finalizing) has a step only
-// for a Blueprint with reconcile.workflow, as the runtime has it. Else
+// recorded reply (to a request that is not finalizing) must be one the
+// runtime takes for the Blueprint (reconciler.CheckResult: its kinds, a
+// step only with reconcile.workflow). Else
 // an absent: [ingres] would hold whatever the Blueprint does, and a
 // children: [{id: deploymnet}] fail without saying why. Every problem is
 // reported, at its place in the file, with the name probably meant.
