@@ -428,10 +428,11 @@ func (c *checker) checkValue(v *ir.Value, s shape, path, kind string) {
 
 // checkEnum reports a literal the API server refuses in a field of an
 // enum type (builtin.EnumValues): imagePullPolicy: always, protocol: tcp.
-// An empty one is left alone: the API server defaults most of them.
+// An empty one is left alone, as the API server defaults most of them,
+// but in a pointer field (pathType: ""), which it defaults only when unset.
 func (c *checker) checkEnum(v *ir.Value, text string, s shape, path, kind string) {
 	g, ok := s.(*goShape)
-	if !ok || text == "" {
+	if !ok || text == "" && !g.pointer {
 		return
 	}
 	if g.t == restartPolicyType && podTemplateKind(kind) {

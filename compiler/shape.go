@@ -51,6 +51,9 @@ type shape interface {
 // goShape is the shape of a k8s.io/api Go type, read through its json tags.
 type goShape struct {
 	t reflect.Type
+	// pointer is set for a field of pointer type: there an empty value is
+	// a value, which the API server checks, not one it defaults.
+	pointer bool
 
 	once   sync.Once
 	fields map[string]reflect.Type
@@ -67,10 +70,11 @@ var (
 )
 
 func newGoShape(t reflect.Type) shape {
+	pointer := t.Kind() == reflect.Pointer
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	return &goShape{t: t}
+	return &goShape{t: t, pointer: pointer}
 }
 
 func (s *goShape) kind() shapeKind {

@@ -77,6 +77,8 @@ var specRules = map[schema.GroupKind]func(map[string]any) field.ErrorList{
 	{Group: "policy", Kind: "PodDisruptionBudget"}:      typed(validatePDB),
 	{Group: "networking.k8s.io", Kind: "Ingress"}:       typed(validateIngress),
 	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}: typed(validateNetworkPolicy, reflect.TypeFor[corev1.Protocol]()),
+	// Its enum fields alone (accessModes, volumeMode).
+	{Kind: "PersistentVolumeClaim"}: typed(func(*corev1.PersistentVolumeClaim) field.ErrorList { return nil }),
 }
 
 // typed converts an object to T before validate reads it, and checks its
