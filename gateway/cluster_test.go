@@ -487,6 +487,9 @@ func TestAbuse(t *testing.T) {
 	if !strings.Contains(audit, `"caller":"abuse","token":"`+strings.Split(deploy, "_")[1]+`","verb":"create","target":"app","environment":"prod","outcome":403`) {
 		t.Errorf("no audit line of the refused prod intent:\n%s", audit)
 	}
+	if !strings.Contains(audit, `"outcome":403,"code":"out-of-scope","remote":"127.0.0.1"`) {
+		t.Errorf("the audit lines do not say where the requests came from:\n%s", audit)
+	}
 	if !strings.Contains(audit, `"verb":"delete","target":"app","environment":"prod","outcome":403`) {
 		t.Errorf("the audit line of the refused prod delete does not name its environment:\n%s", audit)
 	}

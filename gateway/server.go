@@ -280,6 +280,8 @@ type request struct {
 	status int
 	code   string
 	change bool
+	// remote is the peer's address (a proxy's, behind one).
+	remote string
 }
 
 // handler is an API handler: it writes its answer and returns the status,
@@ -290,7 +292,7 @@ type handler func(w http.ResponseWriter, r *http.Request, req *request) (int, *P
 // through: authenticate, then the rate limit; and the audit line after.
 func (s *Server) api(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req := &request{id: randomID(12), url: r.URL, target: r.PathValue("target")}
+		req := &request{id: randomID(12), url: r.URL, target: r.PathValue("target"), remote: clientIP(r)}
 		w.Header().Set("X-Request-Id", req.id)
 		req.change = r.Method != http.MethodGet
 		status, p := s.serve(w, r, req, h)
@@ -511,13 +513,14 @@ type auditLine struct {
 	Env       string `json:"environment,omitempty"`
 	Outcome   int    `json:"outcome"`
 	Code      string `json:"code,omitempty"`
+	Remote    string `json:"remote,omitempty"`
 }
 
 // audit writes the request's audit line. It names the token by id, never
 // by its secret.
 func (s *Server) audit(req *request) {
 	l := auditLine{Time: s.opts.Now().UTC().Format(time.RFC3339Nano), Audit: "intent", RequestID: req.id, Verb: string(req.verb),
-		Target: req.target, Intent: req.intent, Env: req.env, Outcome: req.status, Code: req.code}
+		Target: req.target, Intent: req.intent, Env: req.env, Outcome: req.status, Code: req.code, Remote: req.remote}
 	if req.caller != nil {
 		l.Caller, l.Token = req.caller.Name, req.caller.TokenID
 	}
