@@ -134,7 +134,7 @@ inrun --dev prints the registry's address and the inrun patterns line.
 
 With --serve, the intent gateway (inrun serve) runs in the same process,
 for the Blueprints that have a serve section: callers send intents, the
-runtime reconciles what they become. It listens on :8070, or on the address
+runtime reconciles what they become. It listens on 127.0.0.1:8070, or on the address
 given as --serve=ADDR (with "=": "--serve ADDR" would read ADDR as a
 Blueprint). The gateway's flags are those of inrun serve, its web console
 included (--console).

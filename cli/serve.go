@@ -105,6 +105,9 @@ func mountConsole(s *gateway.Server, bps []*ir.Blueprint) {
 }
 
 func displayAddr(addr string) string {
+	if rest, ok := strings.CutPrefix(addr, "127.0.0.1:"); ok {
+		return "localhost:" + rest
+	}
 	if strings.HasPrefix(addr, ":") {
 		return "localhost" + addr
 	}
@@ -151,7 +154,7 @@ func newServeCommand() *cobra.Command {
 		Use:   "serve [BLUEPRINT...]",
 		Short: "Run the intent gateway: intents in, views out, and its web console",
 		Long:  serveLong,
-		Example: `  inrun serve                                  # blueprint.yaml, on :8070
+		Example: `  inrun serve                                  # blueprint.yaml, on 127.0.0.1:8070
   inrun serve --address 127.0.0.1:9000 a/blueprint.yaml b/blueprint.yaml
   inrun serve token create --name ci --scope deploy   # then open localhost:8070 in a browser
   curl -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \

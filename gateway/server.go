@@ -34,7 +34,7 @@ const (
 	DefaultRateLimit    = 10
 	DefaultRateBurst    = 20
 	DefaultMaxWait      = time.Minute
-	DefaultAddress      = ":8070"
+	DefaultAddress      = "127.0.0.1:8070"
 )
 
 // Options configure a Server. New fills the defaults.
