@@ -307,6 +307,12 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 				sr.IdleSkipped = "the CR is Degraded: its reconciles are retried, each recording a Warning Event"
 				return sr
 			}
+			if cr.deletedAfterTTL(ctx) {
+				// The runtime's next write is its delete, at a time the
+				// wakes would race (and, on a slow machine, lose).
+				sr.IdleSkipped = "the workflow has finished: the runtime deletes the CR after ttlSecondsAfterFinished"
+				return sr
+			}
 			if f := cr.checkIdle(ctx, cr.counter, time.Now().Add(max(time.Until(deadline), time.Minute))); f != nil {
 				sr.Failures = []Failure{*f}
 				sr.Conditions, sr.Events = cr.describeCR(ctx)
@@ -458,6 +464,21 @@ func (cr *caseRun) degraded(ctx context.Context) bool {
 		}
 	}
 	return false
+}
+
+// deletedAfterTTL reports whether the CR's workflow has finished and its
+// Blueprint deletes it then (reconcile.workflow.ttlSecondsAfterFinished).
+func (cr *caseRun) deletedAfterTTL(ctx context.Context) bool {
+	bp := cr.run.opts.Blueprint
+	if bp == nil || bp.Reconcile == nil || bp.Reconcile.Workflow == nil || bp.Reconcile.Workflow.TTLSecondsAfterFinished == nil {
+		return false
+	}
+	live := cr.crRef()
+	if err := cr.run.c.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
+		return false
+	}
+	phase, _, _ := unstructured.NestedString(live.Object, "status", reconciler.WorkflowField, "phase")
+	return phase == reconciler.WorkflowSucceeded || phase == reconciler.WorkflowFailed
 }
 
 // expectsGone reports whether e expects the CR itself absent: it went by
