@@ -31,10 +31,7 @@ func (s *Simulator) Load(path string) (*File, error) {
 	r.What = "the simulate file"
 	f := (&parser{Reader: r}).file(data)
 	if f != nil {
-		s.checkFileReply(f, &diags)
-		for i := range f.Cases {
-			s.checkCase(f, &f.Cases[i], &diags)
-		}
+		s.checkRefs(f, &diags)
 		s.checkCRs(f, r, &diags)
 	}
 	if err := diags.Err(); err != nil {

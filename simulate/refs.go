@@ -34,11 +34,16 @@ import (
 // reported, at its place in the file, with the name probably meant.
 func (s *Simulator) CheckFile(f *File) error {
 	var l diag.List
-	s.checkFileReply(f, &l)
-	for i := range f.Cases {
-		s.checkCase(f, &f.Cases[i], &l)
-	}
+	s.checkRefs(f, &l)
 	return l.Err()
+}
+
+// checkRefs adds CheckFile's problems to l.
+func (s *Simulator) checkRefs(f *File, l *diag.List) {
+	s.checkFileReply(f, l)
+	for i := range f.Cases {
+		s.checkCase(f, &f.Cases[i], l)
+	}
 }
 
 // checkFileReply adds what the runtime refuses of f's reply, which every
