@@ -301,16 +301,8 @@ func (cr *caseRun) runStep(ctx context.Context, i int, s *Step) *StepResult {
 		if len(fails) == 0 && cr.counter != nil && !s.Delete && cr.cr != nil && !cr.expectsGone(&s.Expect) {
 			// Converged, as far as the expectations say: it must stay so
 			// for free. A step that ends in time gets at least a minute.
-			// A Degraded CR is not converged: its reconciles are retried,
-			// each recording its Warning Event.
-			if cr.degraded(ctx) {
-				sr.IdleSkipped = "the CR is Degraded: its reconciles are retried, each recording a Warning Event"
-				return sr
-			}
-			if cr.deletedAfterTTL(ctx) {
-				// The runtime's next write is its delete, at a time the
-				// wakes would race (and, on a slow machine, lose).
-				sr.IdleSkipped = "the workflow has finished: the runtime deletes the CR after ttlSecondsAfterFinished"
+			if why := cr.idleSkip(ctx); why != "" {
+				sr.IdleSkipped = why
 				return sr
 			}
 			if f := cr.checkIdle(ctx, cr.counter, time.Now().Add(max(time.Until(deadline), time.Minute))); f != nil {
@@ -449,36 +441,31 @@ func (cr *caseRun) get(ctx context.Context, ref ObjectRef) (*unstructured.Unstru
 	return obj, what, err
 }
 
-// crRef returns a fresh object naming the CR.
-// degraded reports whether the CR's Degraded condition is True, as the
-// API server has it now.
-func (cr *caseRun) degraded(ctx context.Context) bool {
+// idleSkip says why the idle check does not run on the CR as it is now,
+// or "" when it does: a Degraded CR is not converged (its reconciles are
+// retried, each recording a Warning Event); a finished workflow whose
+// Blueprint deletes the CR after its TTL has that delete as its next write,
+// which the wakes would race (and, on a slow machine, lose).
+func (cr *caseRun) idleSkip(ctx context.Context) string {
 	live := cr.crRef()
 	if err := cr.run.c.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
-		return false
+		return ""
 	}
 	conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
 	for _, c := range conds {
 		if m, ok := c.(map[string]any); ok && m["type"] == reconciler.ConditionDegraded && m["status"] == "True" {
-			return true
+			return "the CR is Degraded: its reconciles are retried, each recording a Warning Event"
 		}
 	}
-	return false
-}
-
-// deletedAfterTTL reports whether the CR's workflow has finished and its
-// Blueprint deletes it then (reconcile.workflow.ttlSecondsAfterFinished).
-func (cr *caseRun) deletedAfterTTL(ctx context.Context) bool {
 	bp := cr.run.opts.Blueprint
 	if bp == nil || bp.Reconcile == nil || bp.Reconcile.Workflow == nil || bp.Reconcile.Workflow.TTLSecondsAfterFinished == nil {
-		return false
-	}
-	live := cr.crRef()
-	if err := cr.run.c.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
-		return false
+		return ""
 	}
 	phase, _, _ := unstructured.NestedString(live.Object, "status", reconciler.WorkflowField, "phase")
-	return phase == reconciler.WorkflowSucceeded || phase == reconciler.WorkflowFailed
+	if phase == reconciler.WorkflowSucceeded || phase == reconciler.WorkflowFailed {
+		return "the workflow has finished: the runtime deletes the CR after ttlSecondsAfterFinished"
+	}
+	return ""
 }
 
 // expectsGone reports whether e expects the CR itself absent: it went by
