@@ -6,10 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/inrun/inrun/compiler"
+	"github.com/inrun/inrun/runtime-lib/reconciler"
 	"github.com/inrun/inrun/simulate"
 )
 
@@ -259,5 +264,65 @@ func TestFailedJobDegrades(t *testing.T) {
 `)["c"]
 	if !r.Passed() {
 		t.Errorf("%s\nwant the CR Degraded with the Job's failure", describe(r))
+	}
+}
+
+// TestCreateOnlyApply: an apply naming resourceVersion
+// reconciler.CreateOnly creates the object when none of its name exists
+// and is refused with a Conflict, changing nothing, when one does, as the
+// API server does (conformance's TestCreateOnlyApplyAsTheAPIServer). The
+// runtime writes a child's first version so, instead of reading first.
+// Both ways the runtime applies are checked: unstructured, and as a patch
+// answered typed.
+func TestCreateOnlyApply(t *testing.T) {
+	ctx := context.Background()
+	store := simulate.NewStore(compileBlueprint(t, "labelled.yaml", []byte(labelled)))
+	config := func(value string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "c", "namespace": "default", "resourceVersion": reconciler.CreateOnly},
+			"data":     map[string]any{"k": value},
+		}}
+		return u
+	}
+	applies := map[string]func(u *unstructured.Unstructured) error{
+		"unstructured": func(u *unstructured.Unstructured) error {
+			return store.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("inrun"), client.ForceOwnership)
+		},
+		"typed": func(u *unstructured.Unstructured) error {
+			data, err := u.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace()}}
+			return store.Patch(ctx, cm, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner("inrun"), client.ForceOwnership)
+		},
+	}
+	for name, apply := range applies {
+		t.Run(name, func(t *testing.T) {
+			if err := apply(config("first")); err != nil {
+				t.Fatalf("an apply that only creates, of an object that does not exist: %v", err)
+			}
+			live := &corev1.ConfigMap{}
+			if err := store.Get(ctx, client.ObjectKey{Namespace: "default", Name: "c"}, live); err != nil {
+				t.Fatal(err)
+			}
+			if live.ResourceVersion == reconciler.CreateOnly || live.ResourceVersion == "" || live.Data["k"] != "first" {
+				t.Fatalf("created %v with resourceVersion %q, want data first and a version of the store's", live.Data, live.ResourceVersion)
+			}
+			if err := apply(config("second")); !apierrors.IsConflict(err) {
+				t.Errorf("an apply that only creates, of an object that exists: %v, want a Conflict", err)
+			}
+			after := &corev1.ConfigMap{}
+			if err := store.Get(ctx, client.ObjectKey{Namespace: "default", Name: "c"}, after); err != nil {
+				t.Fatal(err)
+			}
+			if after.Data["k"] != "first" || after.ResourceVersion != live.ResourceVersion {
+				t.Errorf("the refused apply changed the object: %v, version %s (was %s)", after.Data, after.ResourceVersion, live.ResourceVersion)
+			}
+			if err := store.Delete(ctx, after); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -40,9 +40,10 @@ func (p *pass) createdFor(obj *unstructured.Unstructured) bool {
 	return l[LabelOwnerUID] == string(p.cr.GetUID()) && l[LabelBlueprint] == p.bp.Name
 }
 
-// claim checks, before a child's first write, that no object of its
-// identity exists that was created by anyone but this custom resource.
-// The caches hold only Inrun's objects, so the API server is asked. It
+// claim checks, when a child's first write found an object of its
+// identity, that the object was created by this custom resource and by no
+// one else. The caches hold only Inrun's objects, so the API server is
+// asked. It
 // reports a conflict and returns false when one does; it returns false too
 // when the check itself fails. When the object exists and is this custom
 // resource's, it returns it too: the cache has not shown it yet.
@@ -76,6 +77,34 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	return nil, false
 }
 
+// CreateOnly is the resourceVersion of a child's first apply. An apply
+// that names a resourceVersion is refused with a Conflict unless the
+// object it changes has that version, and creates the object, ignoring the
+// version, when none of its name exists. No object has this one: etcd
+// numbers its revisions up from 1 and would need 2^64 writes to reach it.
+// So one request both claims the child's name and writes it, where a GET
+// first would be two, and no object made between the two, by anyone, is
+// written over.
+const CreateOnly = "18446744073709551615"
+
+// applyFirst writes the child c's object when none of its identity exists, and
+// returns it, or nil when the write failed for another reason, already
+// reported. done is false when an object of that identity exists: claim
+// then asks whose it is.
+func (p *pass) applyFirst(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) (obj *unstructured.Unstructured, done bool) {
+	first := desired.DeepCopy()
+	first.SetResourceVersion(CreateOnly)
+	obj, err := p.send(ctx, c, first)
+	switch {
+	case apierrors.IsConflict(err):
+		return nil, false
+	case err != nil:
+		p.apiError(ctx, c, err, "patch")
+		return nil, true
+	}
+	return obj, true
+}
+
 // conflict reports that the child c cannot be written over existing, which
 // is not Inrun's, and keeps the child as it is until a retry finds the
 // object gone.
@@ -99,10 +128,12 @@ func (p *pass) notWritten(c *ir.Child, existing *unstructured.Unstructured, err 
 
 // ensure makes the child c hold desired, and returns its live object, or
 // nil when it could not be written. current is the child's object in the
-// cache, nil when the cache shows none. Such a child is claimed first; an
-// object of this custom resource's that the cache has not shown yet (it
-// lags behind a write: this runtime's, just before, or a predecessor's
-// killed after it) and already holds desired is not written again.
+// cache, nil when the cache shows none. Such a child is written by an
+// apply that only creates (CreateOnly), and claimed when an object of its
+// identity exists: an object of this custom resource's that the cache has
+// not shown yet (it lags behind a write: this runtime's, just before, or a
+// predecessor's killed after it) and already holds desired is not written
+// again.
 func (p *pass) ensure(ctx context.Context, c *ir.Child, desired, current *unstructured.Unstructured) *unstructured.Unstructured {
 	if current != nil && p.upToDate(desired, current) {
 		return current
@@ -125,6 +156,9 @@ func (p *pass) ensure(ctx context.Context, c *ir.Child, desired, current *unstru
 		}
 	}
 	if current == nil {
+		if obj, done := p.applyFirst(ctx, c, desired); done {
+			return obj
+		}
 		mine, ok := p.claim(ctx, c, desired)
 		if !ok {
 			return nil

@@ -657,6 +657,16 @@ func (p *pass) create(ctx context.Context, c *ir.Child, desired *unstructured.Un
 // apply writes a child with server-side apply and returns what the API
 // server answered, or nil when it refused (reported).
 func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) *unstructured.Unstructured {
+	obj, err := p.send(ctx, c, desired)
+	if err != nil {
+		p.apiError(ctx, c, err, "patch")
+		return nil
+	}
+	return obj
+}
+
+// send applies desired, the child c's object, and records the write.
+func (p *pass) send(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	var (
 		obj    *unstructured.Unstructured
 		native runtime.Object
@@ -669,8 +679,7 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 		err = p.opts.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(p.opts.FieldOwner), client.ForceOwnership)
 	}
 	if err != nil {
-		p.apiError(ctx, c, err, "patch")
-		return nil
+		return nil, err
 	}
 	p.rep.Writes++
 	if native != nil {
@@ -686,7 +695,7 @@ func (p *pass) apply(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 	p.wrote(obj)
 	logr.FromContextOrDiscard(ctx).V(1).Info("applied child", "child", c.ID, "object", keyOf(obj).String())
 	p.setLive(c.ID, obj)
-	return obj
+	return obj, nil
 }
 
 // dropManagedFields drops the managed fields of a write's answer, as the

@@ -3,9 +3,11 @@ package reconciler_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -752,5 +754,52 @@ func TestOwnerReferenceRemovedIsWrittenBack(t *testing.T) {
 	d = f.object(deploymentGVK, "shop", "web")
 	if d.GetUID() != uid || len(d.GetOwnerReferences()) != 1 || d.GetOwnerReferences()[0].UID != f.cr.GetUID() {
 		t.Errorf("Deployment UID %s (was %s), owners %v; want the same object, owned again", d.GetUID(), uid, d.GetOwnerReferences())
+	}
+}
+
+// readLog is an APIReader that records the kinds it was asked for.
+type readLog struct {
+	client.Reader
+	kinds []string
+}
+
+func (r *readLog) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.kinds = append(r.kinds, obj.GetObjectKind().GroupVersionKind().Kind)
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestFirstWriteOnlyCreates: a child's first write creates it without
+// reading first (an apply that only creates, CreateOnly); an object of
+// its name that someone else made is read then, and left as it was.
+func TestFirstWriteOnlyCreates(t *testing.T) {
+	f := newFixture(t, spec())
+	theirs := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "web", "namespace": "shop"},
+		"spec":     map[string]any{"ports": []any{map[string]any{"port": int64(443)}}},
+	}}
+	if err := f.store.Create(context.Background(), theirs); err != nil {
+		t.Fatal(err)
+	}
+	reads := &readLog{Reader: f.store}
+	rec, err := reconciler.New(f.bp, reconciler.Options{Client: f.store, APIReader: reads, Recorder: f.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rec.Sync(context.Background(), f.get())
+	// The onCreate Secret is read first: one that exists is used as it is.
+	if want := []string{"Secret", "Service"}; !slices.Equal(reads.kinds, want) {
+		t.Errorf("the first pass read %v from the API server, want %v", reads.kinds, want)
+	}
+	if !slices.Contains(rep.Applied, "Deployment shop/web") || slices.Contains(rep.Applied, "Service shop/web") {
+		t.Errorf("applied %v: want the Deployment, not the Service someone else made", rep.Applied)
+	}
+	var conflict *reconciler.ConflictError
+	if !errors.As(err, &conflict) || conflict.Object != "Service shop/web" {
+		t.Errorf("the pass returned %v, want a conflict over Service shop/web", err)
+	}
+	svc := f.object(serviceGVK, "shop", "web")
+	if port, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports"); len(port) != 1 || len(svc.GetLabels()) != 0 || svc.GetResourceVersion() != theirs.GetResourceVersion() {
+		t.Errorf("someone else's Service was changed: %v", svc.Object)
 	}
 }
