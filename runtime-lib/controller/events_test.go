@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -10,9 +11,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
+
+// remembers reports whether r remembers the series of k.
+func (r *Recorder) remembers(k seriesKey) bool {
+	id, check := k.hash()
+	e, ok := r.series[id]
+	return ok && e.check == check
+}
 
 // TestForgetOld checks that the Recorder forgets series that ended once a
 // sweep is due, and the oldest once it remembers maxSeries.
@@ -28,7 +39,7 @@ func TestForgetOld(t *testing.T) {
 	}
 	record(start, "first")
 	record(start.Add(seriesWindow+time.Second), "second") // a sweep is due: first has ended
-	if _, ok := r.series[seriesKey{regarding: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, eventType: corev1.EventTypeNormal, reason: "Applied", action: "Apply", note: "first"}]; ok {
+	if r.remembers(seriesKey{regarding: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, eventType: corev1.EventTypeNormal, reason: "Applied", action: "Apply", note: "first"}) {
 		t.Error("a series that ended before the sweep is still remembered")
 	}
 	if len(r.series) != 1 {
@@ -42,10 +53,10 @@ func TestForgetOld(t *testing.T) {
 		}
 	}
 	newest := seriesKey{regarding: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, eventType: corev1.EventTypeNormal, reason: "Applied", action: "Apply", note: fmt.Sprintf("note %d", maxSeries+9)}
-	if _, ok := r.series[newest]; !ok {
+	if !r.remembers(newest) {
 		t.Error("the newest series was forgotten")
 	}
-	if _, ok := r.series[seriesKey{regarding: newest.regarding, eventType: newest.eventType, reason: newest.reason, action: newest.action, note: "second"}]; ok {
+	if r.remembers(seriesKey{regarding: newest.regarding, eventType: newest.eventType, reason: newest.reason, action: newest.action, note: "second"}) {
 		t.Error("the oldest series is still remembered once maxSeries were")
 	}
 }
@@ -124,5 +135,37 @@ func TestSeries(t *testing.T) {
 	record(71*time.Second, "another note")
 	if evs := events(); len(evs) != 2 {
 		t.Errorf("another note made %d Events, want a new one beside the series", len(evs))
+	}
+}
+
+// TestSeriesAreSmall: a remembered series costs its hash and times, not
+// its Event's strings (about 540 bytes a series when its key was kept).
+func TestSeriesAreSmall(t *testing.T) {
+	discard := interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error { return nil }}
+	r := NewClientRecorder(fake.NewClientBuilder().WithInterceptorFuncs(discard).Build(), scheme.Scheme, "test", logr.Discard())
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const n = 2000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		r.record(context.Background(), &eventsv1.Event{
+			EventTime: metav1.NewMicroTime(start.Add(time.Duration(i) * time.Millisecond)),
+			Regarding: corev1.ObjectReference{Kind: "Website", Namespace: "bench", Name: fmt.Sprintf("site-%04d", i), UID: types.UID(fmt.Sprintf("0b7c1a2e-1111-2222-3333-%012d", i)), APIVersion: "example.inrun.dev/v1"},
+			Type:      corev1.EventTypeNormal, Reason: "Applied", Action: "Apply", Note: fmt.Sprintf("applied Deployment bench/site-%04d, Service bench/site-%04d", i, i),
+		})
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(r)
+	if len(r.series) != n {
+		t.Fatalf("%d series remembered, want %d", len(r.series), n)
+	}
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("a remembered series: %d bytes", per)
+	if per > 200 {
+		t.Errorf("a remembered series costs %d bytes, want at most 200", per)
 	}
 }
