@@ -17,3 +17,19 @@ func EvalBoth(p *Programs, x *ir.Expr, vars *Vars) (walked any, ok bool, viaCEL 
 
 // HasFieldPath reports whether x is planned as a field path.
 func HasFieldPath(p *Programs, x *ir.Expr) bool { return p.paths[x] != nil }
+
+// Planned reports whether x's CEL program has been planned.
+func Planned(p *Programs, x *ir.Expr) bool {
+	prg := p.progs[x]
+	return prg != nil && (prg.prg != nil || prg.err != nil)
+}
+
+// Walks reports whether x's field path answers with vars, without CEL.
+func Walks(p *Programs, x *ir.Expr, vars *Vars) bool {
+	fp := p.paths[x]
+	if fp == nil {
+		return false
+	}
+	_, ok := fp.eval(vars)
+	return ok
+}

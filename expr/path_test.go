@@ -131,3 +131,70 @@ func TestFieldPathsAreCEL(t *testing.T) {
 	}
 	t.Logf("%d of %d field paths walked", walked, compared)
 }
+
+// TestPathsPlannedWhenNeeded: an expression walked as a field path gets
+// its CEL program only once the walk defers to CEL; the others get theirs
+// when compiled. A program costs about 35 KB, and most of a Blueprint's
+// expressions are such paths.
+func TestPathsPlannedWhenNeeded(t *testing.T) {
+	bp, err := compiler.CompileFile("../packs/website/blueprint.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := expr.Compile(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths, others int
+	for _, x := range bp.RenderExprs() {
+		if expr.HasFieldPath(p, x) {
+			paths++
+			if expr.Planned(p, x) {
+				t.Errorf("${%s} was planned at compile time; it is a field path", x.Source)
+			}
+		} else {
+			others++
+			if !expr.Planned(p, x) {
+				t.Errorf("${%s} was not planned at compile time", x.Source)
+			}
+		}
+	}
+	if paths == 0 || others == 0 {
+		t.Fatalf("%d field paths and %d other expressions: the pack no longer has both", paths, others)
+	}
+	self := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
+		"metadata": map[string]any{"name": "web", "namespace": "shop", "uid": "u-1", "generation": int64(1)},
+		"spec":     map[string]any{"image": "nginx", "port": int64(80), "replicas": int64(1)},
+	}}
+	vars, err := p.NewVars(self, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Deployment with no readyReplicas yet: the walk defers to CEL.
+	deployment := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "shop"},
+		"status":   map[string]any{},
+	}}
+	if err := vars.Set("deployment", deployment); err != nil {
+		t.Fatal(err)
+	}
+	deferred := false
+	for _, x := range bp.RenderExprs() {
+		if !expr.HasFieldPath(p, x) {
+			continue
+		}
+		walks := expr.Walks(p, x, vars)
+		if _, err := p.Eval(x, vars); err != nil && walks {
+			t.Errorf("${%s}: %v", x.Source, err)
+		}
+		if planned := expr.Planned(p, x); planned == walks {
+			t.Errorf("${%s}: walked %v, planned %v", x.Source, walks, planned)
+		}
+		deferred = deferred || !walks
+	}
+	if !deferred {
+		t.Error("no walk deferred to CEL: the case tests nothing of planning later")
+	}
+}

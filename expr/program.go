@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -22,10 +23,15 @@ import (
 )
 
 // Programs holds the compiled program of every expression of one Blueprint.
-// It is safe for concurrent use: programs are built once, by Compile.
+// It is safe for concurrent use: programs are built once, by Compile, but
+// for an expression Eval walks as a path of fields (paths), which is
+// planned the first time the walk cannot answer. A program costs about
+// 35 KB however small its expression (CEL gives each its own table of
+// every function), and most of a Blueprint's expressions are such paths,
+// most of whose values the walk answers.
 type Programs struct {
 	env   *Env
-	progs map[*ir.Expr]cel.Program
+	progs map[*ir.Expr]*program
 	// paths are the expressions that only read a path of fields, which
 	// Eval walks without the program where it can (see fieldPath).
 	paths map[*ir.Expr]*fieldPath
@@ -40,7 +46,7 @@ func Compile(bp *ir.Blueprint) (*Programs, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Programs{env: env, progs: map[*ir.Expr]cel.Program{}}
+	p := &Programs{env: env, progs: map[*ir.Expr]*program{}}
 	// A collection's own expressions see its iterators and each.
 	own := map[*ir.Expr]bool{}
 	for _, c := range bp.Children {
@@ -99,23 +105,44 @@ func (p *Programs) plan(env *Env, xs []*ir.Expr) error {
 		if x.Checked == nil {
 			return fmt.Errorf("%s: ${%s} was not checked: compile the Blueprint first", x.Pos, x.Source)
 		}
-		opts := trackedOptions()
-		if boundedCost(env.CEL(), x.Checked) {
-			opts = []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-		}
-		prg, err := env.CEL().Program(x.Checked, opts...)
-		if err != nil {
-			return fmt.Errorf("%s: %w", x.Pos, err)
-		}
+		prg := &program{env: env, x: x}
 		p.progs[x] = prg
 		if fp := fieldPathOf(env, x); fp != nil {
 			if p.paths == nil {
 				p.paths = map[*ir.Expr]*fieldPath{}
 			}
 			p.paths[x] = fp
+			continue
+		}
+		if _, err := prg.get(); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// program is an expression's CEL program, planned once, when first asked.
+type program struct {
+	env  *Env
+	x    *ir.Expr
+	once sync.Once
+	prg  cel.Program
+	err  error
+}
+
+// get returns the program, planning it the first time.
+func (p *program) get() (cel.Program, error) {
+	p.once.Do(func() {
+		opts := trackedOptions()
+		if boundedCost(p.env.CEL(), p.x.Checked) {
+			opts = []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+		}
+		p.prg, p.err = p.env.CEL().Program(p.x.Checked, opts...)
+		if p.err != nil {
+			p.err = fmt.Errorf("%s: %w", p.x.Pos, p.err)
+		}
+	})
+	return p.prg, p.err
 }
 
 // Env returns the environment the programs were compiled in.
@@ -275,9 +302,13 @@ func (p *Programs) Eval(x *ir.Expr, vars *Vars) (any, error) {
 
 // evalProgram evaluates x with its CEL program.
 func (p *Programs) evalProgram(x *ir.Expr, vars *Vars) (any, error) {
-	prg, ok := p.progs[x]
+	planned, ok := p.progs[x]
 	if !ok {
 		return nil, fmt.Errorf("%s: expression %q was not compiled", x.Pos, x.Source)
+	}
+	prg, err := planned.get()
+	if err != nil {
+		return nil, err
 	}
 	out, _, err := prg.Eval(vars.values)
 	if err != nil {
@@ -525,6 +556,6 @@ func CompileSelf(bp *ir.Blueprint, xs []*ir.Expr) (*Programs, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Programs{env: env, progs: map[*ir.Expr]cel.Program{}}
+	p := &Programs{env: env, progs: map[*ir.Expr]*program{}}
 	return p, p.plan(env, xs)
 }

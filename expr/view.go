@@ -3,7 +3,6 @@ package expr
 import (
 	"fmt"
 
-	"github.com/google/cel-go/cel"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -43,7 +42,7 @@ func CompileView(bp *ir.Blueprint) (*Programs, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Programs{env: env, progs: map[*ir.Expr]cel.Program{}}
+	p := &Programs{env: env, progs: map[*ir.Expr]*program{}}
 	if err := p.plan(env, bp.Serve.ViewExprs()); err != nil {
 		return nil, err
 	}
