@@ -84,7 +84,9 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 // numbers its revisions up from 1 and would need 2^64 writes to reach it.
 // So one request both claims the child's name and writes it, where a GET
 // first would be two, and no object made between the two, by anyone, is
-// written over.
+// written over. Children's kinds are built in or served from CRDs (the
+// compiler knows no others): their storage is the API server's own, which
+// checks the version.
 const CreateOnly = "18446744073709551615"
 
 // applyFirst writes the child c's object when none of its identity exists, and
