@@ -137,14 +137,7 @@ func TestFieldPathsAreCEL(t *testing.T) {
 // when compiled. A program costs about 35 KB, and most of a Blueprint's
 // expressions are such paths.
 func TestPathsPlannedWhenNeeded(t *testing.T) {
-	bp, err := compiler.CompileFile("../packs/website/blueprint.yaml", compiler.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := expr.Compile(bp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bp, p := compile(t)
 	var paths, others int
 	for _, x := range bp.RenderExprs() {
 		if expr.HasFieldPath(p, x) {
@@ -162,12 +155,7 @@ func TestPathsPlannedWhenNeeded(t *testing.T) {
 	if paths == 0 || others == 0 {
 		t.Fatalf("%d field paths and %d other expressions: the pack no longer has both", paths, others)
 	}
-	self := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "example.inrun.dev/v1", "kind": "Website",
-		"metadata": map[string]any{"name": "web", "namespace": "shop", "uid": "u-1", "generation": int64(1)},
-		"spec":     map[string]any{"image": "nginx", "port": int64(80), "replicas": int64(1)},
-	}}
-	vars, err := p.NewVars(self, nil)
+	vars, err := p.NewVars(website(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
