@@ -79,9 +79,10 @@ func (k *seriesKey) hash() (id, check uint64) {
 // seriesEntry is what a series needs beside the Event that repeats it:
 // the created Event is rebuilt from the repeat, which has the same key,
 // and from the time it was created (seriesEntry.event). A remembered
-// series holds no pointer and costs about 50 bytes: at 1,000 custom
+// series holds no pointer for the collector to follow and costs about
+// 110 bytes, the map's own included (TestSeriesAreSmall): at 1,000 custom
 // resources the series held 1.2 MB with the Event kept, 0.5 MB with its
-// key kept, and 0.05 MB so.
+// key kept, and 0.1 MB so.
 type seriesEntry struct {
 	check                  uint64
 	first, last, lastWrite int64 // Unix nanoseconds
