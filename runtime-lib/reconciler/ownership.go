@@ -43,10 +43,10 @@ func (p *pass) createdFor(obj *unstructured.Unstructured) bool {
 // claim checks, when a child's first write found an object of its
 // identity, that the object was created by this custom resource and by no
 // one else. The caches hold only Inrun's objects, so the API server is
-// asked. It
-// reports a conflict and returns false when one does; it returns false too
-// when the check itself fails. When the object exists and is this custom
-// resource's, it returns it too: the cache has not shown it yet.
+// asked. It reports a conflict and returns false when one does; it
+// returns false too when the check itself fails. When the object exists
+// and is this custom resource's, it returns it too: the cache has not
+// shown it yet.
 func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) (mine *unstructured.Unstructured, ok bool) {
 	existing := &unstructured.Unstructured{}
 	existing.SetGroupVersionKind(desired.GroupVersionKind())
@@ -89,10 +89,10 @@ func (p *pass) claim(ctx context.Context, c *ir.Child, desired *unstructured.Uns
 // checks the version.
 const CreateOnly = "18446744073709551615"
 
-// applyFirst writes the child c's object when none of its identity exists, and
-// returns it, or nil when the write failed for another reason, already
-// reported. done is false when an object of that identity exists: claim
-// then asks whose it is.
+// applyFirst writes the child c's object when none of its identity
+// exists, and returns it, or nil when the write failed for another reason,
+// already reported. done is false when an object of that identity exists:
+// claim then asks whose it is.
 func (p *pass) applyFirst(ctx context.Context, c *ir.Child, desired *unstructured.Unstructured) (obj *unstructured.Unstructured, done bool) {
 	first := desired.DeepCopy()
 	first.SetResourceVersion(CreateOnly)
