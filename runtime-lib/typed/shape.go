@@ -1,6 +1,8 @@
 package typed
 
 import (
+	"reflect"
+
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -48,6 +50,21 @@ func Value(i int) *Shape { return &Shape{kind: valueShape, index: i} }
 // Unstructured converts obj to its unstructured form and keeps what shape
 // says, taking Value nodes from values.
 func Unstructured(obj runtime.Object, shape *Shape, values []any) (map[string]any, error) {
+	v := reflect.ValueOf(obj)
+	if _, ok := obj.(runtime.Unstructured); ok || v.Kind() != reflect.Pointer || v.IsNil() {
+		return convertThenApply(obj, shape, values)
+	}
+	out, err := shape.fromTyped(v.Elem(), values)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := out.(map[string]any)
+	return m, nil
+}
+
+// convertThenApply converts obj whole, then keeps what shape says: what
+// Unstructured does, the slow way.
+func convertThenApply(obj runtime.Object, shape *Shape, values []any) (map[string]any, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, err
