@@ -13,6 +13,7 @@ import (
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/expr"
 	"github.com/inrun/inrun/ir"
+	"github.com/inrun/inrun/runtime-lib/internal/convert"
 )
 
 // childReads is what a pass reads of a child's live object beyond what
@@ -310,9 +311,9 @@ func typedStatus(obj client.Object, fields ...[]string) any {
 
 // statusFields converts the named fields of status, a struct, as
 // runtime.DefaultUnstructuredConverter.ToUnstructured would write them;
-// ok is false when the converter must convert it whole (fieldsOf).
+// ok is false when the converter must convert it whole (convert.Fields).
 func statusFields(status reflect.Value, fields [][]string) (map[string]any, bool) {
-	byName := fieldsOf(status.Type())
+	byName := convert.Fields(status.Type())
 	if byName == nil {
 		return nil, false
 	}
@@ -323,8 +324,8 @@ func statusFields(status reflect.Value, fields [][]string) (map[string]any, bool
 			if _, done := m[name]; done || !known {
 				continue
 			}
-			v := status.FieldByIndex(f.index)
-			if f.omitted(v) {
+			v := status.FieldByIndex(f.Index)
+			if f.Omitted(v) {
 				continue
 			}
 			u, err := fieldValue(v)
@@ -350,7 +351,7 @@ func fieldValue(v reflect.Value) (any, error) {
 		}
 	}
 	if reflect.PointerTo(v.Type()).NumMethod() > 0 {
-		return convertValue(v) // it may marshal itself
+		return convert.Value(v) // it may marshal itself
 	}
 	switch v.Kind() {
 	case reflect.String:
@@ -360,7 +361,7 @@ func fieldValue(v reflect.Value) (any, error) {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return v.Int(), nil
 	}
-	return convertValue(v)
+	return convert.Value(v)
 }
 
 // readinessView is what kindReady reads of obj, given its status as JSON:

@@ -22,6 +22,8 @@ import (
 
 	"github.com/inrun/inrun/compiler"
 	"github.com/inrun/inrun/ir"
+
+	"github.com/inrun/inrun/runtime-lib/internal/convert"
 )
 
 var deploymentGVK = appsv1.SchemeGroupVersion.WithKind("Deployment")
@@ -440,7 +442,7 @@ func TestStatusFieldsAreTheConverters(t *testing.T) {
 			}
 			wholeStatus, _ := whole["status"].(map[string]any)
 			status := reflect.ValueOf(obj).Elem().FieldByName("Status")
-			for name := range fieldsOf(status.Type()) {
+			for name := range convert.Fields(status.Type()) {
 				part, ok := statusFields(status, [][]string{{name}})
 				if !ok {
 					t.Fatalf("%s: status fields not converted", gvk.Kind)

@@ -3,13 +3,12 @@ package reconciler
 import (
 	"math"
 	"reflect"
-	"slices"
-	"strings"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/inrun/inrun/runtime-lib/internal/convert"
 )
 
 // upToDateTyped is upToDate for a child held as a metadata view and its
@@ -92,7 +91,7 @@ func typedContains(v reflect.Value, want any, asField bool) bool {
 		return true
 	case reflect.Struct:
 		w, ok := want.(map[string]any)
-		fields := fieldsOf(v.Type())
+		fields := convert.Fields(v.Type())
 		if !ok || fields == nil {
 			break
 		}
@@ -101,11 +100,11 @@ func typedContains(v reflect.Value, want any, asField bool) bool {
 			if !ok {
 				return reflect.Value{}, false
 			}
-			fv := v.FieldByIndex(f.index)
-			return fv, !f.omitted(fv)
+			fv := v.FieldByIndex(f.Index)
+			return fv, !f.Omitted(fv)
 		})
 	}
-	have, err := convertValue(v)
+	have, err := convert.Value(v)
 	return err == nil && contains(have, want)
 }
 
@@ -137,129 +136,4 @@ func scalarKind(k reflect.Kind) bool {
 		return true
 	}
 	return false
-}
-
-// jsonField is a struct field as the converter names it.
-type jsonField struct {
-	index     []int // through inlined structs
-	omitempty bool
-	omitzero  func(reflect.Value) bool
-}
-
-// omitted reports whether the converter leaves v, this field's value, out.
-func (f jsonField) omitted(v reflect.Value) bool {
-	return f.omitempty && emptyValue(v) || f.omitzero != nil && f.omitzero(v)
-}
-
-var fieldTables sync.Map // reflect.Type → map[string]jsonField (nil: not walked)
-
-// fieldsOf returns the fields of struct type t by JSON name, as the
-// converter writes them, or nil when t has a field this walk leaves to the
-// converter: unexported, inlined but no plain struct, or a name twice.
-func fieldsOf(t reflect.Type) map[string]jsonField {
-	if f, ok := fieldTables.Load(t); ok {
-		return f.(map[string]jsonField)
-	}
-	fields := map[string]jsonField{}
-	if !addFields(t, nil, fields) {
-		fields = nil
-	}
-	fieldTables.Store(t, fields)
-	return fields
-}
-
-func addFields(t reflect.Type, prefix []int, out map[string]jsonField) bool {
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		if !sf.IsExported() {
-			return false
-		}
-		name, f, ok := jsonNameOf(sf)
-		if !ok {
-			return false
-		}
-		f.index = append(slices.Clone(prefix), i)
-		switch {
-		case name == "-":
-		case name == "":
-			if sf.Type.Kind() != reflect.Struct || value.TypeReflectEntryOf(sf.Type).CanConvertToUnstructured() || !addFields(sf.Type, f.index, out) {
-				return false
-			}
-		default:
-			if _, twice := out[name]; twice {
-				return false
-			}
-			out[name] = f
-		}
-	}
-	return true
-}
-
-// jsonNameOf reads a field's json tag as the converter does: no name
-// means the Go name, or inlined for an embedded field. ok is false for a
-// directive the walk does not know.
-func jsonNameOf(sf reflect.StructField) (name string, f jsonField, ok bool) {
-	tag, found := sf.Tag.Lookup("json")
-	if !found || tag == "" {
-		if sf.Anonymous {
-			return "", f, true
-		}
-		return sf.Name, f, true
-	}
-	items := strings.Split(tag, ",")
-	name = items[0]
-	if name == "" && !sf.Anonymous {
-		name = sf.Name
-	}
-	for _, d := range items[1:] {
-		switch d {
-		case "omitempty":
-			f.omitempty = true
-		case "omitzero":
-			f.omitzero = value.OmitZeroFunc(sf.Type)
-		case "inline", "string":
-		default:
-			return "", f, false
-		}
-	}
-	return name, f, true
-}
-
-// emptyValue is the converter's test for omitempty.
-func emptyValue(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Array, reflect.String:
-		return v.Len() == 0
-	case reflect.Bool:
-		return !v.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return v.Int() == 0
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return v.Uint() == 0
-	case reflect.Float32, reflect.Float64:
-		return v.Float() == 0
-	case reflect.Map, reflect.Slice:
-		return v.IsNil() || v.Len() == 0
-	case reflect.Pointer, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
-}
-
-var wrapperTypes sync.Map // reflect.Type → struct{ V T `json:"v"` }
-
-// convertValue is the converter's view of v alone, made by converting a
-// one-field struct that holds it.
-func convertValue(v reflect.Value) (any, error) {
-	wt, ok := wrapperTypes.Load(v.Type())
-	if !ok {
-		wt, _ = wrapperTypes.LoadOrStore(v.Type(), reflect.StructOf([]reflect.StructField{{Name: "V", Type: v.Type(), Tag: `json:"v"`}}))
-	}
-	w := reflect.New(wt.(reflect.Type))
-	w.Elem().Field(0).Set(v)
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w.Interface())
-	if err != nil {
-		return nil, err
-	}
-	return m["v"], nil
 }

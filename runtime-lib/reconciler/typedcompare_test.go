@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
+
+	"github.com/inrun/inrun/runtime-lib/internal/convert"
 )
 
 // TestUpToDateTypedAgreesWithTheView checks upToDateTyped against upToDate
@@ -269,7 +271,7 @@ func TestMetaViewIsTheConvertersMetadata(t *testing.T) {
 
 func TestTypedContainsLeavesNothingToTheFallback(t *testing.T) {
 	for _, obj := range []any{appsv1.Deployment{}, corev1.Service{}, corev1.ConfigMap{}, corev1.Secret{}, batchv1.Job{}, corev1.PodSpec{}} {
-		if fieldsOf(reflect.TypeOf(obj)) == nil {
+		if convert.Fields(reflect.TypeOf(obj)) == nil {
 			t.Errorf("%T is not walked field by field", obj)
 		}
 	}
