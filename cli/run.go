@@ -47,6 +47,8 @@ type runFlags struct {
 	workers        int
 	maxBackoff     time.Duration
 	metricsAddr    string
+	metricsSecure  bool
+	metricsCertDir string
 	probeAddr      string
 	leaderElect    bool
 	leaderNS       string
@@ -75,6 +77,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.workers, "workers", 4, "custom resources reconciled at once, per Blueprint")
 	fl.DurationVar(&f.maxBackoff, "max-backoff", controller.DefaultMaxBackoff, "the longest wait before a failing custom resource is reconciled again (the wait doubles from 5ms with each failure in a row)")
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint; "0" disables it`)
+	fl.BoolVar(&f.metricsSecure, "metrics-secure", false, "serve metrics over HTTPS, only to a bearer token the API server authenticates and allows to get the non-resource URL /metrics; the runtime must be allowed to create tokenreviews and subjectaccessreviews (inrun install's charts run it so)")
+	fl.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "with --metrics-secure, the directory holding tls.crt and tls.key (default: a self-signed certificate made at start)")
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
 	fl.BoolVar(&f.leaderElect, "leader-elect", inCluster, "elect one active runtime through a Lease (default on inside a cluster)")
@@ -393,6 +397,8 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		Workers:                 f.workers,
 		MaxBackoff:              f.maxBackoff,
 		MetricsAddr:             f.metricsAddr,
+		MetricsSecure:           f.metricsSecure,
+		MetricsCertDir:          f.metricsCertDir,
 		ProbeAddr:               f.probeAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionNamespace: f.leaderNS,

@@ -2,14 +2,20 @@ package install_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -178,7 +185,16 @@ func TestInstallConfined(t *testing.T) {
 		}
 		switch u.GetKind() {
 		case "ClusterRole", "ClusterRoleBinding":
-			t.Errorf("the confined chart renders %s %s", u.GetKind(), u.GetName())
+			// Only the metrics endpoint's, which grant no object.
+			if u.GetName() != install.Name+"-metrics-auth" && u.GetName() != install.Name+"-metrics-reader" {
+				t.Errorf("the confined chart renders %s %s", u.GetKind(), u.GetName())
+			}
+			rules, _, _ := unstructured.NestedSlice(u.Object, "rules")
+			for _, r := range rules {
+				if res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources"); len(res) > 0 && res[0] != "tokenreviews" && res[0] != "subjectaccessreviews" {
+					t.Errorf("the confined chart's %s %s grants %v", u.GetKind(), u.GetName(), res)
+				}
+			}
 		case "Deployment":
 			containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 			args, _, _ = unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
@@ -250,13 +266,18 @@ func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns
 		}
 		return cm, err
 	}
+	metricsAddr, err := localcluster.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
 		done <- runner.Run(runCtx, runner.Options{
 			Config:                  sa,
 			ConfigMaps:              &runner.ConfigMaps{Namespace: ns, Selector: load.ConfigMapSelector(), Load: compiler.CompileConfigMaps(get)},
-			MetricsAddr:             "0",
+			MetricsAddr:             metricsAddr,
+			MetricsSecure:           true,
 			ProbeAddr:               "0",
 			LeaderElection:          true,
 			LeaderElectionNamespace: ns,
@@ -276,6 +297,69 @@ func runInstalled(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns
 		in = watch[0]
 	}
 	createReady(ctx, t, c, admin, cr, in, done, "the runtime")
+	checkSecureMetrics(ctx, t, admin, ns, metricsAddr)
+}
+
+// checkSecureMetrics checks the metrics endpoint the install runs, at
+// addr, as the install's ServiceAccount: HTTPS, refused without a token
+// (401) and to a ServiceAccount's token until that is bound to the
+// install's metrics-reader ClusterRole (403), then served. The runtime's
+// own reviews of the token need the install's metrics-auth ClusterRole.
+func checkSecureMetrics(ctx context.Context, t *testing.T, admin client.Client, ns, addr string) {
+	t.Helper()
+	scraper := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "scraper", Namespace: ns}}
+	if err := admin.Create(ctx, scraper); err != nil {
+		t.Fatal(err)
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}
+	if err := admin.SubResource("token").Create(ctx, scraper, tr); err != nil {
+		t.Fatal(err)
+	}
+	httpClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the runtime's certificate is self-signed
+	}}
+	scrape := func(token string) int {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatalf("scraping the metrics over HTTPS: %v", err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == http.StatusOK && !strings.Contains(string(body), "controller_runtime_reconcile_total") {
+			t.Errorf("the metrics endpoint answered 200 without the reconcile metrics:\n%.500s", body)
+		}
+		return resp.StatusCode
+	}
+	if code := scrape(""); code != http.StatusUnauthorized {
+		t.Errorf("metrics without a token: %d, want 401", code)
+	}
+	if code := scrape(tr.Status.Token); code != http.StatusForbidden {
+		t.Errorf("metrics to a token not bound to %s-metrics-reader: %d, want 403", install.Name, code)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "scraper-" + ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: install.Name + "-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: scraper.Name, Namespace: ns}},
+	}
+	if err := admin.Create(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Delete(context.Background(), binding) })
+	// RBAC takes the binding in through its informer: wait for it.
+	var code int
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		code = scrape(tr.Status.Token)
+		return code == http.StatusOK, nil
+	}); err != nil {
+		t.Errorf("metrics to a token bound to %s-metrics-reader: %d, want 200", install.Name, code)
+	}
 }
 
 // createReady creates the custom resource in file, in namespace or, if

@@ -35,10 +35,12 @@ const (
 	DefaultReplicas        = 2
 )
 
-// The runtime's ports, as inrun run's --metrics-bind-address and
-// --health-probe-bind-address default them.
+// The runtime's ports: metrics over HTTPS (--metrics-secure: only a
+// bearer token allowed to get /metrics, such as one bound to the
+// NAME-metrics-reader ClusterRole, reads them), and the probes, as inrun
+// run's --health-probe-bind-address defaults them.
 const (
-	MetricsPort = 8080
+	MetricsPort = 8443
 	ProbePort   = 8081
 )
 
@@ -334,16 +336,15 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	typed = append(typed, sa)
 	for _, bp := range bps {
 		role := rbac.ClusterRole(bp)
-		add(placed{when: unconfined}, role, &rbacv1.ClusterRoleBinding{
-			TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: role.Name, Labels: role.Labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-			Subjects:   subject,
-		})
+		add(placed{when: unconfined}, role, clusterRoleBinding(role, subject))
 	}
 	// Leases in its own namespace only, confined or not.
 	own := rbac.OwnNamespaceRole(name, namespace)
 	typed = append(typed, own, roleBinding(own, subject))
+	// The metrics endpoint's reviews, confined or not; the reader role is
+	// for the platform to bind its scraper to.
+	metricsAuth := rbac.MetricsAuthRole(name)
+	typed = append(typed, metricsAuth, clusterRoleBinding(metricsAuth, subject), rbac.MetricsReaderRole(name))
 	// Confined, the Blueprints' rules in each watched namespace.
 	for _, bp := range bps {
 		if cluster := rbac.ClusterScoped(bp); len(cluster) > 0 {
@@ -400,6 +401,7 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	}
 	args = append(args,
 		fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),
+		"--metrics-secure",
 		fmt.Sprintf("--health-probe-bind-address=:%d", ProbePort),
 		"--zap-devel=false",
 	)
@@ -451,6 +453,16 @@ func objects(opts Options, namespace, image string, pull corev1.PullPolicy, repl
 	return append(out, refused...), nil
 }
 
+// clusterRoleBinding binds role to subjects.
+func clusterRoleBinding(role *rbacv1.ClusterRole, subjects []rbacv1.Subject) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Labels: role.Labels},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   subjects,
+	}
+}
+
 // roleBinding binds role to subjects, in role's namespace.
 func roleBinding(role *rbacv1.Role, subjects []rbacv1.Subject) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
@@ -472,7 +484,14 @@ func serviceMonitor(name, namespace string, labels, extra map[string]string) *un
 		"spec": map[string]any{
 			"selector":          map[string]any{"matchLabels": merged(labels)},
 			"namespaceSelector": map[string]any{"matchNames": []any{namespace}},
-			"endpoints":         []any{map[string]any{"port": "metrics", "path": "/metrics", "interval": ServiceMonitorInterval}},
+			// The runtime's certificate is self-signed; the scrape's
+			// token is Prometheus's own, which must be bound to the
+			// NAME-metrics-reader ClusterRole.
+			"endpoints": []any{map[string]any{
+				"port": "metrics", "path": "/metrics", "interval": ServiceMonitorInterval, "scheme": "https",
+				"bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+				"tlsConfig":       map[string]any{"insecureSkipVerify": true},
+			}},
 		},
 	}}
 }

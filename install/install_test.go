@@ -292,8 +292,9 @@ func testChart(t *testing.T, source string) {
 
 // checkConfined checks the RBAC of objs, an install with opts: confined
 // to namespaces, a Role and RoleBinding of the Blueprint in each and one
-// for the Leases and Events in the runtime's namespace, no ClusterRole;
-// else the ClusterRole and its binding, and no Role but the ConfigMaps'.
+// for the Leases and Events in the runtime's namespace, no ClusterRole but
+// the metrics endpoint's; else the ClusterRole and its binding, and no
+// Role but the ConfigMaps'.
 func checkConfined(t *testing.T, objs map[string]map[string]any, opts install.Options) {
 	t.Helper()
 	ns := opts.Namespace
@@ -307,6 +308,11 @@ func checkConfined(t *testing.T, objs map[string]map[string]any, opts install.Op
 	// Leases (and Events) in its own namespace, confined or not: no rule
 	// grants Leases anywhere else.
 	want := map[string]bool{"Role/" + ns + "/" + name: true, "RoleBinding/" + ns + "/" + name: true}
+	// The metrics endpoint's reviews are cluster-wide, confined or not;
+	// the reader role is bound by whoever scrapes.
+	want["ClusterRole//"+name+"-metrics-auth"] = true
+	want["ClusterRoleBinding//"+name+"-metrics-auth"] = true
+	want["ClusterRole//"+name+"-metrics-reader"] = true
 	if len(opts.WatchNamespaces) == 0 {
 		want["ClusterRole//inrun-website"] = true
 		want["ClusterRoleBinding//inrun-website"] = true
@@ -564,7 +570,7 @@ func checkObjects(t *testing.T, objs []*unstructured.Unstructured, operator bool
 			if operator && u.GetName() != "website-operator" {
 				t.Errorf("the operator's Deployment is %s, want website-operator", u.GetName())
 			}
-			for _, want := range []string{"--leader-elect=true", "readOnlyRootFilesystem: true", "allowPrivilegeEscalation: false", "runAsNonRoot: true", "path: /healthz", "path: /readyz"} {
+			for _, want := range []string{"--leader-elect=true", "--metrics-secure", "readOnlyRootFilesystem: true", "allowPrivilegeEscalation: false", "runAsNonRoot: true", "path: /healthz", "path: /readyz"} {
 				if !strings.Contains(string(text), want) {
 					t.Errorf("the Deployment lacks %q", want)
 				}
@@ -578,6 +584,10 @@ func checkObjects(t *testing.T, objs []*unstructured.Unstructured, operator bool
 			want = 0 // the operator embeds its Blueprint
 		case !operator && (k == "Role" || k == "RoleBinding"):
 			want = 2 // the Blueprint ConfigMaps', and the Leases'
+		case k == "ClusterRole":
+			want = 3 // the Blueprint's, and the metrics endpoint's reviews and readers
+		case k == "ClusterRoleBinding":
+			want = 2 // the Blueprint's, and the metrics endpoint's reviews
 		}
 		if kinds[k] != want {
 			t.Errorf("operator %v: %d %s objects, want %d", operator, kinds[k], k, want)

@@ -468,3 +468,30 @@ func TokenSecretRole(bp *ir.Blueprint) *rbacv1.Role {
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{ref.Name}, Verbs: []string{"get"}}},
 	}
 }
+
+// MetricsAuthRole is the ClusterRole a runtime or operator started with
+// --metrics-secure needs (named NAME-metrics-auth): it asks the API
+// server who a scraper's bearer token is (TokenReview) and whether that
+// identity may get /metrics (SubjectAccessReview). Both reviews are
+// cluster-wide, so a runtime confined to namespaces needs it too.
+func MetricsAuthRole(name string) *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-metrics-auth", Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun"}},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+			{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+		},
+	}
+}
+
+// MetricsReaderRole is the ClusterRole (NAME-metrics-reader) to bind a
+// scraper, such as Prometheus's ServiceAccount, to: what a runtime or
+// operator started with --metrics-secure asks of a bearer token.
+func MetricsReaderRole(name string) *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-metrics-reader", Labels: map[string]string{"app.kubernetes.io/managed-by": "inrun"}},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+	}
+}

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/inrun/inrun/components"
 	"github.com/inrun/inrun/ir"
@@ -51,6 +50,12 @@ type Options struct {
 	MaxBackoff time.Duration
 	// MetricsAddr serves Prometheus metrics; "0" disables. Default ":8080".
 	MetricsAddr string
+	// MetricsSecure serves them over HTTPS to callers the API server
+	// authenticates and authorizes (controller.MetricsOptions); the
+	// certificate and key are tls.crt and tls.key in MetricsCertDir, or
+	// self-signed when it has none.
+	MetricsSecure  bool
+	MetricsCertDir string
 	// ProbeAddr serves /healthz and /readyz; "0" disables. Default ":8081".
 	ProbeAddr string
 	// LeaderElection runs the controllers only in the elected replica.
@@ -162,7 +167,7 @@ func run(ctx context.Context, opts Options) error {
 	}
 	controller.WatchNamespaces(&mopts, opts.Namespaces)
 	mopts.Logger = controller.QuietStop(opts.Log)
-	mopts.Metrics = metricsserver.Options{BindAddress: opts.MetricsAddr}
+	mopts.Metrics = controller.MetricsOptions(opts.MetricsAddr, opts.MetricsSecure, opts.MetricsCertDir)
 	mopts.HealthProbeBindAddress = opts.ProbeAddr
 	var member *shard.Member
 	if opts.Shard != nil {
