@@ -447,6 +447,35 @@ func managerOptions(bps []*ir.Blueprint, buckets []int, serverSelects bool) (man
 			byObject[obj] = cache.ByObject{Label: own}
 		}
 	}
+	// Custom resources are cached compact (compact.go), but for a kind
+	// that is also some Blueprint's child, or that a Go reconciler reads
+	// through the cache typed: those keep the default transform.
+	compactKinds := map[schema.GroupVersionKind]bool{}
+	for _, bp := range bps {
+		gvk := bp.Resource.GroupVersionKind
+		if bp.ControllerRef() == nil && !isChildKind(bps, gvk) {
+			compactKinds[gvk] = true
+		}
+	}
+	for _, bp := range bps {
+		if bp.ControllerRef() != nil {
+			for _, k := range bp.Reconcile.Remote.Resources {
+				delete(compactKinds, k.GroupVersionKind)
+			}
+		}
+	}
+	for obj, by := range byObject {
+		if gvk := obj.GetObjectKind().GroupVersionKind(); compactKinds[gvk] {
+			by.Transform = compact
+			byObject[obj] = by
+			delete(compactKinds, gvk)
+		}
+	}
+	for gvk := range compactKinds {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		byObject[obj] = cache.ByObject{Transform: compact}
+	}
 	names := map[string]bool{}
 	for _, bp := range bps {
 		if names[bp.Name] {

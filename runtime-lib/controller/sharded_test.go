@@ -18,7 +18,9 @@ import (
 func selectors(byObject map[client.Object]cache.ByObject) map[string]labels.Selector {
 	out := map[string]labels.Selector{}
 	for obj, bo := range byObject {
-		out[obj.GetObjectKind().GroupVersionKind().Kind] = bo.Label
+		if bo.Label != nil { // else only its transform is its own (compact.go)
+			out[obj.GetObjectKind().GroupVersionKind().Kind] = bo.Label
+		}
 	}
 	return out
 }
