@@ -1,12 +1,16 @@
 package controller
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/inrun/inrun/runtime-lib/reconciler"
 )
 
 // A custom resource is decoded from its watch as nested maps, the only
@@ -35,13 +39,17 @@ var _ runtime.Object = &compactObject{}
 // DeepCopyObject returns the object unstructured, as its readers ask for
 // it: a new copy each time.
 func (c *compactObject) DeepCopyObject() runtime.Object {
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(c.raw); err != nil {
+	m := map[string]any{}
+	if err := utiljson.Unmarshal(c.raw, &m); err != nil {
 		// raw was encoded from an unstructured object by compact.
 		panic(fmt.Sprintf("decoding the cached %s %s/%s: %v", c.Kind, c.Namespace, c.Name, err))
 	}
-	return u
+	return &unstructured.Unstructured{Object: m}
 }
+
+// compactBuffers are compact's encoding buffers; the encoding is copied
+// out at its size.
+var compactBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // compact is the cache transform of custom resources: it keeps an
 // unstructured object as a compactObject, and hands anything else to
@@ -54,10 +62,14 @@ func compact(in any) (any, error) {
 	if md, ok := u.Object["metadata"].(map[string]any); ok {
 		delete(md, "managedFields")
 	}
-	raw, err := json.Marshal(u.Object)
-	if err != nil {
-		return nil, err
+	buf := compactBuffers.Get().(*[]byte)
+	defer compactBuffers.Put(buf)
+	b, ok := reconciler.AppendJSON((*buf)[:0], u.Object)
+	if !ok {
+		return nil, fmt.Errorf("encoding %s %s/%s: it holds a value JSON cannot", u.GetKind(), u.GetNamespace(), u.GetName())
 	}
+	*buf = b
+	raw := bytes.Clone(b)
 	c := &compactObject{
 		TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
 		ObjectMeta: metav1.ObjectMeta{

@@ -137,3 +137,51 @@ func must(v any, err error) any {
 	}
 	return v
 }
+
+// BenchmarkCachedRead compares what a reconcile's read of a settled
+// Website from the cache costs: a deep copy of its maps, as the cache
+// held it (the baseline), and the decoding of its JSON, as now.
+func BenchmarkCachedRead(b *testing.B) {
+	maps := website(b, 1)
+	if _, err := StripManagedFields(maps); err != nil {
+		b.Fatal(err)
+	}
+	c, err := compact(website(b, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("maps", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = maps.DeepCopyObject()
+		}
+	})
+	b.Run("compact", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = c.(*compactObject).DeepCopyObject()
+		}
+	})
+}
+
+// BenchmarkCacheTransform compares what keeping a Website's watch event
+// in the cache costs: stripping and interning its maps (the baseline), and
+// compacting it, as now.
+func BenchmarkCacheTransform(b *testing.B) {
+	for _, bc := range []struct {
+		name      string
+		transform func(any) (any, error)
+	}{{"maps", StripManagedFields}, {"compact", compact}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				u := website(b, 1)
+				b.StartTimer()
+				if _, err := bc.transform(u); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -19,7 +19,7 @@ import (
 func hashObject(obj map[string]any) string {
 	buf := hashBuffers.Get().(*[]byte)
 	defer hashBuffers.Put(buf)
-	b, ok := appendJSON((*buf)[:0], obj)
+	b, ok := AppendJSON((*buf)[:0], obj)
 	*buf = b
 	if !ok {
 		b = nil // as json.Marshal's error left nothing
@@ -30,9 +30,10 @@ func hashObject(obj map[string]any) string {
 
 var hashBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// appendJSON appends v as json.Marshal writes it; false when json.Marshal
-// fails on it.
-func appendJSON(b []byte, v any) ([]byte, bool) {
+// AppendJSON appends v, an unstructured value, as json.Marshal writes it
+// (keys sorted), in a fraction of its time; false when json.Marshal fails
+// on it.
+func AppendJSON(b []byte, v any) ([]byte, bool) {
 	ok := true
 	switch v := v.(type) {
 	case nil:
@@ -63,7 +64,7 @@ func appendJSON(b []byte, v any) ([]byte, bool) {
 				return b, false
 			}
 			b = append(b, ':')
-			if b, ok = appendJSON(b, v[k]); !ok {
+			if b, ok = AppendJSON(b, v[k]); !ok {
 				return b, false
 			}
 		}
@@ -77,7 +78,7 @@ func appendJSON(b []byte, v any) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, ok = appendJSON(b, e); !ok {
+			if b, ok = AppendJSON(b, e); !ok {
 				return b, false
 			}
 		}

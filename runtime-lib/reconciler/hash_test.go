@@ -68,7 +68,7 @@ func TestHashObjectIsTheJSONHash(t *testing.T) {
 		}
 		if got, want := hashObject(obj), jsonHash(obj); got != want {
 			raw, _ := json.Marshal(obj)
-			b, _ := appendJSON(nil, obj)
+			b, _ := AppendJSON(nil, obj)
 			t.Fatalf("object %d: hash %s, encoding/json's %s\nwrote   %s\nwant    %s", i, got, want, b, raw)
 		}
 	}
