@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -72,21 +71,13 @@ func TestCompactReadsBackTheObject(t *testing.T) {
 // compact than as interned maps (about 1.4 KB against 2.8 KB).
 func TestCompactIsSmaller(t *testing.T) {
 	perObject := func(transform func(any) (any, error)) uint64 {
-		keep := make([]any, 1000)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for i := range keep {
+		return heapPerObject(t, func(i int) any {
 			obj, err := transform(website(t, 100+i))
 			if err != nil {
 				t.Fatal(err)
 			}
-			keep[i] = obj
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		runtime.KeepAlive(keep)
-		return (after.HeapAlloc - before.HeapAlloc) / uint64(len(keep))
+			return obj
+		})
 	}
 	maps, compacted := perObject(StripManagedFields), perObject(compact)
 	t.Logf("a cached Website: %d bytes as interned maps, %d compact", maps, compacted)

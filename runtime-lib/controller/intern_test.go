@@ -70,22 +70,15 @@ func TestInternShrinksCachedObjects(t *testing.T) {
 	}
 
 	perObject := func(transform bool) uint64 {
-		keep := make([]*unstructured.Unstructured, 1000)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for i := range keep {
-			keep[i] = website(t, 100+i)
+		return heapPerObject(t, func(i int) any {
+			u := website(t, 100+i)
 			if transform {
-				_, _ = StripManagedFields(keep[i])
+				_, _ = StripManagedFields(u)
 			} else {
-				unstructured.RemoveNestedField(keep[i].Object, "metadata", "managedFields")
+				unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
 			}
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		runtime.KeepAlive(keep)
-		return (after.HeapAlloc - before.HeapAlloc) / uint64(len(keep))
+			return u
+		})
 	}
 	plain, interned := perObject(false), perObject(true)
 	t.Logf("a cached Website: %d bytes, %d interned", plain, interned)
@@ -112,4 +105,20 @@ func TestInternBounded(t *testing.T) {
 	if s := string([]byte("new")); !sameString(get(s), s) {
 		t.Error("a string a full table does not hold is not given back as it is")
 	}
+}
+
+// heapPerObject is the heap each of 1000 objects made by build holds.
+func heapPerObject(t testing.TB, build func(i int) any) uint64 {
+	t.Helper()
+	keep := make([]any, 1000)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range keep {
+		keep[i] = build(i)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(keep)
+	return (after.HeapAlloc - before.HeapAlloc) / uint64(len(keep))
 }
