@@ -23,8 +23,9 @@ import (
 // asks for, decoded from the JSON: controller-runtime's cache hands out
 // what DeepCopyObject returns (it copies before every Get and List, so
 // that no one changes what it holds), and a compactObject's copy is that
-// decoding. Decoding costs a reconcile about what the deep copy of the
-// maps it replaces did.
+// decoding. Decoding costs a read about 6 µs more than the deep copy of
+// the maps it replaces (BenchmarkCachedRead), a few tens of milliseconds
+// over a thousand custom resources created.
 
 // compactObject is a custom resource as the manager's cache holds it.
 type compactObject struct {
