@@ -90,5 +90,6 @@ func compact(in any) (any, error) {
 		},
 		raw: raw,
 	}
+	internMeta(c)
 	return c, nil
 }

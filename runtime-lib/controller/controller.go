@@ -527,7 +527,8 @@ func LeaderElectionID(bps []*ir.Blueprint) string {
 // objects, whose GetManagedFields converts every entry into a Go struct
 // only to say whether there is one: here the field is deleted from the
 // map. An unstructured object's keys and repeating values are shared with
-// the other objects cached (internObject).
+// the other objects cached (internObject), a typed object's labels,
+// annotations and owner kinds (internMeta).
 func StripManagedFields(in any) (any, error) {
 	switch obj := in.(type) {
 	case *unstructured.Unstructured:
@@ -539,6 +540,7 @@ func StripManagedFields(in any) (any, error) {
 		if obj.GetManagedFields() != nil {
 			obj.SetManagedFields(nil)
 		}
+		internMeta(obj)
 	}
 	return in, nil
 }

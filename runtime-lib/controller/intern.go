@@ -1,6 +1,13 @@
 package controller
 
-import "sync"
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/inrun/inrun/runtime-lib/reconciler"
+	"github.com/inrun/inrun/runtime-lib/shard"
+)
 
 // An object of a kind with no Go type is cached unstructured, as maps
 // (children of CRD kinds, and custom resources that are also children;
@@ -82,5 +89,44 @@ func internNested(v any) {
 		for _, e := range x {
 			internNested(e)
 		}
+	}
+}
+
+// A typed object's decoder, too, gives each object its own copy of every
+// string. Its metadata is where the strings that repeat are: every child
+// carries the inventory's label and annotation keys, the same values of
+// most of them, and its owner's apiVersion and kind. internMeta makes the
+// objects share those: a cached child of the website pack costs 150 bytes
+// less (TestInternMetaShrinksTypedChildren), 0.3 MB at 1,000 Websites.
+
+// sharedLabelValues are the labels whose values repeat across objects: the
+// inventory's but the owner's UID and the applied hash, which are each
+// object's own and would only fill the table.
+var sharedLabelValues = map[string]bool{
+	reconciler.LabelManagedBy: true, reconciler.LabelBlueprint: true, reconciler.LabelChild: true,
+	shard.LabelBucket: true, shard.LabelOwnerBucket: true,
+}
+
+// internMeta makes obj's label and annotation keys, the values of
+// sharedLabelValues, and its owner references' apiVersion and kind share
+// one copy with every object interned before.
+func internMeta(obj metav1.Object) {
+	if labels := obj.GetLabels(); labels != nil {
+		for k, v := range labels {
+			if sharedLabelValues[k] {
+				v = internKey(v)
+			}
+			labels[internKey(k)] = v
+		}
+	}
+	if annotations := obj.GetAnnotations(); annotations != nil {
+		for k, v := range annotations {
+			annotations[internKey(k)] = v
+		}
+	}
+	refs := obj.GetOwnerReferences()
+	for i := range refs {
+		refs[i].APIVersion = internKey(refs[i].APIVersion)
+		refs[i].Kind = internKey(refs[i].Kind)
 	}
 }

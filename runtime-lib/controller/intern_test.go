@@ -1,12 +1,14 @@
 package controller
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"testing"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -121,4 +123,79 @@ func heapPerObject(t testing.TB, build func(i int) any) uint64 {
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(keep)
 	return (after.HeapAlloc - before.HeapAlloc) / uint64(len(keep))
+}
+
+// settledDeployment is a child of the website pack as the cache holds it.
+const settledDeployment = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"site-%04d","namespace":"bench","uid":"5d1e0c2a-1111-2222-3333-%012d","resourceVersion":"%d","generation":1,"creationTimestamp":"2026-12-05T04:10:00Z","labels":{"app":"site-%04d","app.kubernetes.io/managed-by":"inrun","inrun.dev/applied-hash":"h%015d","inrun.dev/blueprint":"website","inrun.dev/child":"deployment","inrun.dev/owner-uid":"0b7c1a2e-1111-2222-3333-%012d"},"annotations":{"inrun.dev/owner":"example.inrun.dev/Website/bench/site-%04d"},"ownerReferences":[{"apiVersion":"example.inrun.dev/v1","kind":"Website","name":"site-%04d","uid":"0b7c1a2e-1111-2222-3333-%012d","controller":true,"blockOwnerDeletion":true}]},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"site-%04d"}},"template":{"metadata":{"labels":{"app":"site-%04d"}},"spec":{"containers":[{"name":"web","image":"nginx:1.27","ports":[{"containerPort":80}]}]}}},"status":{"observedGeneration":1,"replicas":2,"readyReplicas":2,"availableReplicas":2,"updatedReplicas":2}}`
+
+func deployment(t testing.TB, i int) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := json.Unmarshal(fmt.Appendf(nil, settledDeployment, i, i, 1000+i, i, i, i, i, i, i, i, i), d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestInternMetaShrinksTypedChildren: the transform changes nothing of a
+// typed child but its managed fields; two children share their label and
+// annotation keys, the inventory's repeating values and their owners'
+// kinds, not their own names, UIDs or hashes; and a cached child costs less.
+func TestInternMetaShrinksTypedChildren(t *testing.T) {
+	a, b := deployment(t, 1), deployment(t, 2)
+	want := deployment(t, 1)
+	for _, d := range []*appsv1.Deployment{a, b} {
+		if _, err := StripManagedFields(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Fatalf("the transform changed the object (-want +got):\n%s", diff)
+	}
+	key := func(m map[string]string, k string) string {
+		for key := range m {
+			if key == k {
+				return key
+			}
+		}
+		t.Fatalf("no key %q", k)
+		return ""
+	}
+	for _, k := range []string{"app", "app.kubernetes.io/managed-by", "inrun.dev/blueprint", "inrun.dev/child", "inrun.dev/owner-uid", "inrun.dev/applied-hash"} {
+		if !sameString(key(a.Labels, k), key(b.Labels, k)) {
+			t.Errorf("two children do not share the label key %s", k)
+		}
+	}
+	if !sameString(key(a.Annotations, "inrun.dev/owner"), key(b.Annotations, "inrun.dev/owner")) {
+		t.Error("two children do not share their annotation key")
+	}
+	for _, k := range []string{"app.kubernetes.io/managed-by", "inrun.dev/blueprint", "inrun.dev/child"} {
+		if !sameString(a.Labels[k], b.Labels[k]) {
+			t.Errorf("two children do not share the value of %s", k)
+		}
+	}
+	for _, k := range []string{"app", "inrun.dev/owner-uid", "inrun.dev/applied-hash"} {
+		if sameString(a.Labels[k], b.Labels[k]) || a.Labels[k] == b.Labels[k] {
+			t.Errorf("two children share the value of %s, their own", k)
+		}
+	}
+	ra, rb := a.OwnerReferences[0], b.OwnerReferences[0]
+	if !sameString(ra.APIVersion, rb.APIVersion) || !sameString(ra.Kind, rb.Kind) {
+		t.Error("two children do not share their owner's apiVersion and kind")
+	}
+
+	perObject := func(transform bool) uint64 {
+		return heapPerObject(t, func(i int) any {
+			d := deployment(t, 100+i)
+			if transform {
+				_, _ = StripManagedFields(d)
+			}
+			return d
+		})
+	}
+	plain, interned := perObject(false), perObject(true)
+	t.Logf("a cached Deployment: %d bytes, %d interned", plain, interned)
+	if interned >= plain {
+		t.Errorf("a cached Deployment costs %d bytes interned, %d not", interned, plain)
+	}
 }
