@@ -48,6 +48,7 @@ type runFlags struct {
 	maxBackoff     time.Duration
 	metricsAddr    string
 	metricsSecure  bool
+	apiCompression bool
 	metricsCertDir string
 	probeAddr      string
 	leaderElect    bool
@@ -78,6 +79,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.maxBackoff, "max-backoff", controller.DefaultMaxBackoff, "the longest wait before a failing custom resource is reconciled again (the wait doubles from 5ms with each failure in a row)")
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint; "0" disables it`)
 	fl.BoolVar(&f.metricsSecure, "metrics-secure", false, "serve metrics over HTTPS, only to a bearer token the API server authenticates and allows to get the non-resource URL /metrics; the runtime must be allowed to create tokenreviews and subjectaccessreviews (inrun install's charts run it so)")
+	fl.BoolVar(&f.apiCompression, "api-compression", false, "ask the API server to gzip its responses, watches included; off by default, as for kube-controller-manager: near the API server gzip costs both ends CPU and saves no time. Turn it on when the runtime reaches its cluster over a slow link (a kubeconfig's disable-compression: true still turns it off)")
 	fl.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "with --metrics-secure, the directory holding tls.crt and tls.key (default: a self-signed certificate made at start)")
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
@@ -399,6 +401,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		MetricsAddr:             f.metricsAddr,
 		MetricsSecure:           f.metricsSecure,
 		MetricsCertDir:          f.metricsCertDir,
+		APICompression:          f.apiCompression,
 		ProbeAddr:               f.probeAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionNamespace: f.leaderNS,

@@ -56,6 +56,10 @@ type Options struct {
 	// self-signed when it has none.
 	MetricsSecure  bool
 	MetricsCertDir string
+	// APICompression asks the API server to gzip its responses, which
+	// costs both ends CPU and pays only over a slow link
+	// (controller.SetCompression). Default off.
+	APICompression bool
 	// ProbeAddr serves /healthz and /readyz; "0" disables. Default ":8081".
 	ProbeAddr string
 	// LeaderElection runs the controllers only in the elected replica.
@@ -133,6 +137,8 @@ func Run(ctx context.Context, opts Options) error {
 	if err := opts.setDefaults(); err != nil {
 		return err
 	}
+	opts.Config = rest.CopyConfig(opts.Config)
+	controller.SetCompression(opts.Config, opts.APICompression)
 	if opts.ConfigMaps != nil {
 		return watchConfigMaps(ctx, opts)
 	}
