@@ -51,6 +51,7 @@ type runFlags struct {
 	apiCompression bool
 	metricsCertDir string
 	probeAddr      string
+	pprofAddr      string
 	leaderElect    bool
 	leaderNS       string
 	shards         bool
@@ -82,6 +83,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.apiCompression, "api-compression", false, "ask the API server to gzip its responses, watches included; off by default, as for kube-controller-manager: near the API server gzip costs both ends CPU and saves no time. Turn it on when the runtime reaches its cluster over a slow link (a kubeconfig's disable-compression: true still turns it off)")
 	fl.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "with --metrics-secure, the directory holding tls.crt and tls.key (default: a self-signed certificate made at start)")
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
+	fl.StringVar(&f.pprofAddr, "pprof-bind-address", "", `address of Go's CPU and heap profiles at /debug/pprof/ (go tool pprof http://ADDR/debug/pprof/profile), unauthenticated: bind it to 127.0.0.1 and reach it by port-forward (default: off)`)
 	_, inCluster := os.LookupEnv("KUBERNETES_SERVICE_HOST")
 	fl.BoolVar(&f.leaderElect, "leader-elect", inCluster, "elect one active runtime through a Lease (default on inside a cluster)")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "", "namespace of the leader-election Lease, and of the shard Leases with --shards (default: the runtime's namespace in a cluster, else default)")
@@ -403,6 +405,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		MetricsCertDir:          f.metricsCertDir,
 		APICompression:          f.apiCompression,
 		ProbeAddr:               f.probeAddr,
+		PprofAddr:               f.pprofAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionNamespace: f.leaderNS,
 		Log:                     log,
@@ -424,7 +427,7 @@ func (f *runFlags) run(cmd *cobra.Command, args []string) error {
 		return nil // Ctrl-C: a clean shutdown
 	}
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("%w\nanother process holds the metrics or probe port: pass --metrics-bind-address and --health-probe-bind-address with free ports, or 0 to turn them off", err)
+		return fmt.Errorf("%w\nanother process holds the metrics, probe or pprof port: pass --metrics-bind-address, --health-probe-bind-address and --pprof-bind-address with free ports, or 0 to turn them off", err)
 	}
 	return err
 }

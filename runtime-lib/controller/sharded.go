@@ -151,6 +151,7 @@ func buildEpoch(outer manager.Manager, o ShardedOptions, buckets []int, serverSe
 	}
 	mo.Metrics = metricsserver.Options{BindAddress: "0"}
 	mo.HealthProbeBindAddress = "0"
+	mo.PprofBindAddress = "0" // the outer manager serves them
 	mo.LeaderElection = false
 	// Each epoch sets up the same controllers again.
 	skip := true

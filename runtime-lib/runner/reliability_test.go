@@ -646,9 +646,12 @@ func freeAddr(t *testing.T) string {
 }
 
 // healthy says what is wrong with /healthz at addr, "" when it answers 200.
-func healthy(addr string) func() string {
+func healthy(addr string) func() string { return answersOK("http://" + addr + "/healthz") }
+
+// answersOK says what is wrong with a GET of url, "" when it answers 200.
+func answersOK(url string) func() string {
 	return func() string {
-		resp, err := http.Get("http://" + addr + "/healthz")
+		resp, err := http.Get(url)
 		if err != nil {
 			return err.Error()
 		}

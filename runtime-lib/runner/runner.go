@@ -62,6 +62,9 @@ type Options struct {
 	APICompression bool
 	// ProbeAddr serves /healthz and /readyz; "0" disables. Default ":8081".
 	ProbeAddr string
+	// PprofAddr serves Go's profiles at /debug/pprof/ (controller-runtime's
+	// PprofBindAddress); empty or "0" disables. Default disabled.
+	PprofAddr string
 	// LeaderElection runs the controllers only in the elected replica.
 	LeaderElection bool
 	// LeaderElectionNamespace holds the Lease; default: the in-cluster
@@ -175,6 +178,7 @@ func run(ctx context.Context, opts Options) error {
 	mopts.Logger = controller.QuietStop(opts.Log)
 	mopts.Metrics = controller.MetricsOptions(opts.MetricsAddr, opts.MetricsSecure, opts.MetricsCertDir)
 	mopts.HealthProbeBindAddress = opts.ProbeAddr
+	mopts.PprofBindAddress = opts.PprofAddr
 	var member *shard.Member
 	if opts.Shard != nil {
 		if member, err = newMember(opts); err != nil {
@@ -241,6 +245,7 @@ func runSharded(ctx context.Context, opts Options, mopts manager.Options, member
 		Logger:                  mopts.Logger,
 		Metrics:                 mopts.Metrics,
 		HealthProbeBindAddress:  mopts.HealthProbeBindAddress,
+		PprofBindAddress:        mopts.PprofBindAddress,
 		GracefulShutdownTimeout: mopts.GracefulShutdownTimeout,
 	})
 	if err != nil {

@@ -648,12 +648,12 @@ func TestBlueprintsFromConfigMaps(t *testing.T) {
 	f.eventually(60*time.Second, "ready", f.condition("from-cm", "Ready", "True"))
 }
 
-// TestPortInUse checks that a probe or metrics port another process holds
+// TestPortInUse checks that a probe, metrics or pprof port another process holds
 // fails Run with an error errors.Is finds as EADDRINUSE, which inrun run
 // turns into a hint, not a message matched by its text.
 func TestPortInUse(t *testing.T) {
 	f := newFixture(t)
-	for _, which := range []string{"probe", "metrics"} {
+	for _, which := range []string{"probe", "metrics", "pprof"} {
 		t.Run(which, func(t *testing.T) {
 			l, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -661,10 +661,13 @@ func TestPortInUse(t *testing.T) {
 			}
 			defer l.Close()
 			opts := runner.Options{Config: f.cfg, Blueprints: []*ir.Blueprint{f.bp}, Namespaces: []string{f.ns}, MetricsAddr: "0", ProbeAddr: "0", SkipNameValidation: true, Log: zap.New(zap.WriteTo(testWriter{t}))}
-			if which == "probe" {
+			switch which {
+			case "probe":
 				opts.ProbeAddr = l.Addr().String()
-			} else {
+			case "metrics":
 				opts.MetricsAddr = l.Addr().String()
+			case "pprof":
+				opts.PprofAddr = l.Addr().String()
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -674,6 +677,14 @@ func TestPortInUse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPprof: PprofAddr serves Go's profiles.
+func TestPprof(t *testing.T) {
+	f := newFixture(t)
+	addr := freeAddr(t)
+	f.start(f.cfg, []string{f.ns}, func(o *runner.Options) { o.PprofAddr = addr })
+	f.eventually(20*time.Second, "the profiles served", answersOK("http://"+addr+"/debug/pprof/cmdline"))
 }
 
 // TestDeprecatedPattern: a Blueprint run as a deprecated pattern version
