@@ -71,18 +71,11 @@ func TestInternShrinksCachedObjects(t *testing.T) {
 		t.Error("two objects share their names")
 	}
 
-	perObject := func(transform bool) uint64 {
-		return heapPerObject(t, func(i int) any {
-			u := website(t, 100+i)
-			if transform {
-				_, _ = StripManagedFields(u)
-			} else {
-				unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
-			}
-			return u
-		})
-	}
-	plain, interned := perObject(false), perObject(true)
+	plain, interned := heapWithTransform(t, func(i int) any {
+		u := website(t, 100+i)
+		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+		return u
+	})
 	t.Logf("a cached Website: %d bytes, %d interned", plain, interned)
 	if interned >= plain {
 		t.Errorf("a cached Website costs %d bytes interned, %d not", interned, plain)
@@ -107,6 +100,21 @@ func TestInternBounded(t *testing.T) {
 	if s := string([]byte("new")); !sameString(get(s), s) {
 		t.Error("a string a full table does not hold is not given back as it is")
 	}
+}
+
+// heapWithTransform is heapPerObject of the objects build makes, as they
+// are and through the caches' transform.
+func heapWithTransform(t testing.TB, build func(i int) any) (plain, transformed uint64) {
+	t.Helper()
+	plain = heapPerObject(t, build)
+	transformed = heapPerObject(t, func(i int) any {
+		obj := build(i)
+		if _, err := StripManagedFields(obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	})
+	return plain, transformed
 }
 
 // heapPerObject is the heap each of 1000 objects made by build holds.
@@ -184,16 +192,7 @@ func TestInternMetaShrinksTypedChildren(t *testing.T) {
 		t.Error("two children do not share their owner's apiVersion and kind")
 	}
 
-	perObject := func(transform bool) uint64 {
-		return heapPerObject(t, func(i int) any {
-			d := deployment(t, 100+i)
-			if transform {
-				_, _ = StripManagedFields(d)
-			}
-			return d
-		})
-	}
-	plain, interned := perObject(false), perObject(true)
+	plain, interned := heapWithTransform(t, func(i int) any { return deployment(t, 100+i) })
 	t.Logf("a cached Deployment: %d bytes, %d interned", plain, interned)
 	if interned >= plain {
 		t.Errorf("a cached Deployment costs %d bytes interned, %d not", interned, plain)
