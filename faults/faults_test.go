@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/inrun/inrun/localcluster"
 	"github.com/inrun/inrun/localcluster/clustertest"
 )
@@ -118,5 +120,37 @@ func TestTable(t *testing.T) {
 		"| one \\| two | x | y | pass |\n| three | x | z | **FAIL** |\n\n2 rows, 1 passed, 1 failed.\nb: it broke\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestRepeatedWrites reads the lines a runtime logs at V(1) for its writes
+// (as controller-runtime's development logger writes them) and names what
+// was written twice.
+func TestRepeatedWrites(t *testing.T) {
+	const (
+		status = "2026-12-06T14:17:04Z\tDEBUG\twidget\twrote status\t" +
+			`{"controller": "widget", "Widget": {"name":"w-010","namespace":"ns"}, "namespace": "ns", "name": "w-010", "resourceVersion": "1", "now": "2"}`
+		other = "2026-12-06T14:17:04Z\tDEBUG\twidget\twrote status\t" +
+			`{"controller": "widget", "Widget": {"name":"w-011","namespace":"ns"}, "namespace": "ns", "name": "w-011", "resourceVersion": "1", "now": "2"}`
+		child = "2026-12-06T14:17:04Z\tDEBUG\twidget\tapplied child\t" +
+			`{"controller": "widget", "Widget": {"name":"w-010","namespace":"ns"}, "namespace": "ns", "name": "w-010", "child": "a", "object": "ConfigMap ns/w-010-a"}`
+	)
+	path := filepath.Join(t.TempDir(), "inrun.log")
+	if err := os.WriteFile(path, []byte(strings.Join([]string{status, child, other, status, child, child}, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := repeatedWrites(path)
+	want := []string{
+		"wrote status w-010 2 times:\n" + status + "\n" + status,
+		"applied child ConfigMap ns/w-010-a 3 times:\n" + child + "\n" + child + "\n" + child,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("repeatedWrites (-want +got):\n%s", diff)
+	}
+	if err := os.WriteFile(path, []byte(status+"\n"+other+"\n"+child), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := repeatedWrites(path); len(got) != 1 || got[0] != "no object written twice in its log" {
+		t.Errorf("with every object written once, repeatedWrites = %q", got)
 	}
 }

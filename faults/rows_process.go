@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -208,7 +209,7 @@ func (m *matrix) killRow(ctx context.Context, r *Row) error {
 	if err != nil {
 		return err
 	}
-	m.checkWrites(r, st, snap.needed)
+	m.checkWrites(r, second, st, snap.needed)
 	r.figure("widgetChanges", float64(m.track.changesOf(ns, widgetGVR.Resource, restartedAt)))
 	m.checkConvergedOnce(ctx, r, ns, snap)
 	r.failAll(fo.check(ctx, m.c))
@@ -216,15 +217,18 @@ func (m *matrix) killRow(ctx context.Context, r *Row) error {
 	return nil
 }
 
-// checkWrites compares a runtime's writes with what convergence needed.
-func (m *matrix) checkWrites(r *Row, st stats, needed int64) {
+// checkWrites compares the writes of p, whose figures are st, with what
+// convergence needed. Too many, it names the objects p's log shows written
+// more than once, so that a failure says where to look.
+func (m *matrix) checkWrites(r *Row, p *inrunProc, st stats, needed int64) {
 	made := st.objectWrites()
 	r.figure("writes", float64(made))
 	r.figure("writesNeeded", float64(needed))
 	r.figure("events", float64(st.eventWrites()))
 	r.saw("%d writes where %d were needed (%s)", made, needed, describeWrites(st.writes))
 	if made > needed {
-		r.fail("the runtime wrote %d times (%s); converging needed %d writes", made, describeWrites(st.writes), needed)
+		r.fail("the runtime wrote %d times (%s); converging needed %d writes; written more than once, by %s: %s",
+			made, describeWrites(st.writes), needed, p.logPath, strings.Join(repeatedWrites(p.logPath), "; "))
 	}
 }
 
@@ -336,7 +340,7 @@ func (m *matrix) apiServerRow(ctx context.Context, r *Row) error {
 	}
 	// An edit writes both ConfigMaps of the reconciler and the status; a
 	// new Widget its finalizer, three children and its status.
-	m.checkWrites(r, st.sub(before), int64(edited*3+added*5))
+	m.checkWrites(r, p, st.sub(before), int64(edited*3+added*5))
 	if !p.alive() || p.cmd.Process.Pid != pid {
 		r.fail("the runtime did not survive")
 	} else {
@@ -473,7 +477,7 @@ func (m *matrix) leaderRow(ctx context.Context, r *Row) error {
 	if err != nil {
 		return err
 	}
-	m.checkWrites(r, st, snap.needed)
+	m.checkWrites(r, second, st, snap.needed)
 	m.checkConvergedOnce(ctx, r, ns, snap)
 	// A child is created once and never written again; a Widget gets its
 	// finalizer and one status.

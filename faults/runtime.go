@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,6 +282,51 @@ func describeWrites(w map[string]int64) string {
 		parts[i] = k + " " + strconv.FormatInt(w[k], 10)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// writeLines are the runtime's V(1) lines for its writes, by what
+// each names: a child's object, or the custom resource itself.
+var writeLines = map[string]*regexp.Regexp{
+	"created child":   regexp.MustCompile(`"object": ?"([^"]+)"`),
+	"applied child":   regexp.MustCompile(`"object": ?"([^"]+)"`),
+	"wrote status":    regexp.MustCompile(`"name": ?"([^"]+)"`),
+	"added finalizer": regexp.MustCompile(`"name": ?"([^"]+)"`),
+}
+
+// repeatedWrites reads a runtime's log and lists each write made more than
+// once to the same object, with the lines that made them: where a runtime
+// that wrote more than it needed did so.
+func repeatedWrites(logPath string) []string {
+	raw, err := os.ReadFile(logPath)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	lines := map[string][]string{}
+	var order []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		for msg, re := range writeLines {
+			if !strings.Contains(line, "\t"+msg+"\t") {
+				continue
+			}
+			if sub := re.FindStringSubmatch(line); sub != nil {
+				key := msg + " " + sub[1]
+				if lines[key] == nil {
+					order = append(order, key)
+				}
+				lines[key] = append(lines[key], line)
+			}
+		}
+	}
+	var out []string
+	for _, key := range order {
+		if len(lines[key]) > 1 {
+			out = append(out, fmt.Sprintf("%s %d times:\n%s", key, len(lines[key]), strings.Join(lines[key], "\n")))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "no object written twice in its log")
+	}
+	return out
 }
 
 // tail returns the last n lines of a file.

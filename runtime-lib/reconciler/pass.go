@@ -834,6 +834,7 @@ func (p *pass) addFinalizer(ctx context.Context) error {
 		return err
 	}
 	p.rep.Writes++
+	logr.FromContextOrDiscard(ctx).V(1).Info("added finalizer", "resourceVersion", p.cr.GetResourceVersion())
 	return nil
 }
 

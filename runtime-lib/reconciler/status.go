@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -170,6 +171,9 @@ func (p *pass) applyStatus(ctx context.Context, status map[string]any) error {
 	}
 	p.rep.Writes++
 	p.cr.Object["status"] = status
+	// Beside the children's writes, so that a log says why a custom
+	// resource was written: from which version, and whether it changed.
+	logr.FromContextOrDiscard(ctx).V(1).Info("wrote status", "resourceVersion", before, "now", answer.GetResourceVersion())
 	return nil
 }
 
