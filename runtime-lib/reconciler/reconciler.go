@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -180,13 +181,20 @@ func (r *Reconciler) catchUp(cr *unstructured.Unstructured) {
 	if !ok {
 		return
 	}
-	w := v.(*statusWrite)
-	if w.before != cr.GetResourceVersion() {
+	if !v.(*statusWrite).give(cr) {
 		// The cache has caught up, or the object changed since.
 		r.statuses.CompareAndDelete(key, v)
-		return
+	}
+}
+
+// give gives cr the status w wrote if cr is the version w was written
+// over, and reports whether it did.
+func (w *statusWrite) give(cr *unstructured.Unstructured) bool {
+	if w.before != cr.GetResourceVersion() {
+		return false
 	}
 	cr.Object["status"] = runtime.DeepCopyJSONValue(w.status)
+	return true
 }
 
 // CaughtUp forgets the status this Reconciler last wrote to cr, of the
@@ -250,11 +258,10 @@ func (r *Reconciler) Blueprint() *ir.Blueprint { return r.bp }
 // Reconcile implements reconcile.Reconciler: it reads the custom resource
 // and runs Sync on it.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	cr := &unstructured.Unstructured{}
-	cr.SetGroupVersionKind(r.bp.Resource.GroupVersionKind)
-	if err := r.opts.Client.Get(ctx, req.NamespacedName, cr); err != nil {
+	key := objectKey{gvk: r.bp.Resource.GroupVersionKind, namespace: req.Namespace, name: req.Name}
+	cr, err := r.read(ctx, key)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
-			key := objectKey{gvk: r.bp.Resource.GroupVersionKind, namespace: req.Namespace, name: req.Name}
 			r.statuses.Delete(key)
 			r.selections.Delete(key)
 			r.cleanedUp.Delete(key)
@@ -267,6 +274,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: report.RequeueAfter}, nil
+}
+
+// read gets the custom resource key names from the client (the cache),
+// with the status this Reconciler last wrote to it if the cache has not
+// caught up with that write. The write is looked up before the cache is
+// read, not after: CaughtUp forgets it once the cache holds a newer
+// version, which may happen between the read and a later look, and the
+// version read would then be reconciled without it and its status written
+// a second time (seen under load in the fault matrix's kill row). Looked up
+// first, a write forgotten is one the cache already held when it was read.
+func (r *Reconciler) read(ctx context.Context, key objectKey) (*unstructured.Unstructured, error) {
+	written, _ := r.statuses.Load(key)
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(key.gvk)
+	if err := r.opts.Client.Get(ctx, types.NamespacedName{Namespace: key.namespace, Name: key.name}, cr); err != nil {
+		return nil, err
+	}
+	if written != nil {
+		written.(*statusWrite).give(cr)
+	}
+	return cr, nil
 }
 
 func (r *Reconciler) hasRemote() bool {

@@ -327,6 +327,51 @@ func TestCaughtUp(t *testing.T) {
 	}
 }
 
+// TestCaughtUpDuringRead: the cache may catch up with a status write (and
+// CaughtUp forget it) while a reconcile reads the version written over;
+// that read still gets the status written, so the status is not written a
+// second time. Without it, the fault matrix's kill row saw such a write.
+func TestCaughtUpDuringRead(t *testing.T) {
+	bp, err := compiler.CompileFile("testdata/relevance.yaml", compiler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(rv string) *unstructured.Unstructured {
+		cr := &unstructured.Unstructured{}
+		cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
+		cr.SetNamespace("default")
+		cr.SetName("hello")
+		cr.SetResourceVersion(rv)
+		return cr
+	}
+	var r *Reconciler
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+		// The cache answers with version 5, which the write was made over,
+		// and the event of version 6, the write's, is handled meanwhile.
+		Get: func(_ context.Context, _ client.WithWatch, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+			r.CaughtUp(at("6"))
+			at("5").DeepCopyInto(obj.(*unstructured.Unstructured))
+			return nil
+		},
+	}).Build()
+	if r, err = New(bp, Options{Client: c}); err != nil {
+		t.Fatal(err)
+	}
+	r.wroteStatus(at("5"), "5", map[string]any{"phase": "Ready"})
+	cr, err := r.read(context.Background(), echoKey(at("5")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(cr.Object, "status", "phase"); got != "Ready" {
+		t.Errorf("the version written over, read while the cache caught up, has status %v; want the status written", cr.Object["status"])
+	}
+	left := 0
+	r.statuses.Range(func(any, any) bool { left++; return true })
+	if left != 0 {
+		t.Errorf("%d status writes remembered after the cache caught up, want 0", left)
+	}
+}
+
 // TestStatusWriteEchoFirst: the watch event of a status write may be
 // handled before the write returns, and a write may change nothing (no
 // event at all); either way no status is left remembered once the write
