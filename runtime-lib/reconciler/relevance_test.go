@@ -293,20 +293,24 @@ func BenchmarkRelevant(b *testing.B) {
 	}
 }
 
+// helloAt is the custom resource default/hello of bp's kind at
+// resourceVersion rv, as a read or a watch event gives it.
+func helloAt(bp *ir.Blueprint, rv string) *unstructured.Unstructured {
+	cr := &unstructured.Unstructured{}
+	cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
+	cr.SetNamespace("default")
+	cr.SetName("hello")
+	cr.SetResourceVersion(rv)
+	return cr
+}
+
 // TestCaughtUp: the status a write gave a custom resource is given to a
 // read of the version the write was made over, until a watch event brings
 // another version; then it is forgotten, not kept until the next reconcile.
 func TestCaughtUp(t *testing.T) {
 	r := relevanceReconciler(t)
 	bp := r.bp
-	at := func(rv string) *unstructured.Unstructured {
-		cr := &unstructured.Unstructured{}
-		cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
-		cr.SetNamespace("default")
-		cr.SetName("hello")
-		cr.SetResourceVersion(rv)
-		return cr
-	}
+	at := func(rv string) *unstructured.Unstructured { return helloAt(bp, rv) }
 	r.wroteStatus(at("5"), "5", map[string]any{"phase": "Ready"})
 	r.CaughtUp(at("5")) // an event of the version written over: the cache lags still
 	stale := at("5")
@@ -336,14 +340,7 @@ func TestCaughtUpDuringRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := func(rv string) *unstructured.Unstructured {
-		cr := &unstructured.Unstructured{}
-		cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
-		cr.SetNamespace("default")
-		cr.SetName("hello")
-		cr.SetResourceVersion(rv)
-		return cr
-	}
+	at := func(rv string) *unstructured.Unstructured { return helloAt(bp, rv) }
 	var r *Reconciler
 	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
 		// The cache answers with version 5, which the write was made over,
@@ -397,12 +394,7 @@ func TestStatusWriteEchoFirst(t *testing.T) {
 				}
 				obj.SetResourceVersion(tc.answer)
 				if tc.echoFirst {
-					echo := &unstructured.Unstructured{}
-					echo.SetGroupVersionKind(r.bp.Resource.GroupVersionKind)
-					echo.SetNamespace(obj.GetNamespace())
-					echo.SetName(obj.GetName())
-					echo.SetResourceVersion(tc.answer)
-					r.CaughtUp(echo)
+					r.CaughtUp(helloAt(r.bp, tc.answer))
 				}
 				return nil
 			}
@@ -421,12 +413,7 @@ func TestStatusWriteEchoFirst(t *testing.T) {
 			if r, err = New(bp, Options{Client: c}); err != nil {
 				t.Fatal(err)
 			}
-			cr := &unstructured.Unstructured{}
-			cr.SetGroupVersionKind(bp.Resource.GroupVersionKind)
-			cr.SetNamespace("default")
-			cr.SetName("hello")
-			cr.SetResourceVersion("5")
-			p := &pass{Reconciler: r, cr: cr, rep: &Report{}}
+			p := &pass{Reconciler: r, cr: helloAt(bp, "5"), rep: &Report{}}
 			err = p.applyStatus(context.Background(), map[string]any{"phase": "Ready"})
 			if (err != nil) != (tc.answer == "") {
 				t.Fatalf("applyStatus: %v", err)
