@@ -284,13 +284,19 @@ func describeWrites(w map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// writeLines are the runtime's V(1) lines for its writes, by what
-// each names: a child's object, or the custom resource itself.
+// The fields of the runtime's V(1) lines for its writes that name what
+// was written: a child's object, or the custom resource itself.
+var (
+	childField = regexp.MustCompile(`"object": ?"([^"]+)"`)
+	crField    = regexp.MustCompile(`"name": ?"([^"]+)"`)
+)
+
+// writeLines are those lines' messages, with the field each names.
 var writeLines = map[string]*regexp.Regexp{
-	"created child":   regexp.MustCompile(`"object": ?"([^"]+)"`),
-	"applied child":   regexp.MustCompile(`"object": ?"([^"]+)"`),
-	"wrote status":    regexp.MustCompile(`"name": ?"([^"]+)"`),
-	"added finalizer": regexp.MustCompile(`"name": ?"([^"]+)"`),
+	"created child":   childField,
+	"applied child":   childField,
+	"wrote status":    crField,
+	"added finalizer": crField,
 }
 
 // repeatedWrites reads a runtime's log and lists each write made more than

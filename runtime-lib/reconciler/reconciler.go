@@ -176,25 +176,21 @@ type statusWrite struct {
 // child's event) would compute the same status again from the stale one
 // and write it a second time.
 func (r *Reconciler) catchUp(cr *unstructured.Unstructured) {
-	key := echoKey(cr)
-	v, ok := r.statuses.Load(key)
-	if !ok {
-		return
-	}
-	if !v.(*statusWrite).give(cr) {
-		// The cache has caught up, or the object changed since.
-		r.statuses.CompareAndDelete(key, v)
+	if v, ok := r.statuses.Load(echoKey(cr)); ok {
+		r.give(cr, v)
 	}
 }
 
-// give gives cr the status w wrote if cr is the version w was written
-// over, and reports whether it did.
-func (w *statusWrite) give(cr *unstructured.Unstructured) bool {
+// give gives cr the status written, a *statusWrite that statuses held for
+// cr, if cr is the version that write was made over, and forgets the write
+// if not: the cache has caught up, or the object changed since.
+func (r *Reconciler) give(cr *unstructured.Unstructured, written any) {
+	w := written.(*statusWrite)
 	if w.before != cr.GetResourceVersion() {
-		return false
+		r.statuses.CompareAndDelete(echoKey(cr), written)
+		return
 	}
 	cr.Object["status"] = runtime.DeepCopyJSONValue(w.status)
-	return true
 }
 
 // CaughtUp forgets the status this Reconciler last wrote to cr, of the
@@ -269,7 +265,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	report, err := r.Sync(ctx, cr)
+	report, err := r.syncCaughtUp(ctx, cr)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -292,7 +288,7 @@ func (r *Reconciler) read(ctx context.Context, key objectKey) (*unstructured.Uns
 		return nil, err
 	}
 	if written != nil {
-		written.(*statusWrite).give(cr)
+		r.give(cr, written)
 	}
 	return cr, nil
 }
@@ -361,6 +357,12 @@ func (rep *Report) Err() error { return errors.Join(rep.Errors...) }
 // Blueprint's own problems (failing expressions) are in Report.Errors and
 // in the Degraded condition.
 func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*Report, error) {
+	r.catchUp(cr)
+	return r.syncCaughtUp(ctx, cr)
+}
+
+// syncCaughtUp is Sync of cr once caught up (catchUp, or read for Reconcile).
+func (r *Reconciler) syncCaughtUp(ctx context.Context, cr *unstructured.Unstructured) (*Report, error) {
 	log := logr.FromContextOrDiscard(ctx)
 	if log.GetSink() == nil {
 		log = r.opts.Log
@@ -369,7 +371,6 @@ func (r *Reconciler) Sync(ctx context.Context, cr *unstructured.Unstructured) (*
 	ctx = logr.NewContext(ctx, log)
 
 	rep := &Report{Pending: map[string]string{}}
-	r.catchUp(cr)
 	if !cr.GetDeletionTimestamp().IsZero() {
 		return rep, r.finalize(ctx, cr, rep)
 	}
